@@ -1,0 +1,197 @@
+"""The `emqlab` command. A contract: tests and users script against it (see DESIGN.md).
+
+Bad input: one line `emqlab: error: …` on stderr, exit 2. A runtime failure (server unreachable,
+…): one line, exit 1. `--json` prints one JSON object on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, Callable
+
+import redis
+
+from .backend import BACKEND_HELP, connect
+from .clock import DEFAULT_SCALE
+from .errors import BadParameter, EmqlabError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit 2, no usage dump
+        raise BadParameter(f"{message} (see `{self.prog} --help`)")
+
+
+def _scale(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"scale must be a number > 0, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"scale must be a number > 0, got {text!r}")
+    return value
+
+
+def _common() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--backend", default=None, help=f"{BACKEND_HELP} (default: $EMQLAB_URL, $EMQLAB_BACKEND, fake)")
+    common.add_argument("--clock", choices=["virtual", "real"], default=None,
+                        help="virtual (default on fake) or real (default, and required, on a live server)")
+    common.add_argument("--scale", type=_scale, default=DEFAULT_SCALE,
+                        help=f"real clock: real seconds per model second (default {DEFAULT_SCALE})")
+    common.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    return common
+
+
+def _open(args):
+    return connect(args.backend, clock=args.clock, scale=args.scale)
+
+
+def _emit(args, payload: dict[str, Any], text: str) -> None:
+    if args.json:
+        print(json.dumps(payload))
+    else:
+        print(text)
+
+
+# -- verbs ---------------------------------------------------------------------------------------
+def cmd_heartbeat(args) -> None:
+    from .scenarios.heartbeat import heartbeat
+
+    with _open(args) as backend:
+        timeline = heartbeat(lease=args.lease, job=args.job, renew=args.renew, pause=args.pause, backend=backend)
+    _emit(args, timeline.to_dict(), timeline.summary)
+
+
+def cmd_renewal_cost(args) -> None:
+    from .scenarios.renewal_cost import renewal_cost
+
+    with _open(args) as backend:
+        result = renewal_cost(jobs=args.jobs, design=args.design, ticks=args.ticks, batch=args.batch,
+                              lease=args.lease, backend=backend)
+    _emit(args, result.to_dict(), result.summary)
+
+
+def cmd_reaper(args) -> None:
+    from .scenarios.reaper import reaper
+
+    with _open(args) as backend:
+        timeline = reaper(**_scenario_kwargs(args, "reaper"), backend=backend)
+    _emit(args, timeline.to_dict(), timeline.summary)
+
+
+def cmd_chaos(args) -> None:
+    from .scenarios.chaos import chaos
+
+    with _open(args) as backend:
+        result = chaos(**_scenario_kwargs(args, "chaos"), backend=backend)
+    _emit(args, result.to_dict(), result.summary)
+
+
+def cmd_figures(args) -> None:
+    from .figures import export_all
+
+    written = export_all(args.out, fmt=args.format, backend=args.backend)
+    _emit(args, {"out": str(args.out), "files": [str(p) for p in written]},
+          "\n".join(str(p) for p in written))
+
+
+def cmd_lab(args) -> None:
+    from .lab import open_lab
+
+    open_lab(args.extra)
+
+
+def cmd_present(args) -> None:
+    from .present import present
+
+    present(args.name, port=args.port, open_browser=not args.no_browser)
+
+
+def cmd_valkey(args) -> None:
+    import time
+
+    from .embedded import EmbeddedValkey
+
+    with EmbeddedValkey() as server:
+        print(server.url, flush=True)
+        print(f"emqlab: embedded valkey-server pid {server.pid}; Ctrl-C stops it", file=sys.stderr, flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+
+
+def _scenario_kwargs(args, verb: str) -> dict[str, Any]:
+    """The verb's own options, as keyword arguments (everything but the common ones)."""
+    skip = {"backend", "clock", "scale", "json", "func", "verb"}
+    return {k: v for k, v in vars(args).items() if k not in skip}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="emqlab", description="Run, record and draw how a distributed-lock lease is kept fresh.")
+    sub = parser.add_subparsers(dest="verb", required=True, parser_class=_Parser)
+    common = _common()
+
+    p = sub.add_parser("heartbeat", parents=[common], help="a job longer than its lease, with or without renewal")
+    p.add_argument("--lease", type=float, default=30.0, help="lease (TTL) in model seconds (default 30)")
+    p.add_argument("--job", type=float, default=75.0, help="job length in model seconds (default 75)")
+    p.add_argument("--renew", default="none", help="none | half | third | a fraction of the lease (default none)")
+    p.add_argument("--pause", default=None, metavar="AT:SECONDS", help="stop the holder's world at AT for SECONDS")
+    p.set_defaults(func=cmd_heartbeat)
+
+    p = sub.add_parser("renewal-cost", parents=[common], help="K per-job timers against one sweep")
+    p.add_argument("--jobs", type=int, default=6, help="K, the leases the worker holds (default 6)")
+    p.add_argument("--design", choices=["per-job", "sweep"], default="sweep")
+    p.add_argument("--ticks", type=int, default=4, help="renewal ticks to run (default 4)")
+    p.add_argument("--batch", type=int, default=None, help="sweep: leases per script call (default: bounded by 5 ms)")
+    p.add_argument("--lease", type=float, default=30.0, help="lease in model seconds (default 30)")
+    p.set_defaults(func=cmd_renewal_cost)
+
+    try:  # the applied form adds its own options; see emqlab/scenarios/reaper.py and chaos.py
+        from .scenarios import applied_cli
+    except ImportError:
+        applied_cli = None
+    if applied_cli is not None:
+        applied_cli.add_verbs(sub, common, cmd_reaper, cmd_chaos)
+
+    p = sub.add_parser("figures", parents=[common], help="write every course figure to a folder")
+    p.add_argument("--out", required=True, help="folder to write into (created if missing)")
+    p.add_argument("--format", choices=["png", "svg"], default="png")
+    p.set_defaults(func=cmd_figures)
+
+    p = sub.add_parser("lab", help="open the course in JupyterLab")
+    p.add_argument("extra", nargs=argparse.REMAINDER, help="arguments passed on to jupyter lab")
+    p.set_defaults(func=cmd_lab)
+
+    p = sub.add_parser("present", help="serve a lesson's figures as a dashboard (Voila)")
+    p.add_argument("name", help="which dashboard (see `emqlab present --help`)")
+    p.add_argument("--port", type=int, default=8866)
+    p.add_argument("--no-browser", action="store_true")
+    p.set_defaults(func=cmd_present)
+
+    p = sub.add_parser("valkey", help="start an embedded valkey-server and print its URL until stopped")
+    p.set_defaults(func=cmd_valkey)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        args.func(args)
+        return 0
+    except EmqlabError as exc:
+        print(f"emqlab: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except redis.RedisError as exc:
+        print(f"emqlab: error: the store failed: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("emqlab: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,106 @@
+"""Clocks: SimPy environments measured in integer model milliseconds.
+
+`VirtualClock` is instant and deterministic: the store (fakeredis) reads the same clock, so a 30 s
+lease expires at exactly t = 30 000 ms. `RealClock` is SimPy's real-time environment with
+1 model second = `scale` real seconds; every duration sent to a live server is scaled by the same
+factor, so the store's own clock keeps the model's time.
+
+Model code is identical in both: it asks the clock for timeouts and converts durations for the
+server with `to_server_ms` / `from_server_ms`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import simpy
+import simpy.rt
+
+from .errors import BadParameter
+
+DEFAULT_SCALE = 0.01
+
+
+def seconds_to_ms(seconds: float) -> int:
+    """Model seconds to integer model milliseconds."""
+    return int(round(seconds * 1000))
+
+
+class VirtualClock:
+    """Deterministic model time; nothing waits."""
+
+    real = False
+    name = "virtual"
+    scale = 1.0
+
+    def __init__(self) -> None:
+        self.env = self._make_env()
+
+    def _make_env(self) -> simpy.Environment:
+        return simpy.Environment()
+
+    @property
+    def now_ms(self) -> int:
+        return int(self.env.now)
+
+    @property
+    def now(self) -> float:
+        """Model seconds."""
+        return self.env.now / 1000.0
+
+    def timeout(self, ms: float) -> simpy.events.Timeout:
+        return self.env.timeout(ms)
+
+    def process(self, generator):
+        return self.env.process(generator)
+
+    def event(self) -> simpy.events.Event:
+        return self.env.event()
+
+    def run(self, until=None) -> None:
+        self.env.run(until=until)
+
+    def to_server_ms(self, model_ms: float) -> int:
+        """A model duration as the milliseconds to send to the store (PX, PEXPIRE, lease scores)."""
+        return int(round(model_ms))
+
+    def from_server_ms(self, server_ms: float) -> float:
+        """A duration the store reported, back in model milliseconds."""
+        return float(server_ms)
+
+
+class RealClock(VirtualClock):
+    """Scaled real time: 1 model second lasts `scale` real seconds. Only how a step waits changes."""
+
+    real = True
+    name = "real"
+
+    def __init__(self, scale: float = DEFAULT_SCALE, strict: bool = False) -> None:
+        if not (isinstance(scale, (int, float)) and math.isfinite(scale) and scale > 0):
+            raise BadParameter(f"scale must be a number > 0 (real seconds per model second), got {scale!r}")
+        self.scale = float(scale)
+        # lax by default: a late wake-up on a loaded machine shifts the run instead of aborting it;
+        # what the store saw is still what the timeline records.
+        self.strict = strict
+        super().__init__()
+
+    def _make_env(self) -> simpy.Environment:
+        return simpy.rt.RealtimeEnvironment(factor=self.scale / 1000.0, strict=self.strict)
+
+    def run(self, until=None) -> None:
+        self.env.sync()  # the wall clock starts now, not when the environment was made
+        self.env.run(until=until)
+
+    def to_server_ms(self, model_ms: float) -> int:
+        return max(1, int(round(model_ms * self.scale)))
+
+    def from_server_ms(self, server_ms: float) -> float:
+        return float(server_ms) / self.scale
+
+
+def make_clock(kind: str, scale: float = DEFAULT_SCALE):
+    if kind == "virtual":
+        return VirtualClock()
+    if kind == "real":
+        return RealClock(scale)
+    raise BadParameter(f"unknown clock {kind!r}; allowed: virtual, real")

