@@ -88,7 +88,10 @@ class RealClock(VirtualClock):
         return simpy.rt.RealtimeEnvironment(factor=self.scale / 1000.0, strict=self.strict)
 
     def run(self, until=None) -> None:
-        self.env.sync()  # the wall clock starts now, not when the environment was made
+        # The wall clock restarts at the model's present: SimPy's sync() resets only the real side,
+        # so a clock reused across runs would otherwise wait out every earlier run again.
+        self.env.env_start = self.env.now
+        self.env.sync()
         self.env.run(until=until)
 
     def to_server_ms(self, model_ms: float) -> int:

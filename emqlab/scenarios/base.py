@@ -67,9 +67,9 @@ def run_on(backend: Backend | str | None, scenario: str, params: dict[str, Any],
         run = Run(be, scenario, params)
         try:
             yield run
+            run.close()  # count before the clean-up's own round trips
         finally:
             be.delete_prefix(run.prefix)
-        run.close()
     finally:
         if owned:
             be.close()

@@ -1,0 +1,166 @@
+"""The `emqlab` command as users script it: JSON contract, one-line errors, servers always stopped."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+EMQLAB = [sys.executable, "-m", "emqlab.cli"]
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def emqlab(*args, timeout=120, env=None):
+    """Run the command; `.pid` is kept so a test can look for servers it left behind."""
+    run_env = {k: v for k, v in os.environ.items() if k not in ("EMQLAB_BACKEND", "EMQLAB_URL")}
+    run_env.update(env or {})
+    with subprocess.Popen([*EMQLAB, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          cwd=ROOT, env=run_env) as proc:
+        out, err = proc.communicate(timeout=timeout)
+    done = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    done.pid = proc.pid
+    return done
+
+
+def orphans_of(*pids: int) -> set[int]:
+    """valkey-server processes whose parent was one of `pids` (now gone) and were handed to init."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            comm = stat.read_text().split("(", 1)[1].rsplit(")", 1)[0]
+        except OSError:
+            continue
+        state, ppid = fields[0], int(fields[1])
+        pid = int(stat.parent.name)
+        if "valkey" in comm and state != "Z" and (ppid in pids or ppid == 1):
+            found.add(pid)
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie is gone for our purposes
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().split()[2] != "Z"
+
+
+def test_heartbeat_json_contract_no_renewal():
+    proc = emqlab("heartbeat", "--renew", "none", "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert {"scenario", "params", "backend", "clock", "events", "verdict"} <= out.keys()
+    assert out["backend"] == "fake" and out["clock"] == "virtual"
+    assert all({"t", "actor", "kind"} <= e.keys() for e in out["events"])
+    v = out["verdict"]
+    assert {"lapsed_at", "renewals", "reclaimed_at", "runs", "double_run", "finished_once", "summary"} <= v.keys()
+    assert v["lapsed_at"] == 30 and 30 < v["reclaimed_at"] <= 31
+    assert v["runs"] == 2 and v["double_run"] is True
+
+
+def test_heartbeat_json_contract_renew_half():
+    v = json.loads(emqlab("heartbeat", "--renew", "half", "--json").stdout)["verdict"]
+    assert v["lapsed_at"] is None and v["renewals"] == 4 and v["runs"] == 1 and v["finished_once"] is True
+
+
+def test_heartbeat_prints_the_readout_without_json():
+    proc = emqlab("heartbeat", "--renew", "half")
+    assert proc.returncode == 0
+    assert proc.stdout.strip() == "renew at TTL/2: 4 renewals held the 30 s lease to the end; the 75 s job finished once."
+
+
+@pytest.mark.parametrize("args,says", [
+    (["--lease", "0"], "lease must be a number > 0"),
+    (["--lease", "-30"], "lease must be a number > 0"),
+    (["--job", "0"], "job must be a number > 0"),
+    (["--job", "abc"], "invalid float value"),
+    (["--pause", "20:0"], "pause length must be > 0"),
+    (["--pause", "20:-5"], "pause length must be > 0"),
+    (["--pause=-1:5"], "pause start must be a time >= 0"),
+    (["--pause", "20"], "must be AT:SECONDS"),
+    (["--renew", "0"], "renewal cadence must be a fraction of the lease > 0"),
+    (["--renew", "-0.5"], "renewal cadence must be a fraction of the lease > 0"),
+    (["--renew", "often"], "unknown renewal cadence"),
+    (["--backend", "memcached"], "unknown backend 'memcached'"),
+    (["--backend", "http://localhost:6379"], "scheme 'http' is not supported"),
+    (["--backend", "redis://"], "names no host"),
+    (["--backend", "redis://localhost:notaport"], "bad port"),
+    (["--backend", "redis://localhost:6379/zero"], "a database is a number"),
+    (["--clock", "sundial"], "invalid choice"),
+    (["--scale", "0"], "scale must be a number > 0"),
+    (["--backend", "valkey", "--clock", "virtual"], "virtual clock runs only on the fake backend"),
+])
+def test_bad_input_is_one_line_exit_2(args, says):
+    proc = emqlab("heartbeat", *args)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("emqlab: error: ") and says in lines[0]
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+def test_a_password_never_appears_in_an_error():
+    proc = emqlab("heartbeat", "--backend", "redis://:hunter2@localhost:notaport")
+    assert proc.returncode == 2 and "hunter2" not in proc.stderr and "***" in proc.stderr
+
+
+def test_unreachable_server_is_one_line_exit_1():
+    proc = emqlab("heartbeat", "--backend", "redis://127.0.0.1:1")
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("emqlab: error: cannot reach the store")
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.live
+@pytest.mark.realtime
+def test_heartbeat_on_embedded_valkey_same_verdicts_and_no_server_left():
+    before = orphans_of()
+    none_run = emqlab("heartbeat", "--backend", "valkey", "--renew", "none", "--json")
+    half_run = emqlab("heartbeat", "--backend", "valkey", "--renew", "half", "--json")
+    none, half = json.loads(none_run.stdout), json.loads(half_run.stdout)
+    assert none["backend"] == "valkey" and none["clock"] == "real"
+    assert none["verdict"]["runs"] == 2 and none["verdict"]["double_run"] is True
+    assert 29 <= none["verdict"]["lapsed_at"] <= 30.5
+    assert half["verdict"]["lapsed_at"] is None and half["verdict"]["renewals"] == 4
+    assert half["verdict"]["finished_once"] is True
+    assert not orphans_of(none_run.pid, half_run.pid) - before
+
+
+@pytest.mark.live
+def test_an_error_after_the_server_started_still_stops_it():
+    before = orphans_of()
+    proc = emqlab("heartbeat", "--backend", "valkey", "--lease", "0")
+    assert proc.returncode == 2
+    assert not orphans_of(proc.pid) - before
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_emqlab_valkey_serves_until_stopped_and_then_stops_its_server(sig):
+    proc = subprocess.Popen([*EMQLAB, "valkey"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        url = proc.stdout.readline().strip()
+        assert url.startswith("redis://127.0.0.1:")
+        pid_line = proc.stderr.readline()
+        server_pid = int(pid_line.split("pid ")[1].split(";")[0])
+        assert alive(server_pid)
+        import redis
+
+        assert redis.Redis.from_url(url).ping() is True
+        proc.send_signal(sig)
+        proc.wait(timeout=20)
+        deadline = time.monotonic() + 10
+        while alive(server_pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not alive(server_pid), "the embedded valkey-server outlived the command"
+    finally:
+        if proc.poll() is None:
+            proc.kill()

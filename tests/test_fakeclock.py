@@ -1,0 +1,59 @@
+"""fakeredis on the virtual clock: expiry and TIME follow the SimPy clock exactly."""
+
+import importlib
+import time as real_time
+
+import pytest
+
+from emqlab import fakeclock
+from emqlab.backend import connect
+
+
+def test_the_adapter_still_fits_the_installed_fakeredis():
+    fakeclock.check()  # raises if an upgrade moved fakeredis's time reads
+    fakeclock.install()
+    for name in fakeclock.PATCHED_MODULES:
+        assert importlib.import_module(name).time is fakeclock._PROXY
+
+
+def test_expiry_is_exact_to_the_millisecond(fake):
+    c, key = fake.client, fake.key("k")
+    c.set(key, "v", px=30_000)
+    start = fake.clock.now_ms
+    fake.clock.run(until=start + 30_000)
+    assert c.get(key) == "v"  # Redis expires a key when now > deadline
+    assert c.pttl(key) == 0
+    fake.clock.run(until=start + 30_001)
+    assert c.get(key) is None
+
+
+def test_time_command_follows_the_virtual_clock(fake):
+    s0, us0 = fake.client.time()
+    fake.clock.run(until=fake.clock.now_ms + 1_234)
+    s1, us1 = fake.client.time()
+    assert (s1 * 1_000_000 + us1) - (s0 * 1_000_000 + us0) == 1_234_000
+    assert s0 * 1000 == fakeclock.EPOCH_MS + fake.clock.now_ms - 1_234 - (us0 // 1000)
+
+
+def test_two_backends_keep_their_own_time():
+    a, b = connect("fake"), connect("fake")
+    try:
+        a.clock.run(until=50_000)
+        (sa, _), (sb, _) = a.client.time(), b.client.time()
+        assert sa - sb == 50
+    finally:
+        a.close()
+        b.close()
+
+
+def test_outside_a_command_real_time_is_untouched():
+    fakeclock.install()
+    assert abs(fakeclock._PROXY.time() - real_time.time()) < 1.0
+    assert real_time.time is not None
+
+
+def test_a_live_backend_refuses_the_virtual_clock(valkey_url):
+    from emqlab.errors import BadParameter
+
+    with pytest.raises(BadParameter, match="virtual clock runs only on the fake backend"):
+        connect(valkey_url, clock="virtual")

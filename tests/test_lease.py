@@ -1,0 +1,85 @@
+"""The generic lease on both stores: SET NX PX with a token, token-checked extend and release."""
+
+import pytest
+
+from emqlab.errors import BadParameter, LeaseLost, StaleToken
+from emqlab.lease import Leases, new_token
+
+
+def test_tokens_are_fresh_and_random():
+    tokens = {new_token() for _ in range(1000)}
+    assert len(tokens) == 1000
+    assert all(len(t) == 32 for t in tokens)
+
+
+def test_acquire_is_exclusive_and_reports_the_servers_ttl(backend):
+    leases, key = Leases(backend), backend.key("t", "lock")
+    grant = leases.acquire(key, 30_000)
+    assert grant is not None
+    assert backend.client.get(key) == grant.token
+    # the TTL is what the server reported, in model ms (real mode: scaled back from real ms)
+    assert 29_000 <= grant.ttl_ms <= 30_000
+    assert leases.acquire(key, 30_000) is None
+    leases.release(key, grant.token)
+
+
+def test_extend_with_the_token_pushes_the_lease_out(backend):
+    leases, key = Leases(backend), backend.key("t", "lock")
+    grant = leases.acquire(key, 1_000)
+    extended = leases.extend(key, grant.token, 60_000)
+    assert 59_000 <= extended.ttl_ms <= 60_000
+    assert 59_000 <= leases.ttl_ms(key) <= 60_000
+    leases.release(key, grant.token)
+
+
+def test_extend_with_a_stale_token_replies_0_and_changes_nothing(backend):
+    leases, key = Leases(backend), backend.key("t", "lock")
+    grant = leases.acquire(key, 30_000)
+    before = backend.client.pttl(key)
+    with pytest.raises(LeaseLost) as lost:
+        leases.extend(key, "not-the-token", 90_000)
+    assert lost.value.key == key and lost.value.token == "not-the-token"
+    assert "replied 0" in str(lost.value)
+    assert backend.client.get(key) == grant.token
+    assert backend.client.pttl(key) <= before  # not pushed out
+    # the raw script reply is 0
+    assert backend.scripts("extend_lease", [key], ["not-the-token", 90_000]) == 0
+    leases.release(key, grant.token)
+
+
+def test_release_with_a_stale_token_changes_nothing_and_says_so(backend):
+    leases, key = Leases(backend), backend.key("t", "lock")
+    grant = leases.acquire(key, 30_000)
+    with pytest.raises(StaleToken, match="refused") as refused:
+        leases.release(key, new_token())
+    assert refused.value.key == key
+    assert backend.client.get(key) == grant.token
+    leases.release(key, grant.token)
+    assert backend.client.exists(key) == 0
+    with pytest.raises(StaleToken):  # a second release of the same token: the key is gone
+        leases.release(key, grant.token)
+
+
+def test_extend_after_the_key_expired_is_lease_lost(fake):
+    leases, key = Leases(fake), fake.key("t", "lock")
+    grant = leases.acquire(key, 30_000)
+    fake.clock.run(until=fake.clock.now_ms + 30_001)
+    with pytest.raises(LeaseLost):
+        leases.extend(key, grant.token, 30_000)
+
+
+@pytest.mark.parametrize("ttl", [0, -5, float("nan"), float("inf"), "30"])
+def test_bad_ttl_is_refused_before_the_server(fake, ttl):
+    rt = fake.counter.round_trips
+    with pytest.raises(BadParameter, match="> 0"):
+        Leases(fake).acquire(fake.key("t", "lock"), ttl)
+    assert fake.counter.round_trips == rt
+
+
+def test_ownership_is_checked_in_one_round_trip(backend):
+    leases, key = Leases(backend), backend.key("t", "lock")
+    grant = leases.acquire(key, 30_000)
+    rt = backend.counter.round_trips
+    leases.extend(key, grant.token, 30_000)
+    leases.release(key, grant.token)
+    assert backend.counter.round_trips - rt == 2  # one EVALSHA each: no GET-then-PEXPIRE
