@@ -228,8 +228,10 @@ def readout(params: dict[str, Any], v: dict[str, Any]) -> str:
     lease, job = f"{params['lease']:g} s", f"{params['job']:g} s"
     label = parse_cadence(params["renew"]).label
     if v["double_run"]:
+        late = (f"; the holder's renewal at {v['renew_lost_at']:g} s came too late, replied 0 and stopped it"
+                if v["renew_lost_at"] is not None else "")
         return (f"{label}: the {lease} lease lapsed at {v['lapsed_at']:g} s, another worker reclaimed the job at "
-                f"{v['reclaimed_at']:g} s, and the {job} job ran twice at once.")
+                f"{v['reclaimed_at']:g} s, and the {job} job ran twice at once{late}.")
     if v["renew_lost_at"] is not None:
         tail = (f"another worker reclaimed it at {v['reclaimed_at']:g} s and finished it"
                 if v["reclaimed_at"] is not None else "nobody finished it")
