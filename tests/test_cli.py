@@ -128,7 +128,7 @@ def test_heartbeat_on_embedded_valkey_same_verdicts_and_no_server_left():
     none, half = json.loads(none_run.stdout), json.loads(half_run.stdout)
     assert none["backend"] == "valkey" and none["clock"] == "real"
     assert none["verdict"]["runs"] == 2 and none["verdict"]["double_run"] is True
-    assert 29 <= none["verdict"]["lapsed_at"] <= 30.5
+    assert 29.9 <= none["verdict"]["lapsed_at"] <= 33.0
     assert half["verdict"]["lapsed_at"] is None and half["verdict"]["renewals"] == 4
     assert half["verdict"]["finished_once"] is True
     assert not orphans_of(none_run.pid, half_run.pid) - before

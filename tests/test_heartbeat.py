@@ -24,7 +24,7 @@ def test_no_renewal_lapses_at_30_and_the_job_runs_twice(fake):
     assert times(tl, "lapse") == [30.0]
     # the late holder's release is refused: its token no longer owns the lock
     assert times(tl, "release_refused") == [75.0]
-    assert "lapsed at 30 s" in v["summary"] and "ran twice" in v["summary"]
+    assert "lapsed at 30 s" in v["summary"] and "ran twice at once for 44.5 s" in v["summary"]
 
 
 def test_renew_at_half_holds_to_the_end_with_four_renewals(fake):
@@ -125,8 +125,10 @@ def test_the_same_run_gives_the_same_timeline(fake):
 def test_live_ten_runs_in_a_row_give_the_same_verdicts(live):
     for _ in range(10):
         none = heartbeat(renew="none", backend=live).verdict
-        assert 29.0 <= none["lapsed_at"] <= 30.5
-        assert 30.0 < none["reclaimed_at"] <= 32.0
+        # real time: event times are when things really happened (a late wake-up shows), and a
+        # PTTL has 1 real ms = 0.1 model s of resolution
+        assert 29.9 <= none["lapsed_at"] <= 33.0
+        assert none["lapsed_at"] - 0.2 < none["reclaimed_at"] <= none["lapsed_at"] + 2.5
         assert none["runs"] == 2 and none["double_run"] is True and none["finished_once"] is False
 
         half = heartbeat(renew="half", backend=live).verdict
@@ -138,8 +140,15 @@ def test_live_ten_runs_in_a_row_give_the_same_verdicts(live):
 @pytest.mark.live
 @pytest.mark.realtime
 def test_live_pause_loses_and_short_pause_holds(live):
-    lost = heartbeat(renew="half", pause="20:40", backend=live).verdict
-    assert lost["renew_lost_at"] is not None and 59.0 <= lost["renew_lost_at"] <= 62.0
-    assert lost["double_run"] is False and lost["finished_once"] is True
+    tl = heartbeat(renew="half", pause="20:40", backend=live)
+    lost = tl.verdict
+    assert lost["renew_lost_at"] is not None and 59.0 <= lost["renew_lost_at"] <= 63.0
+    [stopped] = times(tl, "work_stopped")
+    assert stopped - lost["renew_lost_at"] < 0.5  # told at once
+    # In real time the holder's work may resume a moment before its renewer learns the lock is gone:
+    # that sliver is real (and why lesson 06 fences writes); it ends when the 0 reply arrives.
+    assert all(end <= stopped for _, end in lost["overlap"])
+    assert sum(end - start for start, end in lost["overlap"]) < 1.5
+    assert lost["finished_once"] is True and lost["runs"] == 2
     held = heartbeat(renew="half", pause="20:15", backend=live).verdict
     assert held["lapsed_at"] is None and held["runs"] == 1

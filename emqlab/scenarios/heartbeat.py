@@ -166,12 +166,13 @@ def heartbeat(lease: float = 30, job: float = 75, renew: Any = "none", pause: An
         holder.world.join(clock.process(holder.start_holding()))
         clock.process(contender.contend(poll_ms))
         if pause is not None:
-            run.timeline.intervals.append(Interval("holder", "pause", pause.at, pause.at + pause.seconds))
 
             def pause_holder():
                 yield clock.timeout(pause.at * 1000)
                 run.event("holder", "pause_start", seconds=pause.seconds)
+                frozen = run.timeline.open(run.t, "holder", "pause")
                 yield from holder.world.stop_the_world(pause.seconds * 1000)
+                frozen.end = run.t
                 run.event("holder", "pause_end")
 
             clock.process(pause_holder())
@@ -205,7 +206,7 @@ def verdict(timeline: Timeline) -> dict[str, Any]:
     runners = list(dict.fromkeys(e.actor for e in timeline.of("work_start")))
     spans = {actor: working_spans(timeline, actor) for actor in runners}
     overlap = [
-        (max(a0, b0), min(a1, b1))
+        (round(max(a0, b0), 3), round(min(a1, b1), 3))
         for i, x in enumerate(runners) for y in runners[i + 1:]
         for a0, a1 in spans[x] for b0, b1 in spans[y] if max(a0, b0) < min(a1, b1)
     ]
@@ -228,10 +229,11 @@ def readout(params: dict[str, Any], v: dict[str, Any]) -> str:
     lease, job = f"{params['lease']:g} s", f"{params['job']:g} s"
     label = parse_cadence(params["renew"]).label
     if v["double_run"]:
+        both = sum(end - start for start, end in v["overlap"])
         late = (f"; the holder's renewal at {v['renew_lost_at']:g} s came too late, replied 0 and stopped it"
                 if v["renew_lost_at"] is not None else "")
         return (f"{label}: the {lease} lease lapsed at {v['lapsed_at']:g} s, another worker reclaimed the job at "
-                f"{v['reclaimed_at']:g} s, and the {job} job ran twice at once{late}.")
+                f"{v['reclaimed_at']:g} s, and the {job} job ran twice at once for {both:.3g} s{late}.")
     if v["renew_lost_at"] is not None:
         tail = (f"another worker reclaimed it at {v['reclaimed_at']:g} s and finished it"
                 if v["reclaimed_at"] is not None else "nobody finished it")
