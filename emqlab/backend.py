@@ -223,7 +223,8 @@ def connect(spec: str | None = None, *, clock: str | VirtualClock | None = None,
         try:
             pool = redis.ConnectionPool(connection_class=_counting_class(redis.Connection, counter, None),
                                         decode_responses=True, **server.connection_kwargs)
-            return Backend(kind, redis.Redis(connection_pool=pool), clock, counter, server=server, prefix=prefix)
+            return Backend(kind, redis.Redis(connection_pool=pool), clock, counter, url=server.url, server=server,
+                           prefix=prefix)
         except BaseException:
             server.stop()
             raise

@@ -1,0 +1,295 @@
+"""The consumer: EchoMQ's one supervised loop, one beat at a time, as a SimPy process.
+
+Each beat: check for stop, reap (expired leases back to pending, on the server clock), promote
+(due scheduled jobs), drain (claim and run ready jobs until none is left), park (wait on the wake
+key until a wake or the beat elapses). Renewal is off by default, as EchoMQ ships it; with
+`renew` set, one batched extend of every held lease runs per tick.
+
+Faults: `crash()` stops every process of the consumer where it stands (nothing is settled, the
+lease is left to the reaper); `pause(ms)` stops the world; `stop()` is graceful: the jobs in hand
+are settled, then the loop exits. On a virtual clock the park is a clock timeout plus a
+non-blocking LPOP (fakeredis's BLPOP would wait in real time); BLPOP with a scaled timeout is used
+only on a real clock, and only when nothing else shares the consumer's SimPy environment.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+import simpy
+
+from .errors import BadParameter, StaleToken
+from .faults import World
+from .queue import REAP_LIMIT, Claimed, Queue
+from .timeline import Timeline
+
+CRASH, STOP, LOST = "crash", "stop", "lease-lost"
+EFFECTS = ("none", "fenced", "unfenced")
+
+
+def run_clock(clock, until_ms: float | None = None, until=None) -> None:
+    """`clock.run` until a model time (or an event), safe to call many times on one real clock.
+
+    SimPy's RealtimeEnvironment.sync() moves only the wall-clock anchor, not the model one, so a
+    second run would first wait out all the model time already spent; re-anchor both here."""
+    if clock.real:
+        clock.env.env_start = clock.env.now
+    clock.run(until=until if until is not None else until_ms)
+
+
+class Recorder:
+    """Where a consumer writes what it did when no scenario Run is given: a timeline of its own."""
+
+    def __init__(self, clock, name: str = "consumer"):
+        self.clock, self.t0_ms = clock, clock.now_ms
+        self.timeline = Timeline(name, {})
+
+    @property
+    def t(self) -> float:
+        return (self.clock.now_ms - self.t0_ms) / 1000.0
+
+    def event(self, actor: str, kind: str, **data: Any):
+        return self.timeline.add(self.t, actor, kind, **data)
+
+
+class Consumer:
+    """One consumer on one queue. Durations are model milliseconds.
+
+    work_ms: how long a job runs (a number, or a function of the Claimed job).
+    effect: none (just complete), fenced (the effect and the completion in one fenced write), or
+    unfenced (write the effect without the attempts check, then complete).
+    """
+
+    def __init__(self, queue: Queue, name: str, *, lease_ms: float, beat_ms: float,
+                 work_ms: float | Callable[[Claimed], float], batch: int = 1, reap_limit: int = REAP_LIMIT,
+                 promote_limit: int = REAP_LIMIT, renew: float | None = None, effect: str = "none",
+                 run: Any = None, blocking_park: bool = False, drain_limit: int = 100):
+        if effect not in EFFECTS:
+            raise BadParameter(f"effect must be one of {', '.join(EFFECTS)}, got {effect!r}")
+        for what, value in (("lease", lease_ms), ("beat", beat_ms), ("renewal fraction", renew)):
+            if value is not None and not (isinstance(value, (int, float)) and value > 0):
+                raise BadParameter(f"a consumer's {what} must be a number > 0, got {value!r}")
+        for what, value in (("batch", batch), ("drain limit", drain_limit)):
+            if not (isinstance(value, int) and value >= 1):
+                raise BadParameter(f"a consumer's {what} must be a whole number >= 1, got {value!r}")
+        self.queue, self.name = queue, name
+        self.clock = queue.clock
+        self.lease_ms, self.beat_ms, self.batch = lease_ms, beat_ms, batch
+        self.reap_limit, self.promote_limit = reap_limit, promote_limit
+        # a bounded drain brings the beat (and its reap) round even while the queue stays busy
+        self.drain_limit = drain_limit
+        self.renew_every = None if renew is None else renew * lease_ms
+        self.work_ms, self.effect = work_ms, effect
+        self.run = run if run is not None else Recorder(self.clock, name)
+        self.blocking_park = blocking_park and self.clock.real
+        self.world = World(self.clock)
+        self.held: dict[str, Claimed] = {}
+        self.bands: dict[str, Any] = {}  # job id -> its open lease interval
+        self.workers: dict[str, simpy.Process] = {}
+        self.spans: dict[str, Any] = {}  # job id -> its open work interval
+        self.stopping = self.crashed = False
+        self.beats = self.completed = self.refused = 0
+        self.main: simpy.Process | None = None
+        self._parked = False
+
+    # -- control ---------------------------------------------------------------------------
+    def start(self) -> simpy.Process:
+        self.main = self.world.join(self.clock.process(self._guard(self.loop())))
+        if self.renew_every is not None:
+            self.world.join(self.clock.process(self._guard(self.renewer())))
+        return self.main
+
+    def stop(self) -> None:
+        """Graceful: settle what is in hand, then leave the loop."""
+        self.stopping = True
+        if self.main is not None and self.main.is_alive and self._parked:
+            self.main.interrupt(STOP)
+
+    def crash(self) -> None:
+        """Die where we stand: nothing is settled, every held lease is left to the reaper."""
+        self.crashed = self.stopping = True
+        t = self.run.t
+        self.run.event(self.name, "crash", holding=sorted(self.held))
+        for proc in self.world.members:
+            if proc.is_alive and proc is not self.clock.env.active_process:
+                proc.interrupt(CRASH)
+        for job_id in list(self.held):
+            self._end_band(job_id, "lapsed")
+            span = self.spans.pop(job_id, None)
+            if span is not None and span.end is None:
+                span.end, span.data["ended"] = t, "crashed"
+
+    def halt(self) -> None:
+        """Teardown, not a fault: end whatever is still running, record nothing."""
+        self.stopping = True
+        for proc in self.world.members:
+            if proc.is_alive and proc is not self.clock.env.active_process:
+                proc.interrupt(CRASH)
+
+    def pause(self, ms: float):
+        """A process: stop this consumer's world for `ms`."""
+        run = self.run
+        run.event(self.name, "pause_start", seconds=ms / 1000)
+        band = run.timeline.open(run.t, self.name, "pause")
+        yield from self.world.stop_the_world(ms)
+        band.end = run.t
+        run.event(self.name, "pause_end")
+
+    def _guard(self, gen):
+        try:
+            yield from gen
+        except simpy.Interrupt as interrupt:
+            if interrupt.cause not in (CRASH, STOP):
+                raise
+
+    # -- the beat ------------------------------------------------------------------------------
+    def loop(self):
+        queue, run = self.queue, self.run
+        while not self.stopping:  # check for stop
+            self.beats += 1
+            reaped = queue.reap(self.reap_limit)
+            if reaped:
+                run.event(self.name, "reap", jobs=reaped)
+            promoted = queue.promote(self.promote_limit)
+            if promoted:
+                run.event(self.name, "promote", count=promoted)
+            busy = yield from self.drain()
+            if self.stopping:
+                break
+            if not busy:
+                yield from self.park()
+        if not self.crashed:
+            run.event(self.name, "stopped")
+
+    def drain(self):
+        """Claim and run ready jobs until none is left, a stop is asked for, or `drain_limit` jobs
+        ran this beat (then True: more may be waiting, so the next beat starts at once)."""
+        taken = 0
+        while not self.stopping:
+            if taken >= self.drain_limit:
+                return True
+            jobs = self.queue.claim(self.lease_ms, min(self.batch, self.drain_limit - taken))
+            if not jobs:
+                return False
+            taken += len(jobs)
+            procs = []
+            for job in jobs:
+                self._claimed(job)
+                proc = self.world.join(self.clock.process(self._guard(self.run_job(job))))
+                self.workers[job.id] = proc
+                procs.append(proc)
+            done = self.clock.env.all_of(procs)
+            while not done.triggered:
+                try:
+                    yield done
+                except simpy.Interrupt as interrupt:  # a pause reaches us here: keep waiting
+                    if interrupt.cause == CRASH:
+                        raise
+
+    def park(self):
+        """Wait for a wake or the end of the beat."""
+        queue = self.queue
+        if self.blocking_park:
+            timeout = max(0.001, self.clock.to_server_ms(self.beat_ms) / 1000)
+            started = time.monotonic()
+            queue.backend.client.blpop([queue.wake_key], timeout=timeout)
+            # The wait happened outside SimPy; catch its time up. The clock is lax, so this
+            # already-due timeout fires at once and model time stays on the wall clock.
+            yield self.clock.timeout((time.monotonic() - started) / self.clock.scale * 1000)
+            return
+        self._parked = True
+        try:
+            yield from self.world.sleep(self.beat_ms, work=False)
+        except simpy.Interrupt as interrupt:
+            if interrupt.cause != STOP:
+                raise
+            return
+        finally:
+            self._parked = False
+        queue.backend.client.lpop(queue.wake_key)
+
+    # -- one job -----------------------------------------------------------------------------
+    def _claimed(self, job: Claimed) -> None:
+        run = self.run
+        self.held[job.id] = job
+        deadline = round(run.t + job.lease_ms / 1000, 3)
+        run.event(self.name, "claim", job=job.id, attempts=job.attempts, deadline=deadline)
+        self.bands[job.id] = run.timeline.open(run.t, self.name, "lease", job=job.id, attempts=job.attempts,
+                                               deadline=deadline, ended=None)
+
+    def _end_band(self, job_id: str, how: str) -> None:
+        band = self.bands.pop(job_id, None)
+        self.held.pop(job_id, None)
+        if band is None:
+            return
+        # settled after its deadline: the lease had lapsed even if nobody reaped it in between
+        if how == "lapsed" or self.run.t > band.data["deadline"]:
+            band.end, band.data["ended"] = band.data["deadline"], "lapsed"
+        else:
+            band.end, band.data["ended"] = min(self.run.t, band.data["deadline"]), how
+
+    def run_job(self, job: Claimed):
+        run, queue = self.run, self.queue
+        span = self.spans[job.id] = run.timeline.open(run.t, self.name, "run", job=job.id, attempts=job.attempts)
+        run.event(self.name, "work_start", job=job.id, attempts=job.attempts)
+        ms = self.work_ms(job) if callable(self.work_ms) else self.work_ms
+        try:
+            yield from self.world.sleep(ms, work=True)
+        except simpy.Interrupt as interrupt:
+            if interrupt.cause != LOST:
+                raise
+            span.end, span.data["ended"] = run.t, "lease lost"
+            run.event(self.name, "work_stopped", job=job.id, reason="the batched extend no longer holds it")
+            self._end_band(job.id, "lapsed")
+            return
+        span.end = run.t
+        self.spans.pop(job.id, None)
+        run.event(self.name, "work_done", job=job.id, attempts=job.attempts)
+        self.settle(job)
+
+    def settle(self, job: Claimed) -> bool:
+        """Write the effect (if any) and complete; a refusal is recorded, not raised."""
+        run, queue = self.run, self.queue
+        try:
+            if self.effect == "fenced":
+                applied = queue.record_effect(job.id, job.attempts, fenced=True)
+                run.event(self.name, "effect", job=job.id, attempts=job.attempts, applied=applied)
+            else:
+                if self.effect == "unfenced":
+                    applied = queue.record_effect(job.id, job.attempts, fenced=False)
+                    run.event(self.name, "effect", job=job.id, attempts=job.attempts, applied=applied)
+                queue.complete(job.id, job.attempts)
+        except StaleToken:
+            self.refused += 1
+            run.event(self.name, "complete_refused", job=job.id, attempts=job.attempts)
+            band = self.bands.get(job.id)
+            self._end_band(job.id, "lapsed" if band is None or run.t >= band.data["deadline"] else "reaped")
+            return False
+        self.completed += 1
+        run.event(self.name, "complete", job=job.id, attempts=job.attempts)
+        self._end_band(job.id, "completed")
+        return True
+
+    # -- renewal on: one sweep per tick ------------------------------------------------------
+    def renewer(self):
+        run = self.run
+        while not self.crashed:
+            yield from self.world.sleep(self.renew_every, work=False)
+            if self.stopping and not self.held:
+                return
+            if not self.held:
+                continue
+            held = [(j.id, j.attempts) for j in self.held.values()]
+            ext = self.queue.extend(held, self.lease_ms)
+            deadline = round(run.t + ext.lease_ms / 1000, 3)
+            for job_id, _ in held:
+                if job_id in ext.lost:
+                    continue
+                if job_id in self.bands:
+                    self.bands[job_id].data["deadline"] = deadline
+            run.event(self.name, "renew", jobs=[h[0] for h in held], deadline=deadline, lost=list(ext.lost))
+            for job_id in ext.lost:
+                proc = self.workers.get(job_id)
+                if proc is not None and proc.is_alive:
+                    proc.interrupt(LOST)

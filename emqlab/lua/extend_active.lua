@@ -1,0 +1,29 @@
+-- extend_active: one batched renewal of the leases a consumer holds, in a single call.
+--
+-- KEYS[1]  emq:{q}:active      sorted set of leased ids, scored by lease deadline (server ms)
+-- ARGV[1]  the queue's key base, "…emq:{q}:", to name each job's hash
+-- ARGV[2]  the lease in server milliseconds
+-- ARGV[3…] pairs: job id, the attempts value the caller claimed it with
+--
+-- Reply    {now, deadline, lost1, lost2, …}: the server time, the new deadline of every lease
+--          still held, then the ids the caller no longer holds (not extended).
+local active_key = KEYS[1]
+local base = ARGV[1]
+local lease_ms = tonumber(ARGV[2])
+
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local deadline = now + lease_ms
+local reply = {now, deadline}
+for i = 3, #ARGV, 2 do
+  local id, attempts = ARGV[i], ARGV[i + 1]
+  local state, current = unpack(redis.call('HMGET', base .. 'job:' .. id, 'state', 'attempts'))
+  -- A plain ZADD here would put a reaped job back into active while it also sits in pending.
+  -- The lease is pushed out only for the current attempt of a job still active, and XX never adds.
+  if state == 'active' and current == attempts and redis.call('ZSCORE', active_key, id) then
+    redis.call('ZADD', active_key, 'XX', deadline, id)
+  else
+    reply[#reply + 1] = id
+  end
+end
+return reply

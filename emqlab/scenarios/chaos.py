@@ -1,0 +1,234 @@
+"""Chaos: many consumers, many jobs, random crashes and stop-the-world pauses; count what was lost
+and which effects landed twice.
+
+Each job's effect is written to a results store (`emq:{q}:effects`). Fencing on: one script checks
+the caller's attempts and that the job is still active, writes the effect and settles the job in
+the same step. Fencing off: the effect is written unchecked and the completion follows. A pause
+longer than the lease lets the reaper hand the job to someone else; when the paused consumer
+wakes, fencing refuses its write, and without fencing the effect lands a second time.
+
+On live Valkey the consumers are OS processes (SIGKILL, SIGSTOP/SIGCONT); on fakeredis they are
+SimPy processes on the virtual clock with the same faults simulated. A supervisor replaces every
+crashed consumer, so the run ends when every job is done (or at a generous horizon: then `lost`
+counts what never finished).
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from typing import Any
+
+from ..consumer import Consumer, run_clock
+from ..errors import BadParameter
+from ..queue import Queue, check_name
+from ..timeline import Interval, Timeline
+from .base import Run, positive, run_on
+
+QUIET = {"claim", "work_start", "work_done", "complete", "started"}  # routine: one per job, not kept
+
+
+class _Quiet:
+    """A consumer's view of the run that keeps only the interesting events (faults, refusals,
+    reaps, effects that landed twice): a thousand jobs' routine steps would drown the timeline."""
+
+    def __init__(self, run: Run):
+        self.run = run
+        self.timeline = self
+
+    @property
+    def t(self) -> float:
+        return self.run.t
+
+    def event(self, actor: str, kind: str, **data: Any):
+        if kind in QUIET or (kind == "effect" and data.get("applied", 1) <= 1):
+            return None
+        return self.run.event(actor, kind, **data)
+
+    def open(self, t: float, actor: str, kind: str, **data: Any) -> Interval:
+        if kind == "pause":
+            return self.run.timeline.open(t, actor, kind, **data)
+        return Interval(actor, kind, t, None, data)  # kept by the consumer only
+
+
+def _count(what: str, value: Any, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise BadParameter(f"{what} must be a whole number from {low} to {high}, got {value!r}")
+    return value
+
+
+def _choice(what: str, value: Any, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise BadParameter(f"{what} must be one of {', '.join(allowed)}, got {value!r}")
+    return value
+
+
+def chaos(workers: int = 4, jobs: int = 1000, fencing: str = "on", kills: int | None = None,
+          pauses: int | None = None, lease: float | None = None, beat: float | None = None, job: float | None = None,
+          seed: int = 1, procs: str = "auto", plot: str | None = None, progress: str = "auto",
+          queue: str = "orders", backend=None, **connect_kw: Any) -> Timeline:
+    """Run `jobs` jobs through `workers` consumers under `kills` crashes and `pauses` pauses.
+
+    kills, pauses: how many of each (defaults: workers, 2 × workers); a pause lasts 2 × lease.
+    lease, beat, job: model seconds (defaults 10, 1, 0.5). fencing: on | off. procs: auto | on |
+    off (OS processes; on needs live Valkey). plot: write the chaos figure to this file.
+    progress: auto | on | off, a bar on stderr. Counts: jobs, completed, lost, duplicate_effects.
+    """
+    workers = _count("workers", workers, 1, 64)
+    jobs = _count("jobs", jobs, 1, 1_000_000)
+    kills = workers if kills is None else _count("kills", kills, 0, 10_000)
+    pauses = 2 * workers if pauses is None else _count("pauses", pauses, 0, 10_000)
+    fencing = _choice("fencing", fencing, ("on", "off"))
+    procs = _choice("procs", procs, ("auto", "on", "off"))
+    progress = _choice("progress", progress, ("auto", "on", "off"))
+    lease_s = positive("lease", 10 if lease is None else lease)
+    beat_s = positive("beat", 1 if beat is None else beat)
+    job_s = positive("job", 0.5 if job is None else job)
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise BadParameter(f"seed must be a whole number, got {seed!r}")
+    check_name(queue)
+    params = {"workers": workers, "jobs": jobs, "fencing": fencing, "kills": kills, "pauses": pauses,
+              "lease": lease_s, "beat": beat_s, "job": job_s, "seed": seed, "pause_seconds": 2 * lease_s,
+              "drain": 5}  # jobs per beat: the reaper gets its turn while the queue is still busy
+    with run_on(backend, "chaos", params, **connect_kw) as run:
+        use_procs = run.backend.live if procs == "auto" else procs == "on"
+        if use_procs and not run.backend.live:
+            raise BadParameter("procs on needs a live server (--backend valkey or a URL); "
+                               "fakeredis lives in one process")
+        params["procs"] = use_procs
+        q = Queue(run.backend, queue, prefix=run.prefix)
+        q.enqueue_many([f"J{i:06d}" for i in range(jobs)], "effect")
+        plan = fault_plan(params, random.Random(seed))
+        bar = _bar(jobs, progress)
+        try:
+            if use_procs:
+                from ..procs import run_chaos_processes
+
+                run_chaos_processes(run, q, params, plan, bar)
+            else:
+                _chaos_in_process(run, q, params, plan, bar)
+        finally:
+            bar.close()
+        run.timeline.counts.update(chaos_counts(q, run.timeline, jobs))
+        run.timeline.verdict = chaos_verdict(run.timeline)
+    if plot:
+        _write_plot(run.timeline, plot)
+    return run.timeline
+
+
+def fault_plan(params: dict[str, Any], rng: random.Random) -> list[tuple[float, str, int]]:
+    """(model second, crash|pause, which consumer slot), spread over the run's expected length."""
+    expected = params["jobs"] * params["job"] / params["workers"]
+    plan = [(rng.uniform(0.05, 0.8) * expected, "crash", rng.randrange(params["workers"]))
+            for _ in range(params["kills"])]
+    plan += [(rng.uniform(0.05, 0.8) * expected, "pause", rng.randrange(params["workers"]))
+             for _ in range(params["pauses"])]
+    return sorted(plan)
+
+
+def _bar(total: int, mode: str):
+    from tqdm import tqdm
+
+    disable = mode == "off" or (mode == "auto" and not sys.stderr.isatty())
+    return tqdm(total=total, desc="jobs done", unit="job", file=sys.stderr, disable=disable, leave=False)
+
+
+def _chaos_in_process(run: Run, q: Queue, params: dict[str, Any], plan, bar) -> None:
+    clock, ms = run.clock, 1000.0
+    effect = "fenced" if params["fencing"] == "on" else "unfenced"
+    opts = dict(lease_ms=params["lease"] * ms, beat_ms=params["beat"] * ms, work_ms=params["job"] * ms,
+                effect=effect, run=_Quiet(run), drain_limit=params["drain"])
+    names = iter(f"worker-{i}" for i in range(1, 10_000))
+    slots = [Consumer(q, next(names), **opts) for _ in range(params["workers"])]
+    everyone = list(slots)
+    jobs = params["jobs"]
+
+    def replace(slot: int):
+        yield clock.timeout(params["beat"] * ms)  # the supervisor's restart delay
+        slots[slot] = Consumer(q, next(names), **opts)
+        everyone.append(slots[slot])
+        slots[slot].start()
+
+    def faults():
+        t0 = clock.now_ms
+        for at, kind, slot in plan:
+            yield clock.timeout(max(0.0, at * ms - (clock.now_ms - t0)))
+            free = [k for k in range(len(slots)) if not (slots[k].crashed or slots[k].world.paused)]
+            if not free:
+                continue
+            slot = slot if slot in free else free[0]  # a busy victim passes the fault on
+            victim = slots[slot]
+            if kind == "crash":
+                victim.crash()
+                clock.process(replace(slot))
+            else:
+                clock.process(victim.pause(params["pause_seconds"] * ms))
+
+    def monitor():
+        seen = 0
+        while True:
+            sizes = q.sizes()
+            run.event("monitor", "sample", **sizes)
+            bar.update(sizes["done"] - seen)
+            seen = sizes["done"]
+            if seen >= jobs:
+                return
+            yield clock.timeout(params["beat"] * ms)
+
+    for consumer in slots:
+        consumer.start()
+    clock.process(faults())
+    watch = clock.process(monitor())
+    expected = jobs * params["job"] / params["workers"]
+    limit = clock.timeout((4 * expected + 10 * params["lease"]) * ms)
+    run_clock(clock, until=clock.env.any_of([watch, limit]))
+    for consumer in everyone:
+        consumer.stop()
+    run_clock(clock, clock.now_ms + 2 * params["pause_seconds"] * ms)
+    for consumer in everyone:
+        consumer.halt()
+    run_clock(clock, clock.now_ms + 1)
+
+
+def chaos_counts(q: Queue, timeline: Timeline, jobs: int) -> dict[str, int]:
+    done = q.sizes()["done"]
+    effects = q.effects_applied()
+    return {
+        "jobs": jobs,
+        "completed": done,
+        "lost": jobs - done,
+        "duplicate_effects": sum(n - 1 for n in effects.values() if n > 1),
+        "jobs_with_duplicates": sum(1 for n in effects.values() if n > 1),
+        "effects_missing": sum(1 for i in range(jobs) if effects.get(f"J{i:06d}", 0) == 0),
+        "kills": len(timeline.of("crash")),
+        "pauses": len(timeline.of("pause_start")),
+        "refused_writes": len(timeline.of("complete_refused")),
+        "reaped": sum(len(e.data.get("jobs", [])) for e in timeline.of("reap")),
+    }
+
+
+def chaos_verdict(timeline: Timeline) -> dict[str, Any]:
+    c, p = timeline.counts, timeline.params
+    samples = timeline.of("sample")
+    v = {
+        "fencing": p["fencing"],
+        "all_done": c["lost"] == 0,
+        "no_duplicates": c["duplicate_effects"] == 0,
+        "finished_at": next((e.t for e in samples if e.data["done"] >= p["jobs"]), None),
+    }
+    fence = ("fencing on: the effect store refused" if p["fencing"] == "on"
+             else "fencing off: the effect store accepted every write, including")
+    v["summary"] = (f"{c['jobs']} jobs, {p['workers']} consumers, {c['kills']} crashes and {c['pauses']} pauses of "
+                    f"{p['pause_seconds']:g} s (lease {p['lease']:g} s): {c['completed']} completed, {c['lost']} lost, "
+                    f"{c['reaped']} leases reaped; {fence} {c['refused_writes'] if p['fencing'] == 'on' else 'the'} "
+                    f"stale write{'s' if p['fencing'] == 'off' or c['refused_writes'] != 1 else ''}; "
+                    f"duplicate effects: {c['duplicate_effects']}.")
+    return v
+
+
+def _write_plot(timeline: Timeline, path: str) -> None:
+    # only here, and only when asked: the model itself never imports matplotlib
+    from ..plot.applied import draw_chaos
+
+    fig = draw_chaos(timeline)
+    fig.savefig(path, dpi=120)

@@ -1,0 +1,106 @@
+"""Lesson 06: a worker stopped longer than its lease wakes up and writes anyway.
+
+worker-1 claims the job and is stopped (a stop-the-world pause: GC, VM migration, SIGSTOP) for
+longer than its lease. The lease passes on the server clock; worker-2's beat reaps the job and
+re-claims it (attempts 2) and writes the job's effect. Then worker-1 wakes, finishes its work
+and writes the effect too. Without fencing that late write lands: the effect is applied twice.
+With fencing, the store checks the writer's attempts (1) against the job's current attempt (2)
+and refuses the write.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..consumer import Consumer
+from ..errors import BadParameter
+from ..faults import Pause
+from ..queue import Queue
+from ..timeline import Timeline
+from .base import positive, run_on
+from .reaper import JOB_ID, _play, _s
+
+MODES = {"off": "no fencing", "on": "fenced by attempts"}
+
+
+def fencing(fencing: str = "on", lease: float = 30, job: float = 20, pause: Any = "5:40", beat: float = 5,
+            backend=None, **connect_kw: Any) -> Timeline:
+    """Run the fencing scenario and return its timeline.
+
+    fencing: on (the effect store checks attempts) | off (it does not). lease, job, beat: model
+    seconds. pause: AT:SECONDS, worker-1's stop-the-world pause; it must outlast the lease
+    remaining at AT for the job to be reaped while worker-1 sleeps.
+    """
+    if fencing not in MODES:
+        raise BadParameter(f"fencing must be on or off, got {fencing!r}")
+    lease_s, job_s, beat_s = positive("lease", lease), positive("job", job), positive("beat", beat)
+    stop = Pause.parse(pause)
+    if stop.at >= job_s:
+        raise BadParameter(f"the pause must start inside the job (< job = {job_s:g} s), got {pause!r}")
+    params = {"fencing": fencing, "lease": lease_s, "job": job_s, "beat": beat_s,
+              "pause": {"at": stop.at, "seconds": stop.seconds}}
+    ms = 1000.0
+    with run_on(backend, "fencing", params, **connect_kw) as run:
+        clock = run.clock
+        q = Queue(run.backend, "orders", prefix=run.prefix)
+        q.enqueue(JOB_ID, "order")
+        run.event("producer", "enqueue", job=JOB_ID)
+        effect = "fenced" if fencing == "on" else "unfenced"
+        opts = dict(lease_ms=lease_s * ms, beat_ms=beat_s * ms, work_ms=job_s * ms, effect=effect, run=run)
+        w1, w2 = Consumer(q, "worker-1", **opts), Consumer(q, "worker-2", **opts)
+
+        def script():
+            w1.start()
+            yield clock.timeout(beat_s * ms / 2)
+            w1.stop()  # worker-1 runs this one job, then leaves
+            w2.start()
+            yield clock.timeout(max(0.0, stop.at * ms - (clock.now_ms - run.t0_ms)))
+            clock.process(w1.pause(stop.seconds * ms))
+            # done when both have had their say: worker-1 woke and tried its write, worker-2 finished
+            while w1.main.is_alive or q.sizes()["done"] < 1:
+                yield clock.timeout(beat_s * ms)
+            w2.stop()
+
+        horizon = (stop.at + stop.seconds + 2 * job_s + 2 * lease_s + 4 * beat_s) * ms
+        _play(run, script(), horizon, beat_s * ms, [w1, w2])
+        effects = q.effects_applied().get(JOB_ID, 0)
+        run.timeline.counts.update({"jobs": 1, "completed": q.sizes()["done"], "lost": 1 - q.sizes()["done"],
+                                    "duplicate_effects": max(0, effects - 1), "effects_applied": effects})
+        run.timeline.verdict = fencing_verdict(run.timeline)
+    return run.timeline
+
+
+def fencing_verdict(timeline: Timeline) -> dict[str, Any]:
+    p, c = timeline.params, timeline.counts
+    reap = next((e for e in timeline.of("reap")), None)
+    reclaim = next((e for e in timeline.of("claim") if e.data.get("attempts", 0) >= 2), None)
+    stale = [e for e in timeline.events if e.actor == "worker-1" and e.kind in ("effect", "complete_refused")]
+    late = stale[0] if stale else None
+    landed = late is not None and late.kind == "effect"
+    v = {
+        "mode": MODES[p["fencing"]],
+        "paused_at": p["pause"]["at"],
+        "woke_at": p["pause"]["at"] + p["pause"]["seconds"],
+        "reaped_at": reap.t if reap else None,
+        "reclaimed_at": reclaim.t if reclaim else None,
+        "reclaim_attempts": reclaim.data["attempts"] if reclaim else None,
+        "stale_write_at": late.t if late else None,
+        "stale_write_landed": landed,
+        "stale_write_refused": late is not None and late.kind == "complete_refused",
+        "effects_applied": c["effects_applied"],
+        "duplicate_effect": c["duplicate_effects"] > 0,
+    }
+    if v["stale_write_landed"]:
+        v["summary"] = (f"{v['mode']}: worker-1 slept from {_s(v['paused_at'])} to {_s(v['woke_at'])}, past its "
+                        f"{p['lease']:g} s lease; worker-2 re-claimed the job (attempts {v['reclaim_attempts']}) at "
+                        f"{_s(v['reclaimed_at'])}; worker-1's late write at {_s(v['stale_write_at'])} landed, so "
+                        f"the effect was applied {v['effects_applied']} times.")
+    elif v["stale_write_refused"]:
+        v["summary"] = (f"{v['mode']}: worker-1 slept from {_s(v['paused_at'])} to {_s(v['woke_at'])}, past its "
+                        f"{p['lease']:g} s lease; worker-2 re-claimed the job (attempts {v['reclaim_attempts']}) at "
+                        f"{_s(v['reclaimed_at'])}; worker-1 woke with attempts 1 and its write at "
+                        f"{_s(v['stale_write_at'])} was refused: the effect was applied once.")
+    else:
+        v["summary"] = (f"{v['mode']}: worker-1's lease was not taken over during its pause; "
+                        f"the effect was applied {v['effects_applied']} time(s).")
+    return v

@@ -1,0 +1,140 @@
+"""Chaos: many consumers, random crashes and pauses. Simulated on fakeredis (virtual clock); OS
+processes (SIGKILL, SIGSTOP/SIGCONT) on a live valkey-server, through the CLI as users run it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from emqlab.errors import BadParameter
+from emqlab.scenarios.chaos import chaos, fault_plan
+
+CLI = [sys.executable, "-m", "emqlab.cli"]
+
+
+def test_chaos_fenced_on_fake_loses_nothing_and_never_duplicates(fake):
+    tl = chaos(workers=4, jobs=300, fencing="on", backend=fake)
+    c = tl.counts
+    assert (c["jobs"], c["completed"], c["lost"], c["duplicate_effects"], c["effects_missing"]) == (300, 300, 0, 0, 0)
+    assert c["kills"] >= 3 and c["pauses"] >= 6
+    assert c["reaped"] > 0 and c["refused_writes"] > 0  # faults really hit jobs in hand
+    assert tl.verdict["all_done"] and tl.verdict["no_duplicates"]
+    assert "duplicate effects: 0" in tl.summary
+
+
+def test_chaos_unfenced_on_fake_duplicates(fake):
+    tl = chaos(workers=4, jobs=300, fencing="off", backend=fake)
+    assert tl.counts["lost"] == 0 and tl.counts["completed"] == 300
+    assert tl.counts["duplicate_effects"] > 0
+    assert not tl.verdict["no_duplicates"]
+
+
+def test_chaos_is_deterministic_on_the_virtual_clock(fake):
+    a, b = (chaos(jobs=120, fencing="off", backend=fake).counts for _ in range(2))
+    assert a == b
+
+
+def test_fault_plan_is_seeded_and_bounded():
+    import random
+
+    params = {"jobs": 100, "job": 1.0, "workers": 4, "kills": 3, "pauses": 5}
+    plan = fault_plan(params, random.Random(7))
+    assert plan == fault_plan(params, random.Random(7))
+    assert [k for _, k, _ in plan].count("crash") == 3 and len(plan) == 8
+    assert all(0 < t <= 0.8 * 25 and 0 <= slot < 4 for t, _, slot in plan)
+
+
+@pytest.mark.parametrize("kw,match", [({"workers": 0}, "workers"), ({"jobs": -1}, "jobs"),
+                                      ({"fencing": "x"}, "fencing"), ({"lease": 0}, "lease"),
+                                      ({"procs": "on"}, "live server")])
+def test_chaos_validates(fake, kw, match):
+    with pytest.raises(BadParameter, match=match):
+        chaos(backend=fake, **kw)
+
+
+def _cli_json(*args: str, timeout: float = 240) -> dict:
+    proc = subprocess.run([*CLI, "chaos", *args, "--json"], capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.live
+@pytest.mark.slow
+def test_cli_chaos_1000_jobs_on_valkey_processes():
+    fenced = _cli_json("--workers", "4", "--jobs", "1000", "--backend", "valkey")
+    assert fenced["params"]["procs"] is True
+    assert (fenced["jobs"], fenced["completed"], fenced["lost"], fenced["duplicate_effects"]) == (1000, 1000, 0, 0)
+    assert fenced["kills"] >= 3 and fenced["pauses"] >= 6
+    assert any(e["kind"] == "crash" and e.get("signal") == "SIGKILL" for e in fenced["events"])
+    assert any(e["kind"] == "pause_start" and e.get("signal") == "SIGSTOP" for e in fenced["events"])
+    loose = _cli_json("--workers", "4", "--jobs", "1000", "--backend", "valkey", "--fencing", "off")
+    assert (loose["completed"], loose["lost"]) == (1000, 0)
+    assert loose["duplicate_effects"] > 0
+
+
+def _descendants(pid: int) -> list[int]:
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True).stdout
+    kids = [int(x) for x in out.split()]
+    return kids + [g for k in kids for g in _descendants(k)]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is gone for our purposes
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.live
+@pytest.mark.slow
+def test_ctrl_c_leaves_no_worker_or_server_behind(tmp_path):
+    proc = subprocess.Popen([*CLI, "chaos", "--backend", "valkey", "--jobs", "200000", "--workers", "3",
+                             "--progress", "off"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        kids: list[int] = []
+        while time.monotonic() < deadline:  # the server plus three consumers
+            kids = _descendants(proc.pid)
+            if len(kids) >= 4:
+                break
+            time.sleep(0.1)
+        assert len(kids) >= 4, kids
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    time.sleep(0.2)
+    assert [k for k in kids if _alive(k)] == []
+
+
+def test_cli_chaos_plot_and_bad_input(tmp_path):
+    out = tmp_path / "chaos.png"
+    data = _cli_json("--jobs", "60", "--workers", "2", "--plot", str(out))
+    assert data["completed"] == 60 and out.stat().st_size > 5_000
+    bad = subprocess.run([*CLI, "chaos", "--workers", "0"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and bad.stderr.startswith("emqlab: error: workers must be")
+    assert len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_draw_chaos_follows_the_figure_protocol(fake):
+    from emqlab.plot.applied import draw_chaos
+    from test_reaper import check_protocol
+
+    fig = draw_chaos([chaos(jobs=80, fencing="on", backend=fake), chaos(jobs=80, fencing="off", backend=fake)])
+    check_protocol(fig, ["fencing on", "fencing off"])
+    assert "lost 0" in fig.emqlab_modes["fencing on"]["verdict"]

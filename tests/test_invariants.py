@@ -1,0 +1,105 @@
+"""Property-based (hypothesis stateful) checks of the queue on fakeredis: whatever the interleaving
+of enqueues, claims, completions, retries, reaps, promotions, extends and fenced effect writes,
+stale or current, and however the clock moves:
+- every job is in exactly one of pending, active, schedule or done, and its state agrees;
+- attempts never decrease;
+- a completion (or fenced effect) is accepted at most once per job."""
+
+from __future__ import annotations
+
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from emqlab.backend import connect
+from emqlab.consumer import run_clock
+from emqlab.errors import StaleToken
+from emqlab.queue import Queue
+
+IDS = st.sampled_from([f"J{i}" for i in range(6)])
+PLACE_OF_STATE = {"pending": "pending", "active": "active", "scheduled": "schedule", "done": "done"}
+
+
+class QueueMachine(RuleBasedStateMachine):
+    def __init__(self):
+        super().__init__()
+        self.backend = connect("fake")
+        self.q = Queue(self.backend, "orders", prefix=self.backend.run_prefix("invariants"))
+        self.known: set[str] = set()
+        self.claims: list[tuple[str, int]] = []  # every (id, attempts) ever handed out, stale or not
+        self.attempts: dict[str, int] = {}
+        self.accepted: dict[str, int] = {}
+
+    def teardown(self):
+        self.backend.delete_prefix(self.q.base)
+        self.backend.close()
+
+    # -- operations ----------------------------------------------------------------------
+    @rule(job=IDS, delay=st.sampled_from([0, 0, 5_000, 40_000]))
+    def enqueue(self, job, delay):
+        added = self.q.enqueue(job, "p", delay_ms=delay)
+        assert added == (job not in self.known)
+        self.known.add(job)
+
+    @rule(count=st.integers(1, 3), lease=st.sampled_from([1_000, 10_000, 30_000]))
+    def claim(self, count, lease):
+        for c in self.q.claim(lease, count):
+            self.claims.append((c.id, c.attempts))
+
+    @rule(ms=st.sampled_from([500, 5_000, 15_000, 45_000]))
+    def time_passes(self, ms):
+        run_clock(self.backend.clock, self.backend.clock.now_ms + ms)
+
+    @rule(limit=st.integers(1, 4))
+    def reap(self, limit):
+        self.q.reap(limit)
+
+    @rule(limit=st.integers(1, 4))
+    def promote(self, limit):
+        self.q.promote(limit)
+
+    @precondition(lambda self: self.claims)
+    @rule(pick=st.integers(0, 1_000), how=st.sampled_from(["complete", "effect", "retry", "retry-later"]))
+    def settle(self, pick, how):
+        job, attempts = self.claims[pick % len(self.claims)]
+        try:
+            if how == "complete":
+                self.q.complete(job, attempts)
+            elif how == "effect":
+                self.q.record_effect(job, attempts, fenced=True)
+            else:
+                self.q.retry(job, attempts, delay_ms=0 if how == "retry" else 20_000)
+                return
+        except StaleToken:
+            return
+        self.accepted[job] = self.accepted.get(job, 0) + 1
+
+    @precondition(lambda self: self.claims)
+    @rule(picks=st.lists(st.integers(0, 1_000), min_size=1, max_size=3), lease=st.sampled_from([1_000, 30_000]))
+    def extend(self, picks, lease):
+        held = [self.claims[p % len(self.claims)] for p in picks]
+        self.q.extend(dict(held).items(), lease)
+
+    # -- invariants ------------------------------------------------------------------------
+    @invariant()
+    def exactly_one_place(self):
+        for job in self.known:
+            places = self.q.where(job)
+            assert len(places) == 1, (job, places)
+            assert PLACE_OF_STATE[self.q.job(job)["state"]] == places[0]
+
+    @invariant()
+    def attempts_never_decrease(self):
+        for job in self.known:
+            now = int(self.q.job(job)["attempts"])
+            assert now >= self.attempts.get(job, 0)
+            self.attempts[job] = now
+
+    @invariant()
+    def accepted_at_most_once(self):
+        assert all(n <= 1 for n in self.accepted.values()), self.accepted
+        assert all(n <= 1 for n in self.q.effects_applied().values())
+
+
+QueueMachine.TestCase.settings = settings(max_examples=60, stateful_step_count=30, deadline=None)
+TestQueueInvariants = QueueMachine.TestCase

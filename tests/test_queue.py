@@ -1,0 +1,225 @@
+"""The queue's scripts on both stores: keyspace, validation, claim/complete/retry, reap, promote,
+the batched extend, the fenced effect, and the no-resurrection interleaving."""
+
+from __future__ import annotations
+
+import pytest
+
+from emqlab.consumer import run_clock
+from emqlab.errors import BadParameter, StaleToken
+from emqlab.queue import Queue
+from emqlab.scenarios.base import run_on
+
+LEASE_MS = 30_000
+
+
+def wait(backend, ms: float) -> None:
+    """Let `ms` model milliseconds pass (instantly on the virtual clock, scaled on the real one)."""
+    run_clock(backend.clock, backend.clock.now_ms + ms)
+
+
+@pytest.fixture
+def q(backend):
+    with run_on(backend, "queue-test", {}) as run:
+        yield Queue(backend, "orders", prefix=run.prefix)
+
+
+def test_keyspace_keeps_the_hashtag_under_the_prefix(q):
+    assert q.pending.endswith("emq:{orders}:pending")
+    assert q.pending.startswith("emqlab:")
+    assert q.job_key("A1") == q.base + "job:A1"
+    assert q.base.startswith(q.backend.prefix)
+
+
+@pytest.mark.parametrize("name", ["", "a:b", "{x}", "has space", "x" * 65, None, 7])
+def test_bad_queue_names_are_refused(fake, name):
+    with pytest.raises(BadParameter, match="queue name"):
+        Queue(fake, name)
+
+
+@pytest.mark.parametrize("job_id", ["", "a:b", "x}", "sp ace", "y" * 129])
+def test_bad_job_ids_are_refused(q, job_id):
+    with pytest.raises(BadParameter, match="job id"):
+        q.enqueue(job_id)
+
+
+def test_prefix_outside_emqlab_is_refused(fake):
+    with pytest.raises(BadParameter, match="must lie under"):
+        Queue(fake, "orders", prefix="other:")
+
+
+def test_enqueue_is_idempotent(q):
+    assert q.enqueue("A1", "first") is True
+    assert q.enqueue("A1", "second") is False
+    assert q.job("A1") == {"state": "pending", "attempts": "0", "payload": "first"}
+    assert q.sizes()["pending"] == 1
+
+
+def test_claim_bumps_attempts_and_scores_active_at_server_time_plus_lease(q):
+    q.enqueue("A1", "pay")
+    [job] = q.claim(LEASE_MS)
+    assert (job.id, job.attempts, job.payload) == ("A1", 1, "pay")
+    assert job.deadline - job.server_now == q.clock.to_server_ms(LEASE_MS)
+    assert job.lease_ms == pytest.approx(LEASE_MS)
+    assert q.backend.client.zscore(q.active, "A1") == job.deadline
+    assert q.where("A1") == ["active"]
+    assert q.claim(LEASE_MS) == []  # nothing else is ready
+
+
+def test_claim_takes_oldest_first_and_respects_count(q):
+    for i in range(5):
+        q.enqueue(f"J{i}")
+        wait(q.backend, 10)
+    jobs = q.claim(LEASE_MS, count=3)
+    assert [j.id for j in jobs] == ["J0", "J1", "J2"]
+    assert q.sizes() == {"pending": 2, "active": 3, "schedule": 0, "done": 0}
+
+
+def test_complete_only_with_current_attempts(q):
+    q.enqueue("A1")
+    [job] = q.claim(LEASE_MS)
+    with pytest.raises(StaleToken) as info:
+        q.complete("A1", job.attempts + 1)
+    assert info.value.key == q.job_key("A1")
+    q.complete("A1", job.attempts)
+    assert q.where("A1") == ["done"]
+    with pytest.raises(StaleToken):  # a completion is accepted at most once
+        q.complete("A1", job.attempts)
+    with pytest.raises(BadParameter, match="no such job"):
+        q.complete("nope", 1)
+
+
+def test_retry_returns_to_pending_or_schedule(q):
+    q.enqueue("A1")
+    [job] = q.claim(LEASE_MS)
+    q.retry("A1", job.attempts)
+    assert q.where("A1") == ["pending"]
+    [job] = q.claim(LEASE_MS)
+    assert job.attempts == 2
+    with pytest.raises(StaleToken):
+        q.retry("A1", 1)
+    q.retry("A1", 2, delay_ms=5_000)
+    assert q.where("A1") == ["schedule"] and q.job("A1")["state"] == "scheduled"
+
+
+def test_reap_waits_for_the_server_clock(q):
+    q.enqueue("A1")
+    q.claim(LEASE_MS)
+    wait(q.backend, LEASE_MS * 0.3)
+    assert q.reap() == []
+    wait(q.backend, LEASE_MS * 0.7 + 500)
+    assert q.reap() == ["A1"]
+    assert q.where("A1") == ["pending"]
+    assert q.job("A1")["state"] == "pending"
+    [again] = q.claim(LEASE_MS)
+    assert (again.id, again.attempts) == ("A1", 2)
+
+
+def test_reap_is_bounded_per_call(q):
+    q.enqueue_many([f"J{i}" for i in range(7)])
+    q.claim(1_000, count=7)
+    wait(q.backend, 1_500)
+    assert len(q.reap(limit=3)) == 3
+    assert len(q.reap(limit=3)) == 3
+    assert len(q.reap(limit=3)) == 1
+    assert q.sizes()["pending"] == 7
+
+
+def test_reap_all_goes_in_slices_until_empty(q):
+    q.enqueue_many([f"J{i}" for i in range(25)])
+    q.claim(1_000, count=25)
+    wait(q.backend, 1_500)
+    assert q.reap_all(limit=4) == 25
+    assert q.sizes() == {"pending": 25, "active": 0, "schedule": 0, "done": 0}
+
+
+def test_promote_moves_only_due_jobs(q):
+    q.enqueue("late", delay_ms=20_000)
+    q.enqueue("soon", delay_ms=5_000)
+    assert q.where("late") == ["schedule"] and q.job("late")["state"] == "scheduled"
+    wait(q.backend, 10_000)
+    assert q.promote() == 1
+    assert q.where("soon") == ["pending"] and q.where("late") == ["schedule"]
+    wait(q.backend, 15_000)
+    assert q.promote() == 1
+    assert q.sizes()["pending"] == 2
+
+
+def test_batched_extend_pushes_out_every_held_lease_in_one_round_trip(q):
+    q.enqueue_many(["A", "B", "C"])
+    held = [(j.id, j.attempts) for j in q.claim(LEASE_MS, count=3)]
+    wait(q.backend, 10_000)
+    before = q.backend.counter.round_trips
+    ext = q.extend(held, LEASE_MS)
+    assert q.backend.counter.round_trips - before == 1
+    assert ext.lost == ()
+    for job_id, _ in held:
+        assert q.backend.client.zscore(q.active, job_id) == ext.deadline
+    assert ext.deadline - ext.server_now == q.clock.to_server_ms(LEASE_MS)
+
+
+def test_no_resurrection_stale_extend_and_complete_after_reap(q):
+    """claim -> the lease passes -> reap -> the lapsed holder's extend -> its completion."""
+    q.enqueue("A1")
+    [stale] = q.claim(LEASE_MS)
+    wait(q.backend, LEASE_MS + 500)
+    assert q.reap() == ["A1"]
+    ext = q.extend([("A1", stale.attempts)], LEASE_MS)
+    assert ext.lost == ("A1",)
+    assert q.where("A1") == ["pending"]  # not slipped back into active
+    assert q.backend.client.zscore(q.active, "A1") is None
+    with pytest.raises(StaleToken):
+        q.complete("A1", stale.attempts)
+    with pytest.raises(StaleToken):
+        q.record_effect("A1", stale.attempts, fenced=True)
+    # the re-claim fences the stale holder out of the new lease as well
+    [fresh] = q.claim(LEASE_MS)
+    assert fresh.attempts == 2
+    deadline = q.backend.client.zscore(q.active, "A1")
+    assert q.extend([("A1", stale.attempts)], LEASE_MS * 3).lost == ("A1",)
+    assert q.backend.client.zscore(q.active, "A1") == deadline
+    with pytest.raises(StaleToken):
+        q.complete("A1", stale.attempts)
+    q.complete("A1", fresh.attempts)
+    assert q.where("A1") == ["done"]
+
+
+def test_fenced_effect_settles_once_and_unfenced_duplicates(q):
+    q.enqueue_many(["F", "U"])
+    jobs = {j.id: j for j in q.claim(LEASE_MS, count=2)}
+    assert q.record_effect("F", jobs["F"].attempts, fenced=True) == 1
+    assert q.where("F") == ["done"]
+    with pytest.raises(StaleToken):
+        q.record_effect("F", jobs["F"].attempts, fenced=True)
+    # unfenced: the lapsed attempt's write lands beside the new attempt's
+    wait(q.backend, LEASE_MS + 500)
+    q.reap()
+    [again] = q.claim(LEASE_MS)
+    assert q.record_effect("U", again.attempts, fenced=False) == 1
+    assert q.record_effect("U", jobs["U"].attempts, fenced=False) == 2
+    assert q.effects_applied() == {"F": 1, "U": 2}
+
+
+def test_run_prefix_leaves_nothing_behind(backend):
+    with run_on(backend, "queue-test", {}) as run:
+        queue = Queue(backend, "orders", prefix=run.prefix)
+        queue.enqueue("A1")
+        queue.claim(LEASE_MS)
+        assert backend.keys(run.prefix)
+    assert backend.keys(run.prefix) == []
+
+
+def test_reap_in_slices_drains_a_backlog_in_bounded_calls(q):
+    from emqlab.reaper import reap_in_slices
+
+    q.enqueue_many([f"J{i:05d}" for i in range(2_000)])
+    while q.claim(1_000, count=500):
+        pass
+    wait(q.backend, 1_500)
+    report = reap_in_slices(q, limit=250)
+    assert report.returned == 2_000
+    assert report.calls == 9  # eight full slices, then one that finds nothing left
+    assert len(report.call_ms) == 9 and report.longest_ms >= 0
+    assert q.sizes() == {"pending": 2_000, "active": 0, "schedule": 0, "done": 0}
+    with pytest.raises(BadParameter, match="from 1 to 1000"):
+        q.reap(5_000)
