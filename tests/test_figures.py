@@ -1,0 +1,147 @@
+"""`emqlab figures`: every course figure, run for real, drawn at slide size, with its caption file."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from emqlab import cli
+from emqlab.errors import BadParameter
+from emqlab.figures import course_figures, export_all, light
+from emqlab.plot import style
+
+EXPECTED = [
+    "fig1-heartbeat", "fig1-heartbeat-no-renewal", "fig1-heartbeat-renew-half",
+    "fig2-renewal-cost-k6", "fig2-renewal-cost-k6-per-job", "fig2-renewal-cost-k6-sweep",
+    "fig3-renewal-scaling", "fig4-renewal-capacity", "fig5-reaper", "fig6-fencing",
+]
+
+
+@pytest.fixture(scope="module")
+def svg_export(tmp_path_factory):
+    out = tmp_path_factory.mktemp("figures-out")
+    return out, export_all(out, fmt="svg", progress=False)
+
+
+def test_every_course_figure_is_written_with_its_caption(svg_export):
+    out, written = svg_export
+    assert [f.name for f in course_figures()] == EXPECTED
+    assert sorted(p.name for p in written) == sorted([f"{n}.svg" for n in EXPECTED] + [f"{n}.txt" for n in EXPECTED])
+    for name in EXPECTED:
+        root = ET.parse(out / f"{name}.svg").getroot()
+        # 16 x 9 inches: a slide, in points
+        assert (root.get("width"), root.get("height")) == ("1152pt", "648pt"), name
+        assert len(root.findall(".//{http://www.w3.org/2000/svg}path")) > 20, f"{name} looks empty"
+        caption = (out / f"{name}.txt").read_text(encoding="utf-8")
+        assert caption.strip() and caption.endswith("\n"), name
+
+
+def caption(svg_export, name):
+    return (svg_export[0] / f"{name}.txt").read_text(encoding="utf-8")
+
+
+def test_captions_say_what_each_figure_shows(svg_export):
+    none = caption(svg_export, "fig1-heartbeat-no-renewal")
+    # the readout of the lit mode, in the plot module's words; here only its facts are checked
+    assert "\nreadout · no renewal:" in none and "lapsed at 30 s" in none and "twice" in none
+    half = caption(svg_export, "fig1-heartbeat-renew-half")
+    assert "\nreadout · renew at TTL/2:" in half and "finished once" in half and "lapsed" not in half
+    both = caption(svg_export, "fig1-heartbeat")
+    assert "lease ends at 30 s and lapses" in both and "pushed out every 15 s" in both
+
+    k6 = caption(svg_export, "fig2-renewal-cost-k6")
+    assert "K = 6" in k6 and "6 extend round trips each tick" in k6 and "one bounded round trip each tick" in k6
+    assert "K per-job timers → K per-job timers" not in k6  # a verdict that names itself is not prefixed twice
+    sweep = caption(svg_export, "fig2-renewal-cost-k6-sweep")
+    assert "\nreadout · one sweep:" in sweep and "K = 6" in sweep and "1 round trip per tick" in sweep
+
+    scaling = caption(svg_export, "fig3-renewal-scaling")
+    assert "emqlab per-job, K = 1000: 1000 round trips per tick" in scaling
+    assert "emqlab sweep, K = 1000: 1 round trips per tick" in scaling
+    assert "fakeredis" in scaling  # says where it was measured
+    capacity = caption(svg_export, "fig4-renewal-capacity")
+    assert "extrapolated" in capacity and "emqlab sweep: one tick would fill the cadence at K ≈" in capacity
+
+    assert "reaped at 32.5 s" in caption(svg_export, "fig5-reaper")
+    fencing = caption(svg_export, "fig6-fencing")
+    assert "late write lands" in fencing and "late write refused" in fencing
+
+
+def test_png_is_slide_resolution(tmp_path):
+    from matplotlib.image import imread
+
+    written = export_all(tmp_path, fmt="png", progress=False, only=["fig1-heartbeat-no-renewal"])
+    assert [p.name for p in written] == ["fig1-heartbeat-no-renewal.png", "fig1-heartbeat-no-renewal.txt"]
+    assert imread(written[0]).shape[:2] == (1080, 1920)
+
+
+def test_the_same_run_gives_the_same_svg(tmp_path):
+    a = export_all(tmp_path / "a", fmt="svg", progress=False, only=["fig1-heartbeat"])
+    b = export_all(tmp_path / "b", fmt="svg", progress=False, only=["fig1-heartbeat"])
+    assert a[0].read_bytes() == b[0].read_bytes()
+
+
+def test_light_dims_every_other_mode(fake):
+    from emqlab.figures import heartbeat_modes
+    from emqlab.plot.heartbeat import draw_heartbeat
+
+    fig = draw_heartbeat(heartbeat_modes(fake))
+
+    def alphas():
+        seen = {"none": [], "half": []}
+        for artist in fig.findobj():
+            kind, _, name = (artist.get_gid() or "").partition(":")
+            if kind == "mode":
+                seen[name].append(1.0 if artist.get_alpha() is None else artist.get_alpha())
+        return seen
+
+    before = alphas()
+    light(fig, "none")
+    after = alphas()
+    assert before["half"] and after["half"] == pytest.approx([a * style.DIM_ALPHA for a in before["half"]])
+    assert before["none"] and after["none"] == before["none"]
+    assert fig.emqlab_readout.get_text() == fig.emqlab_modes["none"]["readout"]
+    with pytest.raises(BadParameter, match="no mode 'sometimes'"):
+        light(fig, "sometimes")
+
+
+@pytest.mark.slow
+def test_figure_one_on_either_store(backend, tmp_path):
+    written = export_all(tmp_path, fmt="png", backend=backend, progress=False,
+                         only=["fig1-heartbeat-no-renewal", "fig1-heartbeat-renew-half"])
+    assert len(written) == 4
+    none = (tmp_path / "fig1-heartbeat-no-renewal.txt").read_text(encoding="utf-8")
+    half = (tmp_path / "fig1-heartbeat-renew-half.txt").read_text(encoding="utf-8")
+    assert "lapsed at 30 s" in none and "twice" in none
+    assert "finished once" in half and "lapsed" not in half
+
+
+def test_cli_writes_figures_with_a_progress_bar(tmp_path, capsys):
+    # the real verb, restricted by nothing: every figure, the bar on stderr, the paths on stdout
+    out = tmp_path / "figures-out"
+    assert cli.main(["figures", "--out", str(out), "--format", "svg"]) == 0
+    captured = capsys.readouterr()
+    listed = captured.out.split()
+    assert len(listed) == 2 * len(EXPECTED) and all((out / p.rsplit("/", 1)[-1]).is_file() for p in listed)
+    assert "figures: 100%" in captured.err and f"{len(EXPECTED)}/{len(EXPECTED)}" in captured.err
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["figures", "--out", "x", "--format", "pdf"], "invalid choice: 'pdf'"),
+    (["figures"], "the following arguments are required: --out"),
+])
+def test_cli_bad_input_is_one_line(argv, message, capsys):
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("emqlab: error: ") and message in err and err.count("\n") == 1
+
+
+def test_out_must_be_a_folder(tmp_path, capsys):
+    a_file = tmp_path / "slides.txt"
+    a_file.write_text("")
+    assert cli.main(["figures", "--out", str(a_file)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("emqlab: error: --out") and "is a file" in err and err.count("\n") == 1
+    with pytest.raises(BadParameter, match="format must be one of png, svg"):
+        export_all(tmp_path, fmt="gif")
