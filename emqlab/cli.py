@@ -69,7 +69,7 @@ def cmd_renewal_cost(args) -> None:
 
     with _open(args) as backend:
         result = renewal_cost(jobs=args.jobs, design=args.design, ticks=args.ticks, batch=args.batch,
-                              lease=args.lease, backend=backend)
+                              lease=args.lease, cadence=args.cadence, steal=args.steal, backend=backend)
     _emit(args, result.to_dict(), result.summary)
 
 
@@ -92,7 +92,7 @@ def cmd_chaos(args) -> None:
 def cmd_figures(args) -> None:
     from .figures import export_all
 
-    written = export_all(args.out, fmt=args.format, backend=args.backend)
+    written = export_all(args.out, fmt=args.format, backend=args.backend, clock=args.clock, scale=args.scale)
     _emit(args, {"out": str(args.out), "files": [str(p) for p in written]},
           "\n".join(str(p) for p in written))
 
@@ -144,10 +144,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("renewal-cost", parents=[common], help="K per-job timers against one sweep")
     p.add_argument("--jobs", type=int, default=6, help="K, the leases the worker holds (default 6)")
-    p.add_argument("--design", choices=["per-job", "sweep"], default="sweep")
+    p.add_argument("--design", choices=["per-job", "sweep"], default="sweep",
+                   help="per-job: one timer and one extend per lease; sweep: one bounded call per tick (default)")
     p.add_argument("--ticks", type=int, default=4, help="renewal ticks to run (default 4)")
-    p.add_argument("--batch", type=int, default=None, help="sweep: leases per script call (default: bounded by 5 ms)")
+    p.add_argument("--batch", type=int, default=None,
+                   help="sweep: leases per script call (default 500, which keeps a call well under 5 ms)")
     p.add_argument("--lease", type=float, default=30.0, help="lease in model seconds (default 30)")
+    p.add_argument("--cadence", default="half", help="half | third | quarter | a fraction of the lease > 0 (default half)")
+    p.add_argument("--steal", default=None, metavar="AT:JOB[,AT:JOB]",
+                   help="another token takes job JOB's key at model second AT (the next renewal reports it lost)")
     p.set_defaults(func=cmd_renewal_cost)
 
     try:  # the applied form adds its own options; see emqlab/scenarios/reaper.py and chaos.py
@@ -167,7 +172,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_lab)
 
     p = sub.add_parser("present", help="serve a lesson's figures as a dashboard (Voila)")
-    p.add_argument("name", help="which dashboard (see `emqlab present --help`)")
+    from .present import DASHBOARDS
+
+    p.add_argument("name", help="which dashboard: " + "; ".join(f"{k} ({v})" for k, v in DASHBOARDS.items()))
     p.add_argument("--port", type=int, default=8866)
     p.add_argument("--no-browser", action="store_true")
     p.set_defaults(func=cmd_present)

@@ -13,6 +13,15 @@ from typing import Any, Sequence
 KEY_COUNTS: dict[str, int] = {
     "extend_lease": 1,
     "release_lease": 1,
+    "extend_leases": -1,  # any number (one per lease): renewal_plane calls it by sha, in pipelines
+    "enqueue": 4,
+    "claim": 2,
+    "complete": 3,
+    "retry": 4,
+    "reap": 2,
+    "promote": 3,
+    "extend_active": 1,
+    "record_effect": 4,
 }
 
 

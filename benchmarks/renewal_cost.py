@@ -1,0 +1,445 @@
+"""Renewal cost against K, on a live Valkey this script starts (and stops) itself.
+
+    .venv/bin/python benchmarks/renewal_cost.py            # the full run (several minutes)
+    .venv/bin/python benchmarks/renewal_cost.py --quick    # K up to 1000, no capacity search
+
+Designs, side by side, each holding K leases for a few renewal ticks:
+  emqlab per-job  K SimPy timers, one extend_lease EVALSHA each per tick (one connection)
+  emqlab sweep    one timer, extend_leases in bounded batches, one pipeline per tick (one connection)
+  python-redis-lock  Lock(auto_renewal=True): one renewal thread per lock, at 2/3 of the expiry
+  redis-py Lock   Lock.extend(replace_ttl=True) from a threading.Timer per lock, at TTL/2
+The peers run on a plain redis-py client as a user would make it (its pool holds at most 100
+connections), and again with a pool of 20 000 ("big pool") so the pool is not what stops them.
+
+Per design and K: round trips per tick (client side), wall ms per tick (time the renewal layer
+was busy in a tick), server µs per tick (INFO commandstats), the longest single script call (slow
+log), threads used, whether every lease was held to the end, and where/why a design broke.
+Then the capacity search: for a 30 s lease renewed at TTL/2 on one connection, the largest K whose
+tick still fits in the 15 s cadence, found by timing real ticks (doubling, then bisection).
+
+Writes benchmarks/out/renewal_cost.{json,md} and renewal_cost_scaling.png, renewal_cost_capacity.png.
+This is a benchmark, not a test: nothing here asserts speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import statistics
+import sys
+import threading
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import redis
+from tqdm import tqdm
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from emqlab.backend import connect  # noqa: E402
+from emqlab.commandstats import ServerCounter, slow_calls  # noqa: E402
+from emqlab.embedded import EmbeddedValkey  # noqa: E402
+from emqlab.lease import new_token  # noqa: E402
+from emqlab.renewal_plane import make_plane  # noqa: E402
+from emqlab.scenarios.renewal_cost import renewal_cost  # noqa: E402
+
+KS = (1, 6, 100, 1000, 10_000, 100_000)
+QUICK_KS = (1, 6, 100, 1000)
+DESIGNS = ("emqlab per-job", "emqlab sweep", "python-redis-lock", "redis-py Lock + timer",
+           "python-redis-lock, big pool", "redis-py Lock + timer, big pool")
+BIG_POOL = 20_000  # the "big pool" rows: enough connections that redis-py's default cap of 100 is not the limit
+OUT = ROOT / "benchmarks" / "out"
+SLOW_US = 1000  # calls longer than this land in the slow log, so the longest one is known
+
+
+def busy_ms(spans: list[tuple[float, float]]) -> float:
+    """How long at least one renewal call was in flight: the union of the call intervals."""
+    total, end = 0.0, float("-inf")
+    for a, b in sorted(spans):
+        if a > end:
+            total, end = total + (b - a), b
+        elif b > end:
+            total, end = total + (b - end), b
+    return total * 1000
+
+
+def run_emqlab(url: str, design: str, k: int, lease_real: float, ticks: int) -> dict:
+    scale = lease_real / 30.0  # a 30 s model lease lasts lease_real seconds
+    be = connect(url, clock="real", scale=scale)  # a fresh clock per run
+    try:
+        with slow_calls(be.client, SLOW_US) as slow:
+            t = renewal_cost(jobs=k, design=design, ticks=ticks, lease=30, backend=be)
+    finally:
+        be.close()
+    c = t.counts
+    walls = [e.data["wall_ms"] for e in t.of("tick")]
+    row = {"rt_per_tick": c["round_trips_per_tick"], "wall_ms_per_tick": statistics.median(walls),
+           "wall_ms_ticks": walls, "server_us_per_tick": c["server_us_per_tick"],
+           "longest_call_ms": max((s["us"] for s in slow if s["command"] == "evalsha"), default=None),
+           "threads": 1, "all_held": c["all_held"], "cadence_s": lease_real / 2, "connections": 1}
+    if row["longest_call_ms"] is not None:
+        row["longest_call_ms"] /= 1000
+    if max(walls) > lease_real / 2 * 1000:
+        row["broke"] = f"a tick took {max(walls) / 1000:.1f} s, longer than the {lease_real / 2:g} s cadence"
+    if not c["all_held"]:
+        lapsed = f"{k - c['held_at_end']:,} of {k:,} leases lapsed before their renewal (each holder was told)"
+        row["broke"] = f"{row['broke']}; {lapsed}" if "broke" in row else lapsed
+    return row
+
+
+class _Peer:
+    """Lock holders of a peer library on a plain redis-py client (what a user would hold), renewal
+    calls timed per lock. `max_connections` None keeps redis-py's default pool (100 connections)."""
+
+    def __init__(self, url: str, k: int, lease_real: float, max_connections: int | None):
+        kw = {"max_connections": max_connections} if max_connections else {}
+        self.client = redis.Redis.from_url(url, decode_responses=True, **kw)
+        self.k, self.lease_real = k, lease_real
+        self.calls: dict[int, list[tuple[float, float]]] = defaultdict(list)
+        self.errors: Counter = Counter()
+        self.locks: list = []
+
+    def timed(self, index: int, fn, *args, **kw):
+        start = time.perf_counter()
+        try:
+            return fn(*args, **kw)
+        except Exception as exc:
+            self.errors[type(exc).__name__] += 1
+            raise
+        finally:
+            self.calls[index].append((start, time.perf_counter()))
+
+    def cleanup(self) -> None:
+        for pattern in ("emqlab:bench:*", "lock*:emqlab:bench:*"):  # python-redis-lock prefixes "lock:"
+            keys = list(self.client.scan_iter(match=pattern, count=1000))
+            for i in range(0, len(keys), 1000):
+                self.client.unlink(*keys[i:i + 1000])
+        self.client.close()
+
+
+_TIMED_LOCK = {}
+
+
+def _timed_lock_class(peer_ref: list):
+    """One subclass for the whole run: python-redis-lock registers its scripts once per process
+    (a module global), so a second subclass would find its scripts missing."""
+    if "cls" not in _TIMED_LOCK:
+        import redis_lock
+
+        class TimedLock(redis_lock.Lock):
+            def extend(self, expire=None):
+                return peer_ref[0].timed(self.index, super().extend, expire)
+
+        _TIMED_LOCK["cls"] = TimedLock
+    return _TIMED_LOCK["cls"]
+
+
+_CURRENT_PEER: list = [None]
+
+
+def _python_redis_lock(peer: _Peer):
+    _CURRENT_PEER[0] = peer
+    cls = _timed_lock_class(_CURRENT_PEER)
+    expire = max(1, round(peer.lease_real))
+    warm = cls(peer.client, "emqlab:bench:warm", expire=expire)  # loads its scripts before the window
+    warm.index = -1
+    warm.acquire(blocking=False)
+    warm.extend()
+    warm.release()
+    peer.calls.clear()
+    return expire * 2 / 3, lambda: _take(peer, lambda i: _prl_take(cls, peer, i, expire)), \
+        (lambda lock: lock.get_owner_id() == lock.id), (lambda lock: lock.release())
+
+
+def _prl_take(cls, peer, i, expire):
+    lock = cls(peer.client, f"emqlab:bench:{{w}}:{i}", expire=expire, auto_renewal=True)
+    lock.index = i
+    lock.acquire(blocking=False)
+    return lock
+
+
+def _take(peer: _Peer, take) -> None:
+    for i in range(peer.k):
+        peer.locks.append(take(i))
+
+
+def _redis_py_lock(peer: _Peer):
+    interval = peer.lease_real / 2
+    stop = threading.Event()
+    timers: dict[int, threading.Timer] = {}
+    warm = peer.client.lock("emqlab:bench:warm", timeout=peer.lease_real, thread_local=False)
+    warm.acquire(blocking=False)
+    warm.extend(peer.lease_real, replace_ttl=True)  # loads the extend script before the window
+    warm.release()
+
+    def renew(i, lock):
+        if stop.is_set():
+            return
+        try:
+            peer.timed(i, lock.extend, peer.lease_real, replace_ttl=True)
+        except Exception:
+            return  # the timer stops; nobody else is told, as with a hand-written renewer
+        timer = timers[i] = threading.Timer(interval, renew, (i, lock))
+        timer.daemon = True
+        timer.start()
+
+    def take(i):
+        lock = peer.client.lock(f"emqlab:bench:{{w}}:{i}", timeout=peer.lease_real, thread_local=False)
+        lock.acquire(blocking=False)
+        lock.index = i
+        timer = timers[i] = threading.Timer(interval, renew, (i, lock))
+        timer.daemon = True
+        timer.start()
+        return lock
+
+    def release(lock):
+        stop.set()
+        timers[lock.index].cancel()
+        lock.release()
+    return interval, lambda: _take(peer, take), (lambda lock: lock.owned()), release
+
+
+def _join_new(before: set, timeout: float = 15.0) -> None:
+    """Wait for the renewal threads this run started, so the next run counts only its own."""
+    deadline = time.monotonic() + timeout
+    for thread in threading.enumerate():
+        if thread not in before:
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+
+def run_peer(url: str, kind: str, k: int, lease_real: float, ticks: int, max_threads: int,
+             max_connections: int | None = None) -> dict:
+    if k > max_threads:
+        return {"rt_per_tick": None, "threads": k, "all_held": None,
+                "broke": f"not run: needs {k:,} renewal threads, over the cap of {max_threads:,}"}
+    peer = _Peer(url, k, lease_real, max_connections)
+    before = set(threading.enumerate())
+    base_threads = len(before)
+    old_hook = threading.excepthook
+    threading.excepthook = lambda args: None  # a failed renewal thread dies silently: counted below
+    row: dict = {"connections": None}
+    try:
+        setup = _python_redis_lock if kind.startswith("python-redis-lock") else _redis_py_lock
+        interval, take_all, owned, release = setup(peer)
+        server = ServerCounter(peer.client).start()
+        try:
+            take_all()
+        except Exception as exc:  # thread or connection limits
+            row.update(rt_per_tick=None, threads=threading.active_count() - base_threads, all_held=False,
+                       broke=f"failed while taking {len(peer.locks):,} of {k:,} locks: {type(exc).__name__}: {exc}")
+            for lock in peer.locks:
+                try:
+                    release(lock)
+                except Exception:
+                    pass
+            return row
+        row["cadence_s"] = round(interval, 3)
+        time.sleep(interval * (ticks + 0.5))
+        row["threads"] = threading.active_count() - base_threads
+        held = sum(1 for lock in peer.locks if owned(lock))
+        server.stop()
+        for lock in peer.locks:
+            try:
+                release(lock)
+            except Exception:
+                pass  # a lock that lapsed cannot be released
+        done = [spans for spans in peer.calls.values()]
+        n_ticks = min((len(s) for s in done), default=0) if len(done) == k else 0
+        per_tick = [busy_ms([s[n] for s in done]) for n in range(n_ticks)]
+        calls = sum(len(s) for s in done)
+        full_ticks = calls / k
+        # neither library pipelines: each renewal is one EVALSHA, one round trip (SET and release are
+        # not EVALSHA, and the release runs after the window), so the server's count is the round trips
+        row.update(
+            rt_per_tick=round(server.calls("evalsha") / full_ticks) if full_ticks else None,
+            wall_ms_per_tick=statistics.median(per_tick) if per_tick else None, wall_ms_ticks=per_tick,
+            server_us_per_tick=round(server.usec("evalsha") / full_ticks, 1) if full_ticks else None,
+            connections=peer.client.connection_pool._created_connections,
+            all_held=held == k, held=held, failed_renewals=sum(peer.errors.values()), errors=dict(peer.errors))
+        if per_tick and max(per_tick) > interval * 1000:
+            row["broke"] = f"a tick took {max(per_tick) / 1000:.1f} s, longer than the {interval:g} s cadence"
+        if held != k:
+            why = ", ".join(f"{n:,} {e}" for e, n in peer.errors.items()) or "none raised"
+            lapsed = (f"{k - held:,} of {k:,} locks lapsed; failed renewals: {why}; no holder was told")
+            row["broke"] = f"{row['broke']}; {lapsed}" if "broke" in row else lapsed
+        return row
+    finally:
+        _join_new(before)
+        threading.excepthook = old_hook
+        peer.cleanup()
+        del peer
+        gc.collect()
+
+
+# -- capacity: the K whose tick reaches the cadence of a 30 s lease at TTL/2 -----------------------
+def tick_seconds(url: str, design: str, k: int, ticks: int = 3) -> float:
+    """Time real renewal ticks of K leases back to back (a 30 s lease, so nothing lapses while we
+    time them); the median tick, in seconds."""
+    be = connect(url, clock="real", scale=1.0)
+    try:
+        keys = [f"emqlab:cap:{{w}}:{i}" for i in range(k)]
+        tokens = [new_token() for _ in keys]
+        for i in range(0, k, 10_000):
+            pipe = be.client.pipeline(transaction=False)
+            for key, token in zip(keys[i:i + 10_000], tokens[i:i + 10_000]):
+                pipe.set(key, token, px=120_000)
+            pipe.execute()
+        plane = make_plane(design, be, 30_000, 1, ticks=ticks)  # ticks 1 ms apart: only their cost is timed
+        plane.hold_all(zip(keys, tokens))
+        plane.start()
+        be.clock.run()
+        assert not plane.lost, "a lease was lost while timing a tick"
+        per_tick = defaultdict(float)
+        for call in plane.calls:
+            per_tick[call.tick] += call.wall_ms
+        return statistics.median(per_tick.values()) / 1000
+    finally:
+        be.delete_prefix("emqlab:cap:")
+        be.close()
+        gc.collect()
+
+
+def capacity(url: str, design: str, cadence_s: float, start_k: int, max_k: int, bar) -> dict:
+    """Double K until a tick takes the cadence, then bisect to within 10 %: every point is measured."""
+    points: dict[int, float] = {}
+
+    def measure(k):
+        bar.set_postfix_str(f"{design} K={k:,}")
+        points[k] = tick_seconds(url, design, k)
+        bar.update(1)
+        return points[k]
+
+    k, below, above = start_k, None, None
+    while k <= max_k:
+        if measure(k) < cadence_s:
+            below, k = k, k * 2
+        else:
+            above = k
+            break
+    if above is None:
+        return {"design": design, "capacity_k": None, "at_least": below, "points": points,
+                "note": f"every measured K up to {below:,} fit in the cadence (search capped at {max_k:,})"}
+    while below is not None and above - below > max(1, below // 10):
+        mid = (below + above) // 2
+        if measure(mid) < cadence_s:
+            below = mid
+        else:
+            above = mid
+    return {"design": design, "capacity_k": below, "first_over": above, "points": points}
+
+
+# -- output ----------------------------------------------------------------------------------------
+def fmt(value, spec=",.3g"):
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return "—" if value is None else format(value, spec) if isinstance(value, (int, float)) else str(value)
+
+
+def markdown(rows: list[dict], caps: list[dict], meta: dict) -> str:
+    lines = [f"# Renewal cost against K ({meta['when']})", "",
+             f"Live Valkey {meta['server']} on loopback, {meta['cores']} cores; lease {meta['lease_real']:g} s real, "
+             f"{meta['ticks']} ticks. Wall = time the renewal layer was busy in a tick (median over ticks).", "",
+             "| design | K | cadence s | round trips / tick | wall ms / tick | µs / lease | server µs / tick "
+             "| longest call ms | threads | all held | where / why it broke |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+    for r in rows:
+        per_lease = None if r.get("wall_ms_per_tick") is None else r["wall_ms_per_tick"] * 1000 / r["k"]
+        lines.append(f"| {r['design']} | {r['k']:,} | {fmt(r.get('cadence_s'))} | {fmt(r.get('rt_per_tick'), ',')} | {fmt(r.get('wall_ms_per_tick'))} "
+                     f"| {fmt(per_lease)} | {fmt(r.get('server_us_per_tick'), ',.0f')} | {fmt(r.get('longest_call_ms'))} "
+                     f"| {fmt(r.get('threads'), ',')} | {fmt(r.get('all_held'))} | {r.get('broke', '')} |")
+    if caps:
+        lines += ["", "## Capacity: 30 s lease renewed at TTL/2 (15 s cadence), one connection", "",
+                  "| design | largest K kept alive | first K over the cadence | measured points (K: tick s) |",
+                  "|---|---:|---:|---|"]
+        for c in caps:
+            pts = ", ".join(f"{k:,}: {s:.2f}" for k, s in sorted(c["points"].items()))
+            lines.append(f"| {c['design']} | {fmt(c.get('capacity_k'), ',')} | {fmt(c.get('first_over'), ',')} | {pts} |")
+            if c.get("note"):
+                lines.append(f"| | {c['note']} | | |")
+    if meta.get("ratios"):
+        lines += ["", "## Ratios at K = 1000 (median wall per lease)", ""]
+        lines += [f"- {line}" for line in meta["ratios"]]
+    return "\n".join(lines) + "\n"
+
+
+def ratios(rows: list[dict]) -> list[str]:
+    at = {r["design"]: r for r in rows if r["k"] == 1000 and r.get("wall_ms_per_tick")}
+    sweep = at.get("emqlab sweep")
+    if not sweep:
+        return []
+    s = sweep["wall_ms_per_tick"] / 1000 * 1000  # µs per lease at K = 1000
+    out = [f"emqlab sweep: {s:.2f} µs per lease"]
+    for name in DESIGNS[:1] + DESIGNS[2:]:
+        if name in at:
+            other = at[name]["wall_ms_per_tick"]
+            broke = f" (it broke there: {at[name]['broke']})" if at[name].get("broke") else ""
+            out.append(f"{name}: {other:.2f} µs per lease, {other / s:.1f}× the sweep's{broke}")
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="K up to 1000, fewer ticks, no capacity search")
+    ap.add_argument("--ks", default=None, help="comma-separated K values (default 1,6,100,1000,10000,100000)")
+    ap.add_argument("--lease", type=float, default=None, help="real lease seconds (default 4; quick 2)")
+    ap.add_argument("--ticks", type=int, default=None, help="renewal ticks per run (default 3; quick 2)")
+    ap.add_argument("--max-threads", type=int, default=10_000, help="thread-per-lock designs run up to this K")
+    ap.add_argument("--peer-pool", type=int, default=None,
+                    help="peers' redis-py max_connections (default: redis-py's own default, 100)")
+    ap.add_argument("--capacity-max-k", type=int, default=8_000_000)
+    ap.add_argument("--no-capacity", action="store_true")
+    ap.add_argument("--out", default=str(OUT))
+    args = ap.parse_args(argv)
+    ks = tuple(int(k) for k in args.ks.split(",")) if args.ks else (QUICK_KS if args.quick else KS)
+    lease_real = args.lease or (2.0 if args.quick else 4.0)
+    ticks = args.ticks or (2 if args.quick else 3)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+
+    rows, caps = [], []
+    with EmbeddedValkey() as server:
+        url = server.url
+        with connect(url, clock="real") as probe:
+            version = probe.client.info("server").get("valkey_version") or probe.client.info("server").get("redis_version")
+        with tqdm(total=len(ks) * len(DESIGNS), desc="renewal cost", unit="run") as bar:
+            for k in ks:
+                for design in DESIGNS:
+                    bar.set_postfix_str(f"{design} K={k:,}")
+                    started = time.perf_counter()
+                    if design.startswith("emqlab"):
+                        row = run_emqlab(url, design.split()[-1], k, lease_real, ticks)
+                    else:
+                        pool = BIG_POOL if design.endswith("big pool") else args.peer_pool
+                        row = run_peer(url, design, k, lease_real, ticks, args.max_threads, pool)
+                    row.update(design=design, k=k, run_s=round(time.perf_counter() - started, 2))
+                    rows.append(row)
+                    bar.update(1)
+        if not (args.quick or args.no_capacity):
+            with tqdm(desc="capacity", unit="tick") as bar:
+                caps.append(capacity(url, "per-job", 15.0, 10_000, args.capacity_max_k, bar))
+                caps.append(capacity(url, "sweep", 15.0, 250_000, args.capacity_max_k, bar))
+    for c in caps:
+        c["design"] = "emqlab " + c["design"]
+
+    meta = {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "server": f"valkey {version}",
+            "cores": __import__("os").cpu_count(), "lease_real": lease_real, "ticks": ticks, "ks": list(ks),
+            "max_threads": args.max_threads}
+    meta["ratios"] = ratios(rows)
+    (out / "renewal_cost.json").write_text(json.dumps({"meta": meta, "rows": rows, "capacity": caps}, indent=1))
+    table = markdown(rows, caps, meta)
+    (out / "renewal_cost.md").write_text(table)
+    print(table)
+    from emqlab.plot.renewal import draw_capacity, draw_scaling
+
+    draw_scaling(rows).savefig(out / "renewal_cost_scaling.png", dpi=120)
+    if caps:
+        draw_capacity(caps, cadence_s=15.0).savefig(out / "renewal_cost_capacity.png", dpi=120)
+    print(f"wrote {out}/renewal_cost.json, .md and the figures")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,270 @@
+"""The course's own helpers: open the lab, and share one backend between a notebook's cells.
+
+In a notebook, `lab.backend()` is the store every lesson runs on: fakeredis on the virtual clock
+by default, or what EMQLAB_BACKEND / EMQLAB_URL name (`valkey` starts an embedded server, stopped
+when the kernel exits). `lab.use("valkey")` switches with one line; `lab.reset()` deletes
+emqlab's keys (and nothing else).
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+from .backend import Backend, connect
+from .clock import DEFAULT_SCALE
+from .errors import EmqlabError
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+START = "00-start-here.ipynb"
+
+_current: Backend | None = None
+
+
+def backend() -> Backend:
+    """The notebook's shared backend, opened on first use from EMQLAB_BACKEND / EMQLAB_URL (default fake)."""
+    global _current
+    if _current is None:
+        _current = connect(None)
+    return _current
+
+
+def use(spec: str | None = None, *, clock: str | None = None, scale: float = DEFAULT_SCALE) -> Backend:
+    """Switch every following cell to another store: "fake", "valkey" (embedded) or a URL.
+
+    The backend in use before is closed (an embedded server it started is stopped)."""
+    global _current
+    new = connect(spec, clock=clock, scale=scale)  # open first: a bad spec leaves the old one working
+    close()
+    _current = new
+    return new
+
+
+def describe() -> str:
+    """Which store and clock the lessons run on, in one line."""
+    be = backend()
+    mode = "virtual clock (instant, deterministic)" if not be.clock.real else \
+        f"real clock (1 model second = {be.clock.scale:g} real seconds)"
+    return f"{be.describe()}, {mode}"
+
+
+def reset() -> int:
+    """Delete every key emqlab wrote to the current store; returns how many went."""
+    return backend().reset()
+
+
+def close() -> None:
+    """Close the shared backend (stopping an embedded server); the next `backend()` opens a fresh one."""
+    global _current
+    current, _current = _current, None
+    if current is not None:
+        current.close()
+
+
+atexit.register(close)
+
+
+def lab_command(extra_args: list[str] | None = None) -> list[str]:
+    """The command `emqlab lab` runs: JupyterLab on the first lesson."""
+    start = NOTEBOOKS / START
+    if not start.is_file():
+        raise EmqlabError(f"the course notebooks are not beside this installation (looked for {start}); "
+                          "run `emqlab lab` from a checkout of the emqlab repository")
+    if importlib.util.find_spec("jupyterlab") is None:
+        raise EmqlabError("JupyterLab is not installed; install the lab extras: pip install -e '.[lab]'")
+    extra = list(extra_args or [])
+    if extra[:1] == ["--"]:  # `emqlab lab -- --no-browser`: the separator is argparse's, not Jupyter's
+        extra = extra[1:]
+    return [sys.executable, "-m", "jupyterlab", str(start), *extra]
+
+
+def open_lab(extra_args: list[str] | None = None) -> None:
+    """Replace this process with JupyterLab, opened on notebooks/00-start-here.ipynb."""
+    argv = lab_command(extra_args)
+    os.chdir(NOTEBOOKS)  # the file browser opens on the course
+    os.execv(argv[0], argv)
+
+
+# -- small helpers the lessons call --------------------------------------------------------------
+def _half(x: float | None) -> str:
+    return "never" if x is None else f"{round(x * 2) / 2:g} s"
+
+
+def facts(timeline, *keys: str) -> str:
+    """A run's verdict as `key: value` pairs, times rounded to the half second so a live run reads
+    the same as a virtual one. Default keys: lapsed_at, runs, double_run, finished_once."""
+    keys = keys or ("lapsed_at", "runs", "double_run", "finished_once")
+    shown = []
+    for key in keys:
+        value = timeline.verdict.get(key)
+        shown.append(f"{key}: {_half(value) if key.endswith('_at') else value}")
+    return " · ".join(shown)
+
+
+def events(timeline, actor: str | None = None, skip: tuple[str, ...] = ("acquire_failed",)) -> str:
+    """A run's events, one per line (polling noise left out)."""
+    return "\n".join(f"{_half(e.t):>8}  {e.actor:<10} {e.kind}" for e in timeline.events
+                     if (actor is None or e.actor == actor) and e.kind not in skip)
+
+
+def cadence_modes(lease: float = 30, job: float = 75, cadence: float = 0.5, pause_at: float = 20,
+                  pause_for: float = 0) -> dict:
+    """Lesson 03's two modes: no renewal, and renewal at `cadence` × lease; optionally a pause."""
+    from .scenarios import heartbeat
+
+    pause = f"{pause_at}:{pause_for}" if pause_for > 0 else None
+    be = backend()
+    return {"none": heartbeat(lease=lease, job=job, renew="none", pause=pause, backend=be),
+            "chosen": heartbeat(lease=lease, job=job, renew=cadence, pause=pause, backend=be)}
+
+
+def cadence_boundary(lease: float = 30, at: float = 20, cadences=None, pauses=None) -> dict:
+    """Run the heartbeat over a grid of cadences × pause lengths and record held or lost.
+
+    The rule to test: a pause that starts `at` survives if it ends before the deadline the last
+    extend set, i.e. pause < lease − (at mod every). The default live grid keeps every point at
+    least 6 model seconds (60 real ms) off that line, so a late wake-up on a busy machine cannot
+    flip a point, and is smaller because each run takes real time."""
+    from .scenarios import heartbeat
+
+    be = backend()
+    if cadences is None:
+        cadences = [0.2, 0.4, 0.6, 0.8] if be.live else [round(0.1 * i, 1) for i in range(1, 10)]
+    if pauses is None:
+        pauses = [4, 16, 35] if be.live else [1.5 + 2 * i for i in range(20)]
+    points, agrees = [], True
+    for fraction in cadences:
+        for pause in pauses:
+            tl = heartbeat(lease=lease, job=lease, renew=fraction, pause=f"{at}:{pause}", backend=be)
+            held = tl.verdict["lapsed_at"] is None
+            agrees &= held == (pause < lease - at % (fraction * lease))
+            points.append((fraction, pause, held))
+    return {"lease": lease, "at": at, "points": points, "runs": len(points), "agrees": agrees}
+
+
+def show(fig, dpi: int = 80):
+    """A static Figure as an image for the notebook (no global matplotlib state involved)."""
+    import io
+
+    from IPython.display import Image
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    return Image(data=buf.getvalue(), format="png")
+
+
+def wait(seconds: float) -> None:
+    """Let `seconds` of model time pass on the current store's clock (instant on the virtual clock)."""
+    clock = backend().clock
+    clock.run(until=clock.now_ms + seconds * 1000)
+
+
+# -- lesson 04: renewal cost against K --------------------------------------------------------------
+BENCHMARK = NOTEBOOKS.parent / "benchmarks" / "out" / "renewal_cost.json"
+
+
+def renewal_scaling(ks=(1, 10, 100, 1000), ticks: int = 2) -> list[dict]:
+    """Run both renewal designs for each K on the current store; rows for `draw_scaling`."""
+    from .scenarios.renewal_cost import renewal_cost
+
+    rows = []
+    for k in ks:
+        for design in ("per-job", "sweep"):
+            c = renewal_cost(jobs=k, design=design, ticks=ticks, backend=backend()).counts
+            rows.append({"design": f"emqlab {design}", "k": k, "rt_per_tick": c["round_trips_per_tick"],
+                         "wall_ms_per_tick": c["wall_ms_per_tick"], "all_held": c["all_held"],
+                         "broke": not c["all_held"]})
+    return rows
+
+
+def benchmark_rows(path: Path | str | None = None) -> list[dict]:
+    """The rows `./run bench` measured on live Valkey (benchmarks/out/renewal_cost.json), or [] if
+    the benchmark has not been run here."""
+    import json
+
+    path = Path(path) if path else BENCHMARK
+    if not path.is_file():
+        return []
+    return json.loads(path.read_text(encoding="utf-8")).get("rows", [])
+
+
+# -- lesson 08: a three-node cluster ------------------------------------------------------------------
+_cluster = None
+
+
+def cluster():
+    """A three-node Valkey cluster for lesson 08, started once and stopped with the kernel."""
+    global _cluster
+    if _cluster is None:
+        from .cluster import LocalCluster
+
+        _cluster = LocalCluster().start()
+        atexit.register(stop_cluster)
+    return _cluster
+
+
+def stop_cluster() -> None:
+    global _cluster
+    current, _cluster = _cluster, None
+    if current is not None:
+        current.stop()
+
+
+def slots(keys) -> dict[str, int]:
+    """The cluster slot of each key (CRC16 of the hashtag if there is one, else of the whole key)."""
+    from redis.crc import key_slot
+
+    return {key: key_slot(key.encode()) for key in keys}
+
+
+def _cluster_queue(hashtag: bool):
+    from .cluster import ClusterBackend
+    from .queue import Queue
+
+    cb = ClusterBackend(cluster())
+    return cb, Queue(cb, "orders", prefix=cb.prefix + "lesson08:", hashtag=hashtag)
+
+
+def enqueue_on_cluster(hashtag: bool = True, job_id: str = "ORD0NgWEfAEJfs") -> str:
+    """Send the queue's enqueue script straight to the node that owns its first key, and say what
+    the server replied: with the `{q}` hashtag all its keys share a slot; without it they do not.
+    (The cluster client would refuse a cross-slot call itself; going to the node shows the server's word.)"""
+    import redis
+
+    from .scripts import source
+
+    cb, q = _cluster_queue(hashtag)
+    keys = q._enqueue_keys(job_id)
+    node = cluster().node_for(keys[0])
+    try:
+        reply = node.evalsha(node.script_load(source("enqueue")), len(keys), *keys, job_id, "pay", 0)
+        return f"reply {reply}: all {len(keys)} keys live in slot {slots([keys[0]])[keys[0]]}"
+    except redis.ResponseError as exc:
+        return f"refused by the server: {exc}"
+    finally:
+        node.close()
+        cb.delete_prefix(cb.prefix + "lesson08:")
+        cb.close()
+
+
+def queue_keys(hashtag: bool = True, job_id: str = "ORD0NgWEfAEJfs") -> list[str]:
+    """The keys one enqueue touches, as the queue names them."""
+    cb, q = _cluster_queue(hashtag)
+    cb.close()
+    return q._enqueue_keys(job_id)
+
+
+def work_on_cluster(job_id: str = "ORD0NgWEfAEJfs") -> str:
+    """Enqueue, claim and complete one job through the cluster client; where the job ends up."""
+    cb, q = _cluster_queue(True)
+    try:
+        q.enqueue(job_id, "pay")
+        [claimed] = q.claim(30_000)
+        q.complete(job_id, claimed.attempts)
+        return f"claimed with attempts {claimed.attempts}, completed; the job is now in: {', '.join(q.where(job_id))}"
+    finally:
+        cb.delete_prefix(cb.prefix + "lesson08:")
+        cb.close()

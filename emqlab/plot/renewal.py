@@ -1,0 +1,239 @@
+"""The course's second figure and the benchmark's two: what renewal costs a worker holding K leases.
+
+- `draw_renewal_cost`: figure 2 from two `renewal_cost` Timelines (K = 6 on the page): a per-job
+  lane with one row per timer and a sweep lane with one row, a mark for every round trip the run
+  recorded, the count per tick above each tick, the static verdicts and the readout line.
+- `draw_scaling`: benchmark rows -> round trips and wall time per tick against K (log axes).
+- `draw_capacity`: capacity search results -> measured tick time against K, the cadence line, and
+  the largest K each design keeps alive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from matplotlib.figure import Figure
+from matplotlib.layout_engine import ConstrainedLayoutEngine
+from matplotlib.lines import Line2D
+from matplotlib.patches import Rectangle
+
+from ..timeline import Timeline
+from . import style
+
+COLORS = {"per-job": style.PER_JOB, "sweep": style.SWEEP}
+LABELS = {"per-job": "K per-job timers", "sweep": "one sweep"}
+BENCH_COLORS = {"emqlab per-job": style.PER_JOB, "emqlab sweep": style.SWEEP,
+                "python-redis-lock": style.OKABE_ITO["purple"], "redis-py Lock + timer": style.OKABE_ITO["sky"]}
+BENCH_MARKERS = {"emqlab per-job": "o", "emqlab sweep": "s", "python-redis-lock": "^", "redis-py Lock + timer": "D"}
+
+
+def _bench_style(design: str) -> tuple[str, str, str]:
+    """Colour, marker and line style of a benchmark design; a variant ("…, big pool") is dashed."""
+    base = design.split(",")[0]
+    return BENCH_COLORS.get(base, "black"), BENCH_MARKERS.get(base, "o"), "--" if base != design else "-"
+
+
+def _as_modes(timelines: Any) -> dict[str, Timeline]:
+    if isinstance(timelines, Timeline):
+        timelines = [timelines]
+    if isinstance(timelines, Mapping):
+        modes = dict(timelines)
+    elif isinstance(timelines, Sequence) and not isinstance(timelines, str):
+        modes = {}
+        for tl in timelines:
+            name = str(tl.counts.get("design") or tl.params.get("design"))
+            modes[name if name not in modes else f"{name}-{len(modes) + 1}"] = tl
+    else:
+        raise TypeError("draw_renewal_cost takes renewal_cost Timelines: one, a list, or a dict {mode: Timeline}")
+    if not modes:
+        raise ValueError("draw_renewal_cost needs at least one renewal_cost Timeline")
+    return modes
+
+
+def _design(tl: Timeline) -> str:
+    return tl.counts.get("design") or tl.params.get("design", "sweep")
+
+
+def static_verdict(tl: Timeline) -> str:
+    """The course's static verdict for this run's design, from the run's own verdict."""
+    return tl.verdict.get("static", "")
+
+
+def readout(tl: Timeline) -> str:
+    return tl.verdict.get("summary", "")
+
+
+def _rows(tl: Timeline) -> list[str]:
+    """One row per timer for per-job runs that recorded each round trip; one row otherwise."""
+    design, trips = _design(tl), tl.of("round_trip")
+    if design == "per-job" and trips and any("job" in e.data for e in trips):
+        return [f"timer {j}" for j in range(1, tl.counts["jobs"] + 1)]
+    return ["sweep" if design == "sweep" else "all timers"]
+
+
+def _draw_mode(ax, name: str, tl: Timeline, x_max: float) -> None:
+    gid, design = f"mode:{name}", _design(tl)
+    color = COLORS.get(design, style.RENEW)
+    ax.add_patch(Rectangle((0, 0), 1, 1, transform=ax.transAxes, facecolor="#F2F2F2", lw=0, zorder=-10,
+                           gid=f"lane:{name}"))
+    rows = _rows(tl)
+    y_of = {row: len(rows) - 1 - i for i, row in enumerate(rows)}
+    top = len(rows) - 0.4
+    # the leases are held from the acquire to the end of the run (or the moment one was lost)
+    gone_at = dict(tl.verdict.get("lost_at", {}))
+    gone_at.update({f"job {e.data['job']}": e.t for e in tl.of("take", "thief")})  # the lease ended when taken
+    for row, y in y_of.items():
+        end = x_max - 2
+        if row.startswith("timer "):
+            end = gone_at.get("job " + row.split()[1], end)
+        ax.plot([0, end], [y, y], color=style.LEASE, alpha=0.35, lw=6, solid_capstyle="butt", gid=gid)
+    trips = tl.of("round_trip")
+    if trips:
+        for e in trips:
+            row = f"timer {e.data['job']}" if "timer 1" in y_of and "job" in e.data else rows[0]
+            ax.plot([e.t], [y_of[row]], marker="|", markersize=16 if len(rows) > 1 else 26, markeredgewidth=2.5,
+                    color=color, linestyle="none", gid=gid)
+    for e in tl.of("tick"):
+        n = e.data["round_trips"]
+        note = f"{n} round trip{'s' if n != 1 else ''}"
+        if design == "sweep":
+            note += f"\n{e.data['leases']} leases"
+        ax.annotate(note, (e.t, top), xytext=(0, 4), textcoords="offset points", ha="center", va="bottom",
+                    fontsize=style.FONT["tick"], color="black", gid=gid)
+    for e in tl.of("take", "thief"):
+        y = y_of.get(f"timer {e.data['job']}", 0)
+        ax.plot([e.t], [y], marker="D", markersize=8, color=style.CONTENDER, linestyle="none", gid=gid)
+        ax.annotate(f"job {e.data['job']} taken", (e.t, y), xytext=(0, -14), textcoords="offset points",
+                    ha="center", fontsize=style.FONT["tick"], color=style.CONTENDER, gid=gid)
+    for e in tl.of("lease_lost"):
+        y = y_of.get("timer " + e.actor.split()[1], 0)
+        ax.plot([e.t], [y], marker="X", markersize=12, color=style.LAPSE, markeredgecolor="white",
+                linestyle="none", gid=gid)
+        ax.annotate(f"{e.actor}: lost, holder stops", (e.t, y), xytext=(6, -14), textcoords="offset points",
+                    fontsize=style.FONT["tick"], color=style.LAPSE, gid=gid)
+    ax.set_title(LABELS.get(design, design), loc="left", fontsize=style.FONT["title"], fontweight="bold", gid=gid)
+    ax.set_title(static_verdict(tl), loc="right", fontsize=style.FONT["tick"], gid=gid, wrap=True)
+    ax.set_ylim(-0.7, top + (1.1 if design == "sweep" else 0.9))
+    ax.set_yticks(list(y_of.values()), list(y_of), fontsize=style.FONT["tick"] if len(rows) > 1 else style.FONT["label"])
+    ax.tick_params(axis="x", labelsize=style.FONT["tick"])
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+
+
+def default_readout(modes: Mapping[str, Timeline]) -> str:
+    jobs = next(iter(modes.values())).counts.get("jobs", 6)
+    names = " and ".join(f"“{LABELS.get(_design(tl), name)}”" for name, tl in modes.items())
+    return f"A worker holds K = {jobs} jobs. Point at {names} to read what each renewal tick costs."
+
+
+def draw_renewal_cost(timelines: Any, fig: Figure | None = None, *, figsize: tuple[float, float] = (12, 7.0)) -> Figure:
+    """Draw figure 2 from `renewal_cost` Timelines ({mode: Timeline}, a list, or one); return the Figure.
+
+    Typical use: `draw_renewal_cost([renewal_cost(jobs=6, design="per-job"), renewal_cost(jobs=6, design="sweep")])`.
+    Follows the figure protocol of `emqlab.plot` (gid "mode:<name>", one "lane:<name>" patch per
+    mode, `fig.emqlab_modes`, `fig.emqlab_caption`) and, like draw_heartbeat, sets
+    `fig.emqlab_readout` (the readout text artist), `fig.emqlab_default_readout`, `fig.emqlab_timelines`.
+    """
+    modes = _as_modes(timelines)
+    if fig is None:
+        fig = Figure(figsize=figsize, layout="constrained")
+    elif not isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine):
+        fig.set_layout_engine("constrained")
+    heights = [max(1.6, len(_rows(tl)) * 0.45 + 0.9) for tl in modes.values()]
+    axes = fig.subplots(len(modes), 1, sharex=True, squeeze=False, height_ratios=heights)[:, 0]
+    x_max = max((e.t for tl in modes.values() for e in tl.events), default=60.0)
+    x_max = x_max * 1.06 + 2
+    for ax, (name, tl) in zip(axes, modes.items()):
+        _draw_mode(ax, name, tl, x_max)
+    axes[-1].set_xlim(-1, x_max)
+    axes[-1].set_xlabel("model seconds since the worker took its leases", fontsize=style.FONT["label"])
+    handles = [Line2D([], [], color=style.LEASE, alpha=0.35, lw=6, label="lease held"),
+               Line2D([], [], color=style.PER_JOB, marker="|", markersize=14, markeredgewidth=2.5, ls="none",
+                      label="per-job extend (one round trip)"),
+               Line2D([], [], color=style.SWEEP, marker="|", markersize=14, markeredgewidth=2.5, ls="none",
+                      label="sweep (one round trip)"),
+               Line2D([], [], color=style.LAPSE, marker="X", ls="none", label="lease lost")]
+    fig.legend(handles=handles, loc="outside upper center", ncols=4, fontsize=style.FONT["tick"], frameon=False)
+    fig.get_layout_engine().set(rect=(0, 0.05, 1, 0.95))
+    text = default_readout(modes)
+    artist = fig.text(0.01, 0.015, text, fontsize=style.FONT["readout"], ha="left", va="bottom", gid="readout",
+                      wrap=True)
+    first = next(iter(modes.values())).counts
+    fig.emqlab_caption = (f"Per-job timers against one sweep: round trips per renewal tick for a worker holding "
+                          f"K = {first.get('jobs')} jobs ({first.get('ticks')} ticks, measured).")
+    fig.emqlab_modes = {name: {"label": LABELS.get(_design(tl), name), "readout": readout(tl),
+                               "verdict": static_verdict(tl)} for name, tl in modes.items()}
+    fig.emqlab_readout = artist
+    fig.emqlab_default_readout = text
+    fig.emqlab_timelines = dict(modes)
+    return fig
+
+
+# -- the benchmark's figures ---------------------------------------------------------------------
+def draw_scaling(rows: Sequence[Mapping[str, Any]], fig: Figure | None = None, *,
+                 figsize: tuple[float, float] = (12, 5.2)) -> Figure:
+    """Round trips per tick and wall ms per tick against K, one line per design (log axes).
+    `rows`: the benchmark's rows ({design, k, rt_per_tick, wall_ms_per_tick, broke?}); a hollow
+    marker is a run where the design broke (a tick over the cadence, leases lapsed)."""
+    if fig is None:
+        fig = Figure(figsize=figsize, layout="constrained")
+    ax_rt, ax_wall = fig.subplots(1, 2)
+    designs = list(dict.fromkeys(r["design"] for r in rows))
+    for design in designs:
+        mine = sorted((r for r in rows if r["design"] == design), key=lambda r: r["k"])
+        color, marker, ls = _bench_style(design)
+        for ax, field in ((ax_rt, "rt_per_tick"), (ax_wall, "wall_ms_per_tick")):
+            pts = [(r["k"], r[field], bool(r.get("broke"))) for r in mine if r.get(field)]
+            if not pts:
+                continue
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], color=color, lw=1.8, ls=ls, label=design,
+                    gid=f"mode:{design}")
+            for k, v, broke in pts:
+                ax.plot([k], [v], marker=marker, color=color, markersize=8, linestyle="none",
+                        markerfacecolor="white" if broke else color, gid=f"mode:{design}")
+    for ax, title, unit in ((ax_rt, "round trips per tick", "round trips"), (ax_wall, "wall time per tick", "ms")):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("K, leases held by one worker", fontsize=style.FONT["label"])
+        ax.set_ylabel(unit, fontsize=style.FONT["label"])
+        ax.set_title(title, fontsize=style.FONT["title"])
+        ax.tick_params(labelsize=style.FONT["tick"])
+        ax.grid(True, which="major", alpha=0.3)
+    ax_rt.legend(fontsize=style.FONT["tick"], frameon=False)
+    fig.text(0.01, 0.005, "hollow marker: the design broke at that K (a tick longer than the cadence, or leases lapsed)",
+             fontsize=style.FONT["tick"], color="#555555")
+    fig.emqlab_caption = "Renewal cost against K on live Valkey: round trips and wall time per tick, measured."
+    return fig
+
+
+def draw_capacity(capacity: Sequence[Mapping[str, Any]], cadence_s: float = 15.0, fig: Figure | None = None, *,
+                  figsize: tuple[float, float] = (9, 5.5)) -> Figure:
+    """Measured tick time against K for each design's capacity search, the cadence line, and the
+    largest K whose tick still fits (`capacity` items: {design, points {K: seconds}, capacity_k})."""
+    if fig is None:
+        fig = Figure(figsize=figsize, layout="constrained")
+    ax = fig.subplots()
+    for c in capacity:
+        color, marker, _ = _bench_style(c["design"])
+        pts = sorted((int(k), s) for k, s in c["points"].items())
+        ax.plot([k for k, _ in pts], [s for _, s in pts], color=color, marker=marker, lw=1.5, label=c["design"],
+                gid=f"mode:{c['design']}")
+        if c.get("capacity_k"):
+            ax.axvline(c["capacity_k"], color=color, ls=":", lw=1.5, gid=f"mode:{c['design']}")
+            ax.annotate(f"K ≈ {c['capacity_k']:,}", (c["capacity_k"], cadence_s), xytext=(-6, 10),
+                        textcoords="offset points", ha="right", color=color, fontsize=style.FONT["label"])
+    ax.axhline(cadence_s, color="black", lw=1.2)
+    ax.annotate(f"cadence: {cadence_s:g} s (30 s lease at TTL/2)", (0.01, cadence_s), xycoords=("axes fraction", "data"),
+                xytext=(0, 4), textcoords="offset points", fontsize=style.FONT["tick"])
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("K, leases held on one connection", fontsize=style.FONT["label"])
+    ax.set_ylabel("one renewal tick (real seconds)", fontsize=style.FONT["label"])
+    ax.set_title("How many leases one worker can keep alive", fontsize=style.FONT["title"])
+    ax.tick_params(labelsize=style.FONT["tick"])
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=style.FONT["tick"], frameon=False, loc="lower right")
+    fig.emqlab_caption = ("Capacity: the largest K whose renewal tick still fits in a 15 s cadence, "
+                          "from measured ticks (doubling, then bisection).")
+    return fig

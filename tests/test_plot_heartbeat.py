@@ -1,0 +1,129 @@
+"""Figure 1 (the renewal heartbeat) drawn from real runs: what the figure shows is what the store did."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pytest  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.patches import Rectangle  # noqa: E402
+
+from emqlab.plot import style  # noqa: E402
+from emqlab.plot.heartbeat import draw_heartbeat, readout, seconds, static_verdict  # noqa: E402
+from emqlab.scenarios import heartbeat  # noqa: E402
+
+
+@pytest.fixture
+def both(backend):
+    return {"none": heartbeat(renew="none", backend=backend), "half": heartbeat(renew="half", backend=backend)}
+
+
+def mode_artists(fig, mode):
+    return [a for a in fig.findobj() if a.get_gid() == f"mode:{mode}"]
+
+
+def bands(fig, mode, color):
+    """(start, end) of the mode's rectangles drawn in `color`."""
+    out = []
+    for a in mode_artists(fig, mode):
+        if isinstance(a, Rectangle) and matplotlib.colors.same_color(a.get_facecolor()[:3], color):
+            out.append((a.get_x(), a.get_x() + a.get_width()))
+    return sorted(out)
+
+
+def marker_xs(fig, mode, color, marker):
+    xs = []
+    for a in mode_artists(fig, mode):
+        if isinstance(a, Line2D) and a.get_marker() == marker and matplotlib.colors.same_color(a.get_color(), color):
+            xs.extend(a.get_xdata())
+    return sorted(xs)
+
+
+def test_protocol_modes_lanes_and_readout(both):
+    fig = draw_heartbeat(both)
+    assert isinstance(fig, Figure)
+    assert list(fig.emqlab_modes) == ["none", "half"]
+    assert fig.emqlab_modes["none"]["label"] == "no renewal"
+    assert fig.emqlab_modes["half"]["label"] == "renew at TTL/2"
+    lanes = [a.get_gid() for a in fig.findobj() if (a.get_gid() or "").startswith("lane:")]
+    assert sorted(lanes) == ["lane:half", "lane:none"]
+    assert mode_artists(fig, "none") and mode_artists(fig, "half")
+    assert "75 s job" in fig.emqlab_caption and "30 s lease" in fig.emqlab_caption
+    assert fig.emqlab_readout.get_text() == fig.emqlab_default_readout
+    assert "runs twice" in fig.emqlab_modes["none"]["verdict"]
+    assert "every 15 s" in fig.emqlab_modes["half"]["verdict"] and "finishes once" in fig.emqlab_modes["half"]["verdict"]
+
+
+def test_bands_come_from_the_servers_deadlines(both, backend):
+    fig = draw_heartbeat(both)
+    # live: the server's PTTL is scaled, and a late wake-up on a busy machine records when it really
+    # acted, so allow 3 model seconds (30 real ms); the virtual clock is exact
+    margin = 3.0 if backend.live else 0
+    holder_band, contender_band = bands(fig, "none", style.LEASE)
+    assert holder_band == pytest.approx((0, 30), abs=margin)
+    assert holder_band[1] == both["none"].spans("lease", "holder")[0].end  # the band is the recorded lease
+    assert contender_band[0] == pytest.approx(30.5, abs=margin)
+    assert marker_xs(fig, "none", style.LAPSE, "X") == pytest.approx([30, 60.5], abs=margin)
+    assert marker_xs(fig, "none", style.RENEW, "|") == []
+    # renew at TTL/2: a tick for every extend the run recorded, every 15 s, and the band reaches the release
+    ticks = marker_xs(fig, "half", style.RENEW, "|")
+    assert ticks == sorted(e.t for e in both["half"].of("renew", "holder"))
+    assert ticks[:4] == pytest.approx([15, 30, 45, 60], abs=margin)
+    assert len(ticks) == 4 or (backend.live and len(ticks) == 5)  # live: the tick at 75 s may beat the job's end
+    assert bands(fig, "half", style.LEASE)[0] == pytest.approx((0, 75), abs=margin)
+    assert marker_xs(fig, "half", style.LAPSE, "X") == []
+
+
+def test_double_run_is_shaded_only_where_both_worked(both):
+    fig = draw_heartbeat(both)
+    overlap = both["none"].verdict["overlap"]
+    assert len(overlap) == 1
+    assert bands(fig, "none", style.OVERLAP) == [pytest.approx(tuple(overlap[0]))]
+    assert bands(fig, "half", style.OVERLAP) == []
+
+
+def test_a_pause_is_drawn_and_told(fake):
+    tl = heartbeat(renew="half", pause="20:40", backend=fake)
+    fig = draw_heartbeat([tl])
+    hatched = [a for a in mode_artists(fig, "half") if isinstance(a, Rectangle) and a.get_hatch()]
+    assert [(a.get_x(), a.get_x() + a.get_width()) for a in hatched] == [(20, 60)]
+    assert "extend" in static_verdict(tl) and "0" in static_verdict(tl)
+    assert readout(tl).startswith("renew at TTL/2: the lease lapsed at 45 s")
+    assert "replied 0" in readout(tl)
+
+
+def test_exports_png_and_svg(both, tmp_path):
+    fig = draw_heartbeat(both)
+    fig.savefig(tmp_path / "f1.png", dpi=60)
+    fig.savefig(tmp_path / "f1.svg")
+    assert (tmp_path / "f1.png").read_bytes()[:4] == b"\x89PNG"
+    svg = (tmp_path / "f1.svg").read_text()
+    assert "lane:none" in svg and "mode:half" in svg  # gids survive into SVG for the dashboard
+
+
+def test_draws_into_a_given_figure_and_rejects_nonsense(both):
+    fig = Figure()
+    assert draw_heartbeat(list(both.values()), fig=fig) is fig
+    assert list(fig.emqlab_modes) == ["none", "half"]
+    with pytest.raises(TypeError, match="heartbeat Timelines"):
+        draw_heartbeat(42)
+    with pytest.raises(ValueError, match="at least one"):
+        draw_heartbeat({})
+
+
+def test_sentences_round_jitter_to_the_half_second():
+    assert seconds(29.93) == "30 s" and seconds(30.5) == "30.5 s" and seconds(30.61) == "30.5 s"
+    assert seconds(None) == "never"
+
+
+def test_the_model_never_imports_matplotlib():
+    code = ("import sys, emqlab, emqlab.scenarios, emqlab.lab, emqlab.exercises; "
+            "bad = [m for m in ('matplotlib', 'ipywidgets', 'ipympl') if m in sys.modules]; print(bad)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -1,0 +1,290 @@
+"""The generic explorer, driven from Python as a learner would drive it: pointer events at a lane's
+pixels (the events ipympl sends), ToggleButtons, sliders and the event stepper. Also the lab helpers."""
+
+from __future__ import annotations
+
+import pytest
+from matplotlib.backend_bases import MouseEvent
+
+from emqlab import lab
+from emqlab.plot.heartbeat import draw_heartbeat
+from emqlab.scenarios import heartbeat
+from emqlab.widgets import ModeExplorer
+
+
+def both(backend=None, lease=30):
+    return {"none": heartbeat(lease=lease, renew="none", backend=backend),
+            "half": heartbeat(lease=lease, renew="half", backend=backend)}
+
+
+@pytest.fixture
+def explorer(fake):
+    x = ModeExplorer(draw_heartbeat, both(fake), stepper=True)
+    yield x
+    assert x.failures == []  # no callback may have failed quietly
+    x.close()
+
+
+def pointer(x, kind, where, **kw):
+    """Send the event ipympl would send for a pointer at display point `where` (a mode's lane or (x, y))."""
+    px, py = x.lane_center(where) if isinstance(where, str) else where
+    event = MouseEvent(kind, x.canvas, px, py, **kw)
+    x.canvas.callbacks.process(kind, event)
+
+
+def test_starts_on_the_first_mode(explorer):
+    assert explorer.buttons.options == (("no renewal", "none"), ("renew at TTL/2", "half"))
+    assert explorer.lit == "none" and not explorer.pinned
+    assert "ran twice" in explorer.readout_text
+    assert explorer.is_dimmed("half") and not explorer.is_dimmed("none")
+
+
+def test_hover_lights_a_lane_and_leaving_restores(explorer):
+    pointer(explorer, "motion_notify_event", "half")
+    assert explorer.lit == "half"
+    assert explorer.is_dimmed("none") and not explorer.is_dimmed("half")
+    assert explorer._lanes["half"].get_linewidth() > 0 and explorer._lanes["none"].get_linewidth() == 0
+    assert "extend every 15 s kept the 30 s lease alive" in explorer.readout.value
+    assert explorer.fig.emqlab_readout.get_text() == explorer.fig.emqlab_modes["half"]["readout"]
+    pointer(explorer, "motion_notify_event", (1, 1))  # the figure's corner: no lane there
+    assert explorer.lit == "none" and "ran twice" in explorer.readout_text
+
+
+def test_click_pins_until_a_click_outside(explorer):
+    pointer(explorer, "button_press_event", "half", button=1)
+    assert explorer.pinned and explorer.buttons.value == "half" and explorer.lit == "half"
+    assert "(pinned)" in explorer.readout.value
+    pointer(explorer, "motion_notify_event", "none")  # hovering does not move a pin
+    assert explorer.lit == "half" and explorer.is_dimmed("none")
+    pointer(explorer, "button_press_event", (1, 1), button=1)
+    assert not explorer.pinned
+    pointer(explorer, "motion_notify_event", "none")
+    assert explorer.lit == "none"
+
+
+def browser(x, kind, mode, **extra):
+    """The message ipympl's front end sends over the comm for a pointer at the middle of `mode`'s lane
+    (browser pixels: y grows downwards, so it is flipped from matplotlib's display coordinates)."""
+    px, py = x.lane_center(mode)
+    height = x.canvas.get_renderer().height
+    msg = {"type": kind, "x": px, "y": height - py, "button": 0, "buttons": 0, "modifiers": [], **extra}
+    x.canvas._handle_message(x.canvas, msg, [])
+
+
+def test_the_front_ends_own_messages_drive_it(explorer):
+    browser(explorer, "motion_notify", "half")
+    assert explorer.lit == "half" and "finished once" in explorer.readout_text
+    browser(explorer, "button_press", "half")
+    assert explorer.pinned and explorer.buttons.value == "half"
+    browser(explorer, "motion_notify", "none")
+    assert explorer.lit == "half"  # pinned
+    browser(explorer, "button_press", "none")  # pin the other one
+    assert explorer.lit == "none" and explorer.buttons.value == "none"
+
+
+def test_toggle_buttons_do_what_the_pointer_does(explorer):
+    explorer.buttons.value = "half"
+    assert explorer.lit == "half" and explorer.pinned
+    assert explorer.is_dimmed("none")
+    assert "<li style='font-weight:bold'>renew at TTL/2" in explorer.verdicts.value
+    explorer.buttons.value = "none"
+    assert "ran twice" in explorer.readout.value and explorer.is_dimmed("half")
+
+
+def test_stepper_walks_the_lit_timeline(explorer):
+    events = explorer.step_events()
+    assert all(e.kind != "acquire_failed" for e in events)
+    lapse = next(i for i, e in enumerate(events) if e.kind == "lapse")
+    explorer.step.value = lapse
+    assert "t = 30 s · holder · lapse" in explorer.event_label.value
+    assert all(line.get_xdata()[0] == 30 and line.get_visible() for line in explorer._cursors)
+    explorer.forward.click()
+    assert explorer.step.value == lapse + 1
+    assert "t = 30.5 s · contender · acquire" in explorer.event_label.value
+    explorer.buttons.value = "half"  # another timeline: the stepper's range follows it
+    assert explorer.step.max == len(explorer.step_events()) - 1
+    assert [e.kind for e in explorer.step_events()].count("renew") == 4
+
+
+def test_sliders_rerun_the_scenario(fake):
+    x = ModeExplorer(draw_heartbeat, run=lambda lease: both(fake, lease), sliders={"lease": (10, 90, 5, 30)})
+    try:
+        assert "lapsed at 30 s" in x.modes["none"]["readout"]
+        x.sliders["lease"].value = 60
+        assert "lapsed at 60 s" in x.modes["none"]["readout"]
+        x.sliders["lease"].value = 90  # longer than the job: nothing lapses, even without renewal
+        assert "finished once" in x.modes["none"]["readout"]
+        assert x.failures == []
+    finally:
+        x.close()
+
+
+def test_a_failing_callback_is_shown_not_swallowed(fake):
+    def run(lease):
+        if lease > 50:
+            raise RuntimeError("the store went away")
+        return both(fake, lease)
+
+    x = ModeExplorer(draw_heartbeat, run=run, sliders={"lease": (10, 90, 5, 30)})
+    try:
+        x.sliders["lease"].value = 60
+        assert len(x.failures) == 1 and "the store went away" in x.failures[0]
+        assert any("the store went away" in o.get("text", "") for o in x.errors.outputs)
+    finally:
+        x.close()
+
+
+def test_needs_something_to_draw():
+    with pytest.raises(TypeError, match="needs the data"):
+        ModeExplorer(draw_heartbeat)
+
+
+@pytest.mark.live
+def test_live_runs_drive_the_same_explorer(live, fake):
+    x = ModeExplorer(draw_heartbeat, both(live))
+    try:
+        pointer(x, "motion_notify_event", "half")
+        assert x.lit == "half" and "finished once" in x.readout_text
+        words = ModeExplorer(draw_heartbeat, both(fake)).report()
+        assert strip_times(x.report()) == strip_times(words)  # only the times may move on a real clock
+    finally:
+        x.close()
+
+
+def strip_times(text):
+    import re
+    return re.sub(r"\b\d+(?:\.\d+)? s\b", "T s", text)
+
+
+# -- lab helpers -----------------------------------------------------------------------------
+def test_lab_backend_is_shared_and_switchable(valkey_url):
+    try:
+        first = lab.backend()
+        assert first is lab.backend() and first.name == "fake" and "virtual clock" in lab.describe()
+        first.client.set(first.key("x"), "1")
+        assert lab.reset() == 1
+        live = lab.use(valkey_url)
+        assert lab.backend() is live and live.live and "real clock" in lab.describe()
+        with pytest.raises(Exception, match="unknown backend"):
+            lab.use("nonsense")
+        assert lab.backend() is live  # a bad switch leaves the working one in place
+    finally:
+        lab.close()
+
+
+def test_lab_command_opens_the_first_lesson():
+    argv = lab.lab_command(["--no-browser"])
+    assert argv[1:3] == ["-m", "jupyterlab"]
+    assert argv[3].endswith("notebooks/00-start-here.ipynb") and argv[-1] == "--no-browser"
+    assert lab.lab_command(["--", "--no-browser"])[4:] == ["--no-browser"]
+
+
+# -- every figure with modes, through the same explorer ----------------------------------------------
+def _renewal(be):
+    from emqlab.plot.renewal import draw_renewal_cost
+    from emqlab.scenarios.renewal_cost import renewal_cost
+    return draw_renewal_cost, {d: renewal_cost(jobs=6, design=d, ticks=2, backend=be) for d in ("per-job", "sweep")}
+
+
+def _queue_heartbeat(be):
+    from emqlab.plot.applied import draw_queue_heartbeat
+    from emqlab.scenarios.reaper import queue_heartbeat
+    return draw_queue_heartbeat, {r: queue_heartbeat(renew=r, backend=be) for r in ("none", "half")}
+
+
+def _fencing(be):
+    from emqlab.plot.applied import draw_fencing
+    from emqlab.scenarios.fencing import fencing
+    return draw_fencing, {m: fencing(fencing=m, backend=be) for m in ("off", "on")}
+
+
+def _heartbeat(be):
+    return draw_heartbeat, both(be)
+
+
+@pytest.mark.parametrize("figure", [_heartbeat, _renewal, _queue_heartbeat, _fencing],
+                         ids=["heartbeat", "renewal-cost", "queue-heartbeat", "fencing"])
+def test_every_mode_figure_answers_pointer_and_buttons(fake, figure):
+    draw, data = figure(fake)
+    x = ModeExplorer(draw, data, stepper=True)
+    try:
+        names = list(x.modes)
+        assert len(names) == 2 and set(x._lanes) == set(names)
+        first, second = names
+        assert x.modes[first]["readout"] != x.modes[second]["readout"]
+        browser(x, "motion_notify", second)
+        assert x.lit == second and x.readout_text == x.modes[second]["readout"]
+        assert x.is_dimmed(first) and not x.is_dimmed(second)
+        assert x._lanes[second].get_linewidth() > 0 and x._lanes[first].get_linewidth() == 0
+        x.buttons.value = second  # the keyboard's way: choosing a button pins that mode
+        x.buttons.value = first
+        assert x.pinned and x.lit == first and x.readout_text == x.modes[first]["readout"] and x.is_dimmed(second)
+        assert x.step_events()  # the stepper has the lit run's events to walk
+        assert x.failures == []
+    finally:
+        x.close()
+
+
+# -- the notebooks' shape --------------------------------------------------------------------------
+NOTEBOOKS = sorted(lab.NOTEBOOKS.glob("[0-9][0-9]-*.ipynb"))
+
+
+def test_all_nine_lessons_are_there():
+    assert [p.name[:2] for p in NOTEBOOKS] == [f"{i:02d}" for i in range(9)]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name[:2])
+def test_lesson_shape(path):
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    prose = [c.source for c in nb.cells if c.cell_type == "markdown"]
+    assert "**What you will see**" in prose[0] and "## What to remember" in prose[-1]
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        lines = [ln for ln in cell.source.splitlines() if ln.strip() and ln.strip() != "# NBVAL_CHECK_OUTPUT"]
+        assert 1 <= len(lines) <= 5, f"{path.name}: a cell of {len(lines)} lines:\n{cell.source}"
+        assert "import *" not in cell.source
+        if "# NBVAL_CHECK_OUTPUT" not in cell.source:
+            assert not cell.outputs, f"{path.name}: an unchecked cell stores outputs"
+
+
+def test_importing_the_widgets_changes_no_global_matplotlib_state():
+    import subprocess
+    import sys
+
+    code = ("import matplotlib; before = dict(matplotlib.rcParams); import emqlab.widgets, emqlab.plot.heartbeat; "
+            "print([k for k in before if before[k] != matplotlib.rcParams[k]])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_lab_helpers_read_runs_in_words(fake, tmp_path):
+    from emqlab.scenarios import heartbeat as run_heartbeat
+
+    lapsed = run_heartbeat(renew="none", backend=fake)
+    assert lab.facts(lapsed) == "lapsed_at: 30 s · runs: 2 · double_run: True · finished_once: False"
+    assert lab.facts(lapsed, "reclaimed_at", "renew_lost_at") == "reclaimed_at: 30.5 s · renew_lost_at: never"
+    lines = lab.events(lapsed, actor="contender").splitlines()
+    assert "acquire_failed" not in "".join(lines)
+    assert [ln.split()[-1] for ln in lines] == ["acquire", "reclaim", "work_start", "lapse", "work_done",
+                                                "release_refused"]
+    assert lab.benchmark_rows(tmp_path / "missing.json") == []
+
+
+def test_lab_boundary_agrees_with_the_rule_and_wait_is_exact(fake):
+    try:
+        lab.use("fake")
+        result = lab.cadence_boundary(cadences=[0.3, 0.8], pauses=[5.5, 12.5, 27.5, 28.5])
+        held = {(f, p): h for f, p, h in result["points"]}
+        # pause at 20: every 9 s the last extend was at 18 (deadline 48); every 24 s, at 0 (deadline 30)
+        assert held == {(0.3, 5.5): True, (0.3, 12.5): True, (0.3, 27.5): True, (0.3, 28.5): False,
+                        (0.8, 5.5): True, (0.8, 12.5): False, (0.8, 27.5): False, (0.8, 28.5): False}
+        assert result["agrees"] and result["runs"] == 8
+        clock = lab.backend().clock
+        before = clock.now_ms
+        lab.wait(31)
+        assert clock.now_ms == before + 31_000
+    finally:
+        lab.close()
