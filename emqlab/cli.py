@@ -186,6 +186,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     try:
+        argv = sys.argv[1:] if argv is None else list(argv)
+        if argv[:1] == ["lab"]:  # everything after `lab` is Jupyter's, as given: `emqlab lab --no-browser`
+            cmd_lab(argparse.Namespace(extra=argv[1:]))
+            return 0
         args = build_parser().parse_args(argv)
         args.func(args)
         return 0

@@ -78,6 +78,8 @@ def lab_command(extra_args: list[str] | None = None) -> list[str]:
     extra = list(extra_args or [])
     if extra[:1] == ["--"]:  # `emqlab lab -- --no-browser`: the separator is argparse's, not Jupyter's
         extra = extra[1:]
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in extra:
+        extra.append("--allow-root")  # containers often run as root; Jupyter refuses it unless told
     return [sys.executable, "-m", "jupyterlab", str(start), *extra]
 
 

@@ -164,3 +164,16 @@ def test_emqlab_valkey_serves_until_stopped_and_then_stops_its_server(sig):
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_lab_opens_the_first_lesson_and_passes_jupyter_options_through(monkeypatch):
+    from emqlab import cli, lab
+
+    seen = {}
+    monkeypatch.setattr(lab.os, "chdir", lambda path: seen.setdefault("cwd", path))
+    monkeypatch.setattr(lab.os, "execv", lambda path, argv: seen.setdefault("argv", argv))
+    assert cli.main(["lab", "--no-browser", "--port", "8891"]) == 0
+    argv = seen["argv"]
+    assert argv[1:3] == ["-m", "jupyterlab"] and argv[3].endswith("notebooks/00-start-here.ipynb")
+    assert argv[4:7] == ["--no-browser", "--port", "8891"]
+    assert Path(seen["cwd"]).name == "notebooks"

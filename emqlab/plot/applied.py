@@ -85,7 +85,7 @@ def _lanes(ax, name: str, tl: Timeline, x_max: float) -> None:
                     fontsize=style.FONT["tick"], color="#555555", gid=gid)
         marks = [("crash", "X", "black", "crash"), ("reap", "D", style.CONTENDER, "reap → pending"),
                  ("renew", "|", style.RENEW, None), ("complete", "o", style.RUN, "done"),
-                 ("complete_refused", "x", "black", "refused"), ("effect", "P", EFFECT, None)]
+                 ("complete_refused", "x", "black", "refused: stale attempts"), ("effect", "P", EFFECT, None)]
         for kind, marker, colour, label in marks:
             for e in tl.of(kind, actor):
                 ax.plot([e.t], [y + BAND_Y + BAND_H + 0.12], marker=marker, markersize=10, color=colour,
