@@ -5,7 +5,7 @@ token-checked extend (`extend_lease.lua`), one round trip per lease per tick.
 
 *One sweep* (`Sweep`): one timer for the worker; each tick sends every lease it holds through
 `extend_leases.lua` in bounded batches (so no single script call holds the server long), all
-batches of the tick in one pipeline, one round trip per tick.
+batches of the tick written at once and their replies read back: one round trip per tick.
 
 Both tell a holder at once when its lease is gone: the lease's `lost` event fires (with a
 `LeaseLost` as its value) and `on_lost` is called, in the same model instant as the reply that
@@ -109,12 +109,14 @@ class RenewalPlane:
         self.holdings: list[Holding] = []
         self.calls: list[Call] = []
         self.stopped = False
+        self.generation = 0  # bumped whenever the set of leases to renew changes
 
     # -- public --------------------------------------------------------------------------------
     def hold(self, key: str, token: str) -> Holding:
         """Start renewing `key` (already acquired with `token`) from the next tick."""
         holding = Holding(len(self.holdings), key, token, self.clock)
         self.holdings.append(holding)
+        self.generation += 1
         return holding
 
     def hold_all(self, pairs: Iterable[tuple[str, str]]) -> list[Holding]:
@@ -123,6 +125,7 @@ class RenewalPlane:
     def release(self, holding: Holding) -> None:
         """Stop renewing a lease its holder is done with (the holder releases the key itself)."""
         holding.released = True
+        self.generation += 1
 
     def start(self, from_ms: float | None = None) -> None:
         """Begin renewing. The first tick comes one cadence after `from_ms` (model ms; default now):
@@ -143,6 +146,7 @@ class RenewalPlane:
     # -- shared plumbing -----------------------------------------------------------------------
     def _tell_lost(self, holding: Holding) -> None:
         holding.lost_at_ms = self.clock.now_ms
+        self.generation += 1
         error = LeaseLost(f"lease {holding.key} is no longer held by token {holding.token[:8]}…: the renewal found "
                           "it gone or re-owned; stop work now", key=holding.key, token=holding.token)
         if holding._lost is not None and not holding._lost.triggered:
@@ -205,13 +209,15 @@ class PerJobTimers(RenewalPlane):
 
 class Sweep(RenewalPlane):
     """One timer: each tick, every held lease goes through `extend_leases` in batches of at most
-    `batch` leases per script call, all calls of the tick in one pipeline (one round trip)."""
+    `batch` leases per script call, all calls of the tick written at once (one round trip)."""
 
     design = SWEEP
 
     def __init__(self, backend, lease_ms: float, every_ms: float, *, batch: int | None = None, **kw: Any):
         super().__init__(backend, lease_ms, every_ms, **kw)
         self.batch = DEFAULT_BATCH if batch is None else check_count("batch", batch, "leases per sweep script call")
+        self._cache: tuple[tuple, list[bytes]] | None = None
+        self._batches: tuple[int, list[list[Holding]]] | None = None
 
     def start(self, from_ms: float | None = None) -> None:
         self.clock.process(self._sweeper(self._first_tick_ms(from_ms)))
@@ -231,30 +237,56 @@ class Sweep(RenewalPlane):
                 return
             rt0, cmd0 = counter.snapshot()
             sent_ms, started = clock.now_ms, time.perf_counter()  # choosing the batches is part of the tick
-            live = [h for h in self.holdings if h.live]
-            if not live:
+            if self._batches is None or self._batches[0] != self.generation:
+                self._batches = (self.generation, self.batches([h for h in self.holdings if h.live]))
+            batches = self._batches[1]
+            if not batches:
                 return
-            batches = self.batches(live)
+            live = sum(len(chunk) for chunk in batches)
             replies = self._send(batches)
             wall_ms = (time.perf_counter() - started) * 1000
             rt1, cmd1 = counter.snapshot()
             lost = [chunk[pos - 1] for chunk, reply in zip(batches, replies) for pos in reply]
-            self._record(Call(sent_ms, tick, self.design, len(live), rt1 - rt0, cmd1 - cmd0, wall_ms, lost))
+            self._record(Call(sent_ms, tick, self.design, live, rt1 - rt0, cmd1 - cmd0, wall_ms, lost))
             for holding in lost:
                 self._tell_lost(holding)
             next_ms = sent_ms + self.every_ms
 
-    def _send(self, batches: list[list[Holding]]) -> list[list[int]]:
-        """One pipeline, one EVALSHA per batch. If the server forgot the script (SCRIPT FLUSH, a
-        restart), load it and send the tick again: the extra round trips are counted, not hidden."""
-        scripts = self.backend.scripts
+    def _packed(self, batches: list[list[Holding]], conn) -> list[bytes]:
+        """The tick's EVALSHA calls as wire bytes, packed once per set of held leases: between
+        ticks the set rarely changes, so a tick is a send and a read, not 2K arguments re-encoded."""
         ttl = self.clock.to_server_ms(self.lease_ms)
+        sha = self.backend.scripts.sha("extend_leases")
+        key = (self.generation, ttl, sha)
+        if self._cache is None or self._cache[0] != key:
+            chunks = [part for chunk in batches for part in conn.pack_command(
+                "EVALSHA", sha, len(chunk), *(h.key for h in chunk), ttl, *(h.token for h in chunk))]
+            self._cache = (key, chunks)
+        return self._cache[1]
+
+    def _send(self, batches: list[list[Holding]]) -> list[list[int]]:
+        """One round trip: every batch's EVALSHA written at once, then every reply read. If the
+        server forgot the script (SCRIPT FLUSH, a restart), load it and send the tick again: the
+        extra round trips are counted, not hidden."""
+        pool = self.backend.client.connection_pool
         for attempt in (1, 2):
-            sha = scripts.sha("extend_leases")
-            pipe = self.backend.client.pipeline(transaction=False)
-            for chunk in batches:
-                pipe.evalsha(sha, len(chunk), *(h.key for h in chunk), ttl, *(h.token for h in chunk))
-            replies = pipe.execute(raise_on_error=False)
+            conn = pool.get_connection()
+            try:
+                conn.send_packed_command(self._packed(batches, conn))
+                replies: list[Any] = []
+                for _ in batches:  # read every reply, errors included, so the connection stays in step
+                    try:
+                        replies.append(conn.read_response())
+                    except redis.exceptions.ResponseError as exc:
+                        replies.append(exc)
+            except BaseException:
+                conn.disconnect()  # a half-read reply stream cannot be reused
+                raise
+            finally:
+                pool.release(conn)
+            # the counting connection counts the round trip; the calls in it are counted here,
+            # because the bytes were packed (once) outside the counted send
+            self.backend.counter.commands += len(batches)
             if attempt == 1 and any(isinstance(r, redis.exceptions.NoScriptError) for r in replies):
                 self.backend.client.script_load(source("extend_leases"))
                 continue

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -201,6 +202,8 @@ def draw_scaling(rows: Sequence[Mapping[str, Any]], fig: Figure | None = None, *
         ax.tick_params(labelsize=style.FONT["tick"])
         ax.grid(True, which="major", alpha=0.3)
     ax_rt.legend(fontsize=style.FONT["tick"], frameon=False)
+    if isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine):
+        fig.get_layout_engine().set(rect=(0, 0.05, 1, 0.95))  # room for the note under the axes
     fig.text(0.01, 0.005, "hollow marker: the design broke at that K (a tick longer than the cadence, or leases lapsed)",
              fontsize=style.FONT["tick"], color="#555555")
     fig.emqlab_caption = "Renewal cost against K on live Valkey: round trips and wall time per tick, measured."
@@ -216,16 +219,16 @@ def draw_capacity(capacity: Sequence[Mapping[str, Any]], cadence_s: float = 15.0
     ax = fig.subplots()
     for c in capacity:
         color, marker, _ = _bench_style(c["design"])
-        pts = sorted((int(k), s) for k, s in c["points"].items())
+        pts = sorted((int(k), s) for k, s in c["points"].items() if math.isfinite(s))  # inf: leases lapsed
         ax.plot([k for k, _ in pts], [s for _, s in pts], color=color, marker=marker, lw=1.5, label=c["design"],
                 gid=f"mode:{c['design']}")
         if c.get("capacity_k"):
             ax.axvline(c["capacity_k"], color=color, ls=":", lw=1.5, gid=f"mode:{c['design']}")
-            ax.annotate(f"K ≈ {c['capacity_k']:,}", (c["capacity_k"], cadence_s), xytext=(-6, 10),
+            ax.annotate(f"K ≈ {c['capacity_k']:,}", (c["capacity_k"], cadence_s), xytext=(-6, -18),
                         textcoords="offset points", ha="right", color=color, fontsize=style.FONT["label"])
     ax.axhline(cadence_s, color="black", lw=1.2)
     ax.annotate(f"cadence: {cadence_s:g} s (30 s lease at TTL/2)", (0.01, cadence_s), xycoords=("axes fraction", "data"),
-                xytext=(0, 4), textcoords="offset points", fontsize=style.FONT["tick"])
+                xytext=(0, 5), textcoords="offset points", fontsize=style.FONT["tick"])
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("K, leases held on one connection", fontsize=style.FONT["label"])
