@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/heartbeat.py [--runs 50]
 
-Prints a table of medians and writes it to benchmarks/out/heartbeat.md. A benchmark, not a
+Prints a table of medians and writes it to benchmarks/results/heartbeat.md. A benchmark, not a
 test: it measures, it asserts nothing.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 from emqlab import connect
 from emqlab.scenarios import heartbeat
 
-OUT = Path(__file__).resolve().parent / "out"
+OUT = Path(__file__).resolve().parent / "results"
 
 
 def measure(runs: int) -> list[dict]:

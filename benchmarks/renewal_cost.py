@@ -17,7 +17,7 @@ log), threads used, whether every lease was held to the end, and where/why a des
 Then the capacity search: for a 30 s lease renewed at TTL/2 on one connection, the largest K whose
 tick still fits in the 15 s cadence, found by timing real ticks (doubling, then bisection).
 
-Writes benchmarks/out/renewal_cost.{json,md} and renewal_cost_scaling.png, renewal_cost_capacity.png.
+Writes benchmarks/results/renewal_cost.{json,md} and renewal_cost_scaling.png, renewal_cost_capacity.png.
 This is a benchmark, not a test: nothing here asserts speed.
 """
 
@@ -52,7 +52,7 @@ QUICK_KS = (1, 6, 100, 1000)
 DESIGNS = ("emqlab per-job", "emqlab sweep", "python-redis-lock", "redis-py Lock + timer",
            "python-redis-lock, big pool", "redis-py Lock + timer, big pool")
 BIG_POOL = 20_000  # the "big pool" rows: enough connections that redis-py's default cap of 100 is not the limit
-OUT = ROOT / "benchmarks" / "out"
+OUT = ROOT / "benchmarks" / "results"
 SLOW_US = 1000  # calls longer than this land in the slow log, so the longest one is known
 
 

@@ -23,7 +23,7 @@ from matplotlib.layout_engine import ConstrainedLayoutEngine
 
 from .backend import Backend, connect
 from .clock import DEFAULT_SCALE
-from .errors import BadParameter
+from .errors import BadParameter, EmqlabError
 from .plot import style
 
 FORMATS = ("png", "svg")
@@ -48,36 +48,8 @@ def renewal_designs(backend: Backend, jobs: int = 6, ticks: int = 4) -> dict[str
             for design in ("per-job", "sweep")}
 
 
-SCALING_KS = (1, 6, 100, 1000)  # fakeredis's per-job cost grows faster than linearly past ~1000
+SCALING_KS = (1, 6, 100, 1000)  # measured on the spot when the live benchmark's results are absent
 CADENCE_S = 15.0  # a 30 s lease renewed at TTL/2
-
-
-def scaling_rows(backend: Backend, ks: tuple[int, ...] = SCALING_KS, ticks: int = 2) -> list[dict[str, Any]]:
-    """Both renewal designs at each K, measured on `backend`: rows for `draw_scaling`."""
-    from .scenarios.renewal_cost import renewal_cost
-
-    rows = []
-    for k in ks:
-        for design in ("per-job", "sweep"):
-            c = renewal_cost(jobs=k, design=design, ticks=ticks, backend=backend).counts
-            rows.append({"design": f"emqlab {design}", "k": k, "rt_per_tick": c["round_trips_per_tick"],
-                         "wall_ms_per_tick": c["wall_ms_per_tick"], "all_held": c["all_held"],
-                         "broke": not c["all_held"]})
-    return rows
-
-
-def capacity_from(rows: list[dict[str, Any]], cadence_s: float = CADENCE_S) -> list[dict[str, Any]]:
-    """For each design, its measured tick times and the K at which a tick would take the whole
-    cadence, extrapolated linearly from the largest K measured (the per-lease cost there)."""
-    result = []
-    for design in dict.fromkeys(r["design"] for r in rows):
-        mine = sorted((r for r in rows if r["design"] == design), key=lambda r: r["k"])
-        points = {r["k"]: r["wall_ms_per_tick"] / 1000 for r in mine}
-        top = mine[-1]
-        per_lease_s = top["wall_ms_per_tick"] / 1000 / top["k"]
-        result.append({"design": design, "points": points,
-                       "capacity_k": int(cadence_s / per_lease_s) if per_lease_s > 0 else None})
-    return result
 
 
 def applied_runs(backend: Backend) -> dict[str, Any]:
@@ -161,27 +133,43 @@ def _measured_on(backend: Backend) -> str:
 
 
 def _scaling(backend: Backend) -> Figure:
+    from .lab import load_benchmark
     from .plot.renewal import draw_scaling
+    from .scenarios.renewal_cost import renewal_scaling
 
-    rows = scaling_rows(backend)
+    bench = load_benchmark()
+    if bench:  # every design and K up to 100,000, side by side on live Valkey
+        when = bench["meta"].get("when", "see benchmarks/results")
+        rows, where = bench["rows"], f"measured on live Valkey by benchmarks/renewal_cost.py ({when})"
+    else:
+        rows, where = renewal_scaling(backend, SCALING_KS), _measured_on(backend)
     fig = draw_scaling(rows)
-    fig.emqlab_readout_lines = [f"- {r['design']}, K = {r['k']}: {r['rt_per_tick']} round trips per tick, "
-                                f"{r['wall_ms_per_tick']:.3g} ms per tick, all held: {r['all_held']}" for r in rows]
-    fig.emqlab_caption = (f"Renewal cost against K = {', '.join(map(str, SCALING_KS))}: round trips and wall time "
-                          f"per tick for K per-job timers and one sweep, {_measured_on(backend)}.")
+    fig.emqlab_readout_lines = [
+        f"- {r['design']}, K = {r['k']:,}: " + (
+            f"{r['rt_per_tick']:,} round trips per tick, {r['wall_ms_per_tick']:.3g} ms per tick, all held: {r['all_held']}"
+            if r.get("wall_ms_per_tick") is not None else f"broke: {r.get('broke')}")
+        for r in rows]
+    ks = sorted({r["k"] for r in rows})
+    fig.emqlab_caption = (f"Renewal cost against K = {', '.join(f'{k:,}' for k in ks)}: round trips and wall time "
+                          f"per tick for each design, {where}.")
     return fig
 
 
 def _capacity(backend: Backend) -> Figure:
+    from .lab import BENCHMARK, load_benchmark
     from .plot.renewal import draw_capacity
 
-    caps = capacity_from(scaling_rows(backend))
+    bench = load_benchmark()
+    if not bench or not bench.get("capacity"):
+        raise EmqlabError(f"the capacity figure draws the measured capacity search in {BENCHMARK}; "
+                          "run `.venv/bin/python benchmarks/renewal_cost.py` to make it")
+    caps = bench["capacity"]
     fig = draw_capacity(caps, cadence_s=CADENCE_S)
-    fig.emqlab_caption = (f"Capacity: measured renewal-tick times against K ({_measured_on(backend)}), and the K at "
-                          f"which one tick would fill a {CADENCE_S:g} s cadence, extrapolated linearly from "
-                          f"K = {max(SCALING_KS)}.")
-    fig.emqlab_readout_lines = [f"- {c['design']}: one tick would fill the cadence at K ≈ {c['capacity_k']:,}"
-                                for c in caps if c["capacity_k"]]
+    fig.emqlab_caption = (f"Capacity on live Valkey, one connection: the largest K whose renewal tick still fits a "
+                          f"{CADENCE_S:g} s cadence (30 s lease at TTL/2), found by measured ticks (doubling, then "
+                          "bisection) in benchmarks/renewal_cost.py.")
+    fig.emqlab_readout_lines = [f"- {c['design']}: keeps K = {c['capacity_k']:,} alive; K = {c['first_over']:,} "
+                                "takes longer than the cadence" for c in caps if c.get("capacity_k")]
     return fig
 
 

@@ -165,32 +165,30 @@ def wait(seconds: float) -> None:
 
 
 # -- lesson 04: renewal cost against K --------------------------------------------------------------
-BENCHMARK = NOTEBOOKS.parent / "benchmarks" / "out" / "renewal_cost.json"
+BENCHMARK = NOTEBOOKS.parent / "benchmarks" / "results" / "renewal_cost.json"
 
 
 def renewal_scaling(ks=(1, 10, 100, 1000), ticks: int = 2) -> list[dict]:
     """Run both renewal designs for each K on the current store; rows for `draw_scaling`."""
-    from .scenarios.renewal_cost import renewal_cost
+    from .scenarios.renewal_cost import renewal_scaling as measure
 
-    rows = []
-    for k in ks:
-        for design in ("per-job", "sweep"):
-            c = renewal_cost(jobs=k, design=design, ticks=ticks, backend=backend()).counts
-            rows.append({"design": f"emqlab {design}", "k": k, "rt_per_tick": c["round_trips_per_tick"],
-                         "wall_ms_per_tick": c["wall_ms_per_tick"], "all_held": c["all_held"],
-                         "broke": not c["all_held"]})
-    return rows
+    return measure(backend(), ks, ticks)
 
 
-def benchmark_rows(path: Path | str | None = None) -> list[dict]:
-    """The rows `./run bench` measured on live Valkey (benchmarks/out/renewal_cost.json), or [] if
-    the benchmark has not been run here."""
+def load_benchmark(path: Path | str | None = None) -> dict | None:
+    """What `benchmarks/renewal_cost.py` measured on live Valkey (committed in
+    benchmarks/results/renewal_cost.json): {meta, rows, capacity}, or None where it is absent."""
     import json
 
     path = Path(path) if path else BENCHMARK
     if not path.is_file():
-        return []
-    return json.loads(path.read_text(encoding="utf-8")).get("rows", [])
+        return None
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def benchmark_rows(path: Path | str | None = None) -> list[dict]:
+    """The benchmark's rows (every design and K it ran), or [] where it has not been run."""
+    return (load_benchmark(path) or {}).get("rows", [])
 
 
 # -- lesson 08: a three-node cluster ------------------------------------------------------------------

@@ -106,6 +106,18 @@ def _per(total: float, ticks: int) -> float | int:
     return int(value) if float(value).is_integer() else round(value, 3)
 
 
+def renewal_scaling(backend, ks=(1, 6, 100, 1000), ticks: int = 2) -> list[dict[str, Any]]:
+    """Both designs at each K, measured on `backend`: the rows `plot.renewal.draw_scaling` reads."""
+    rows = []
+    for k in ks:
+        for design in ("per-job", "sweep"):
+            c = renewal_cost(jobs=k, design=design, ticks=ticks, backend=backend).counts
+            rows.append({"design": f"emqlab {design}", "k": k, "rt_per_tick": c["round_trips_per_tick"],
+                         "wall_ms_per_tick": c["wall_ms_per_tick"], "all_held": c["all_held"],
+                         "broke": not c["all_held"]})
+    return rows
+
+
 def renewal_cost(jobs: int = 6, design: str = SWEEP, ticks: int = 4, batch: int | None = None, lease: float = 30,
                  cadence: Any = "half", steal: Any = None, queue: str = "orders", backend=None,
                  **connect_kw: Any) -> Timeline:
