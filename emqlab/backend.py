@@ -16,7 +16,7 @@ from urllib.parse import urlparse
 import redis
 
 from . import fakeclock
-from .clock import DEFAULT_SCALE, RealClock, VirtualClock, make_clock
+from .clock import DEFAULT_SCALE, VirtualClock, make_clock
 from .embedded import EmbeddedValkey
 from .errors import BackendUnavailable, BadParameter, ForeignKeys
 from .scripts import ScriptRegistry

@@ -230,7 +230,7 @@ class Consumer:
             band.end, band.data["ended"] = min(self.run.t, band.data["deadline"]), how
 
     def run_job(self, job: Claimed):
-        run, queue = self.run, self.queue
+        run = self.run
         span = self.spans[job.id] = run.timeline.open(run.t, self.name, "run", job=job.id, attempts=job.attempts)
         run.event(self.name, "work_start", job=job.id, attempts=job.attempts)
         ms = self.work_ms(job) if callable(self.work_ms) else self.work_ms

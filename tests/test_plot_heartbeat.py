@@ -111,7 +111,7 @@ def test_draws_into_a_given_figure_and_rejects_nonsense(both):
     fig = Figure()
     assert draw_heartbeat(list(both.values()), fig=fig) is fig
     assert list(fig.emqlab_modes) == ["none", "half"]
-    with pytest.raises(TypeError, match="heartbeat Timelines"):
+    with pytest.raises(TypeError, match="draw_heartbeat takes Timelines"):
         draw_heartbeat(42)
     with pytest.raises(ValueError, match="at least one"):
         draw_heartbeat({})

@@ -175,8 +175,10 @@ def test_lab_backend_is_shared_and_switchable(valkey_url):
 def test_lab_command_opens_the_first_lesson():
     argv = lab.lab_command(["--no-browser"])
     assert argv[1:3] == ["-m", "jupyterlab"]
-    assert argv[3].endswith("notebooks/00-start-here.ipynb") and argv[-1] == "--no-browser"
-    assert lab.lab_command(["--", "--no-browser"])[4:] == ["--no-browser"]
+    assert argv[3].endswith("notebooks/00-start-here.ipynb") and argv[4] == "--no-browser"
+    assert lab.lab_command(["--", "--no-browser"])[4] == "--no-browser"
+    # as root (containers), Jupyter must be told; otherwise nothing is added
+    assert ("--allow-root" in argv) == (lab.os.geteuid() == 0)
 
 
 # -- every figure with modes, through the same explorer ----------------------------------------------

@@ -16,3 +16,26 @@ Optional, and used by `emqlab.widgets.ModeExplorer` when present:
 The explorer clears the figure and calls the drawing function again whenever its sliders re-run a
 scenario; a drawing function must draw into the `fig` it is given, from scratch.
 """
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ..timeline import Timeline
+
+
+def as_modes(timelines: Any, key: Callable[[Timeline], str], what: str) -> dict[str, Timeline]:
+    """One Timeline, a list (named by `key`, a repeat gets a suffix) or a dict {mode: Timeline}."""
+    if isinstance(timelines, Timeline):
+        timelines = [timelines]
+    if isinstance(timelines, Mapping):
+        modes = dict(timelines)
+    elif isinstance(timelines, Sequence) and not isinstance(timelines, str):
+        modes = {}
+        for tl in timelines:
+            name = key(tl)
+            modes[name if name not in modes else f"{name}-{len(modes) + 1}"] = tl
+    else:
+        raise TypeError(f"{what} takes Timelines: one, a list, or a dict {{mode: Timeline}}")
+    if not modes:
+        raise ValueError(f"{what} needs at least one Timeline")
+    return modes

@@ -9,35 +9,17 @@ server stamped (claim and extend replies), never arithmetic done here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import Any, Callable
 
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from ..timeline import Timeline
-from . import style
+from . import as_modes, style
 
 BAND_Y, BAND_H = 0.06, 0.30
 RUN_Y, RUN_H = -0.30, 0.20
 EFFECT = style.OKABE_ITO["sky"]
-
-
-def _modes(timelines: Any, key: Callable[[Timeline], str], what: str) -> dict[str, Timeline]:
-    if isinstance(timelines, Timeline):
-        timelines = [timelines]
-    if isinstance(timelines, Mapping):
-        modes = dict(timelines)
-    elif isinstance(timelines, Sequence) and not isinstance(timelines, str):
-        modes = {}
-        for tl in timelines:
-            name = key(tl)
-            modes[name if name not in modes else f"{name}-{len(modes) + 1}"] = tl
-    else:
-        raise TypeError(f"{what} takes Timelines: one, a list, or a dict {{mode: Timeline}}")
-    if not modes:
-        raise ValueError(f"{what} needs at least one Timeline")
-    return modes
 
 
 def _figure(fig: Figure | None, panels: int, height: float = 3.0) -> Figure:
@@ -106,7 +88,7 @@ def _lanes(ax, name: str, tl: Timeline, x_max: float) -> None:
 
 def _draw(timelines: Any, fig: Figure | None, *, what: str, key: Callable[[Timeline], str],
           label: Callable[[str, Timeline], str], verdict: Callable[[Timeline], str], caption: str) -> Figure:
-    modes = _modes(timelines, key, what)
+    modes = as_modes(timelines, key, what)
     fig = _figure(fig, len(modes))
     x_max = max(_end(tl) for tl in modes.values())
     axes = fig.subplots(len(modes), 1, squeeze=False, sharex=True)[:, 0]
@@ -180,7 +162,7 @@ def draw_fencing(timelines: Any, fig: Figure | None = None) -> Figure:
 def draw_chaos(timelines: Any, fig: Figure | None = None) -> Figure:
     """A chaos run (`emqlab.scenarios.chaos.chaos`): pending / active / done over time, with the
     crashes and pauses marked; one panel per fencing mode."""
-    modes = _modes(timelines, lambda tl: f"fencing {tl.params.get('fencing')}", "draw_chaos")
+    modes = as_modes(timelines, lambda tl: f"fencing {tl.params.get('fencing')}", "draw_chaos")
     fig = _figure(fig, len(modes), height=3.4)
     axes = fig.subplots(len(modes), 1, squeeze=False)[:, 0]
     fig.emqlab_modes = {}

@@ -8,7 +8,7 @@ the panels sits the readout line; each panel's title carries its static verdict.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from matplotlib.figure import Figure
@@ -18,7 +18,7 @@ from matplotlib.patches import Patch, Rectangle
 
 from ..renewal import parse_cadence
 from ..timeline import Timeline
-from . import style
+from . import as_modes, style
 
 LANES = {"holder": 1.0, "contender": 0.0}
 BAND_Y, BAND_H = 0.06, 0.30  # lease band, above the lane's centre line
@@ -73,22 +73,7 @@ def static_verdict(timeline: Timeline) -> str:
 
 
 def _as_modes(timelines: Any) -> dict[str, Timeline]:
-    if isinstance(timelines, Timeline):
-        timelines = [timelines]
-    if isinstance(timelines, Mapping):
-        modes = dict(timelines)
-    elif isinstance(timelines, Sequence) and not isinstance(timelines, str):
-        modes = {}
-        for tl in timelines:
-            name = str(tl.params.get("renew", tl.scenario))
-            if name in modes:
-                name = f"{name}-{len(modes) + 1}"
-            modes[name] = tl
-    else:
-        raise TypeError("draw_heartbeat takes heartbeat Timelines: one, a list, or a dict {mode: Timeline}")
-    if not modes:
-        raise ValueError("draw_heartbeat needs at least one heartbeat Timeline")
-    return modes
+    return as_modes(timelines, lambda tl: str(tl.params.get("renew", tl.scenario)), "draw_heartbeat")
 
 
 def _minus(start: float, end: float, holes: list[tuple[float, float]]) -> list[tuple[float, float]]:

@@ -20,7 +20,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
 from ..timeline import Timeline
-from . import style
+from . import as_modes, style
 
 COLORS = {"per-job": style.PER_JOB, "sweep": style.SWEEP}
 LABELS = {"per-job": "K per-job timers", "sweep": "one sweep"}
@@ -36,20 +36,8 @@ def _bench_style(design: str) -> tuple[str, str, str]:
 
 
 def _as_modes(timelines: Any) -> dict[str, Timeline]:
-    if isinstance(timelines, Timeline):
-        timelines = [timelines]
-    if isinstance(timelines, Mapping):
-        modes = dict(timelines)
-    elif isinstance(timelines, Sequence) and not isinstance(timelines, str):
-        modes = {}
-        for tl in timelines:
-            name = str(tl.counts.get("design") or tl.params.get("design"))
-            modes[name if name not in modes else f"{name}-{len(modes) + 1}"] = tl
-    else:
-        raise TypeError("draw_renewal_cost takes renewal_cost Timelines: one, a list, or a dict {mode: Timeline}")
-    if not modes:
-        raise ValueError("draw_renewal_cost needs at least one renewal_cost Timeline")
-    return modes
+    return as_modes(timelines, lambda tl: str(tl.counts.get("design") or tl.params.get("design")),
+                    "draw_renewal_cost")
 
 
 def _design(tl: Timeline) -> str:
