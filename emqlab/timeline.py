@@ -10,6 +10,20 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 
+def minus(start: float, end: float, holes: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The parts of [start, end) outside every hole (e.g. work outside a stop-the-world pause)."""
+    parts, at = [], start
+    for a, b in sorted(holes):
+        if b <= at or a >= end:
+            continue
+        if a > at:
+            parts.append((at, a))
+        at = max(at, b)
+    if end > at:
+        parts.append((at, end))
+    return parts
+
+
 @dataclass
 class Event:
     t: float

@@ -17,7 +17,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
 from ..renewal import parse_cadence
-from ..timeline import Timeline
+from ..timeline import Timeline, minus
 from . import as_modes, style
 
 LANES = {"holder": 1.0, "contender": 0.0}
@@ -76,20 +76,6 @@ def _as_modes(timelines: Any) -> dict[str, Timeline]:
     return as_modes(timelines, lambda tl: str(tl.params.get("renew", tl.scenario)), "draw_heartbeat")
 
 
-def _minus(start: float, end: float, holes: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    """The parts of [start, end) outside every hole."""
-    parts, at = [], start
-    for a, b in sorted(holes):
-        if b <= at or a >= end:
-            continue
-        if a > at:
-            parts.append((at, a))
-        at = max(at, b)
-    if end > at:
-        parts.append((at, end))
-    return parts
-
-
 def _end_of(timeline: Timeline) -> float:
     ends = [e.t for e in timeline.events]
     for i in timeline.intervals:
@@ -106,7 +92,7 @@ def _draw_lane(ax, timeline: Timeline, actor: str, gid: str, x_max: float) -> No
     pauses = [(p.start, p.end) for p in timeline.spans("pause", actor)]
     for run in timeline.spans("run", actor):
         end = run.end if run.end is not None else x_max
-        for a, b in _minus(run.start, end, pauses):  # a frozen worker does no work
+        for a, b in minus(run.start, end, pauses):  # a frozen worker does no work
             ax.add_patch(Rectangle((a, y + RUN_Y), b - a, RUN_H, color=style.RUN, alpha=0.9, lw=0, gid=gid))
     for pause in timeline.spans("pause", actor):
         ax.add_patch(Rectangle((pause.start, y - 0.42), pause.end - pause.start, 0.84, facecolor="none",

@@ -17,7 +17,7 @@ from ..errors import LeaseLost, StaleToken
 from ..faults import Pause, World
 from ..lease import Leases, new_token
 from ..renewal import Cadence, parse_cadence
-from ..timeline import Interval, Timeline
+from ..timeline import Interval, Timeline, minus
 from .base import Run, positive, run_on
 
 LOST = "lease-lost"
@@ -184,19 +184,9 @@ def heartbeat(lease: float = 30, job: float = 75, renew: Any = "none", pause: An
 # -- the verdict, read off the events --------------------------------------------------------
 def working_spans(timeline: Timeline, actor: str) -> list[tuple[float, float]]:
     """When `actor` was really working: its run intervals minus its pauses."""
-    spans = []
-    pauses = sorted((p.start, p.end) for p in timeline.spans("pause", actor))
-    for run in timeline.spans("run", actor):
-        start, end = run.start, run.end if run.end is not None else float("inf")
-        for p_start, p_end in pauses:
-            if p_end <= start or p_start >= end:
-                continue
-            if p_start > start:
-                spans.append((start, p_start))
-            start = max(start, p_end)
-        if end > start:
-            spans.append((start, end))
-    return spans
+    pauses = [(p.start, p.end) for p in timeline.spans("pause", actor)]
+    return [part for run in timeline.spans("run", actor)
+            for part in minus(run.start, run.end if run.end is not None else float("inf"), pauses)]
 
 
 def verdict(timeline: Timeline) -> dict[str, Any]:
