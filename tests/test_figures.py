@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -115,7 +116,8 @@ def test_figure_one_on_either_store(backend, tmp_path):
     assert len(written) == 4
     none = (tmp_path / "fig1-heartbeat-no-renewal.txt").read_text(encoding="utf-8")
     half = (tmp_path / "fig1-heartbeat-renew-half.txt").read_text(encoding="utf-8")
-    assert "lapsed at 30 s" in none and "twice" in none
+    # live: real time, so the lapse reads 30 s give or take a late wake-up on a loaded machine
+    assert re.search(r"lapsed at (30|29\.9\d*|30\.\d+|3[1-2](\.\d+)?) s", none) and "twice" in none
     assert "finished once" in half and "lapsed" not in half
 
 
