@@ -301,10 +301,18 @@ def hover_lights(page, notebook: str, label: str, shot: str) -> None:
     assert modes[other] not in after_text.split("—")[0], after_text
 
     # the verdict list makes the lit mode bold
-    weights = page.locator(".emqlab-probe-verdicts li").evaluate_all(
-        "items => items.map(li => [li.textContent, getComputedStyle(li).fontWeight])")
-    bold = [text for text, weight in weights if int(weight) >= 600]
-    assert len(bold) == 1 and bold[0].startswith(modes[target]), weights
+    # (the list is re-rendered as the readout changes; a node read mid-swap has no computed style,
+    # so read until the rendered list has settled)
+    deadline = time.monotonic() + 10
+    while True:
+        weights = page.locator(".emqlab-probe-verdicts li").evaluate_all(
+            "items => items.map(li => [li.textContent, getComputedStyle(li).fontWeight])")
+        settled = weights and all(weight.isdigit() for _, weight in weights)
+        bold = [text for text, weight in weights if weight.isdigit() and int(weight) >= 600]
+        if (settled and len(bold) == 1 and bold[0].startswith(modes[target])) or time.monotonic() > deadline:
+            break
+        page.wait_for_timeout(200)
+    assert settled and len(bold) == 1 and bold[0].startswith(modes[target]), weights
 
     # the canvas: the target lane gains ink (its artists at full strength), the other loses it
     deadline = time.monotonic() + 15
