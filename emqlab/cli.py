@@ -77,7 +77,7 @@ def cmd_reaper(args) -> None:
     from .scenarios.reaper import reaper
 
     with _open(args) as backend:
-        timeline = reaper(**_scenario_kwargs(args, "reaper"), backend=backend)
+        timeline = reaper(**_scenario_kwargs(args), backend=backend)
     _emit(args, timeline.to_dict(), timeline.summary)
 
 
@@ -85,7 +85,7 @@ def cmd_chaos(args) -> None:
     from .scenarios.chaos import chaos
 
     with _open(args) as backend:
-        result = chaos(**_scenario_kwargs(args, "chaos"), backend=backend)
+        result = chaos(**_scenario_kwargs(args), backend=backend)
     _emit(args, result.to_dict(), result.summary)
 
 
@@ -124,7 +124,7 @@ def cmd_valkey(args) -> None:
             pass
 
 
-def _scenario_kwargs(args, verb: str) -> dict[str, Any]:
+def _scenario_kwargs(args) -> dict[str, Any]:
     """The verb's own options, as keyword arguments (everything but the common ones)."""
     skip = {"backend", "clock", "scale", "json", "func", "verb"}
     return {k: v for k, v in vars(args).items() if k not in skip}

@@ -90,16 +90,15 @@ def fencing_verdict(timeline: Timeline) -> dict[str, Any]:
         "effects_applied": c["effects_applied"],
         "duplicate_effect": c["duplicate_effects"] > 0,
     }
+    slept = (f"{v['mode']}: worker-1 slept from {_s(v['paused_at'])} to {_s(v['woke_at'])}, past its "
+             f"{p['lease']:g} s lease; worker-2 re-claimed the job (attempts {v['reclaim_attempts']}) at "
+             f"{_s(v['reclaimed_at'])}; ")
     if v["stale_write_landed"]:
-        v["summary"] = (f"{v['mode']}: worker-1 slept from {_s(v['paused_at'])} to {_s(v['woke_at'])}, past its "
-                        f"{p['lease']:g} s lease; worker-2 re-claimed the job (attempts {v['reclaim_attempts']}) at "
-                        f"{_s(v['reclaimed_at'])}; worker-1's late write at {_s(v['stale_write_at'])} landed, so "
-                        f"the effect was applied {v['effects_applied']} times.")
+        v["summary"] = slept + (f"worker-1's late write at {_s(v['stale_write_at'])} landed, so "
+                                f"the effect was applied {v['effects_applied']} times.")
     elif v["stale_write_refused"]:
-        v["summary"] = (f"{v['mode']}: worker-1 slept from {_s(v['paused_at'])} to {_s(v['woke_at'])}, past its "
-                        f"{p['lease']:g} s lease; worker-2 re-claimed the job (attempts {v['reclaim_attempts']}) at "
-                        f"{_s(v['reclaimed_at'])}; worker-1 woke with attempts 1 and its write at "
-                        f"{_s(v['stale_write_at'])} was refused: the effect was applied once.")
+        v["summary"] = slept + (f"worker-1 woke with attempts 1 and its write at "
+                                f"{_s(v['stale_write_at'])} was refused: the effect was applied once.")
     else:
         v["summary"] = (f"{v['mode']}: worker-1's lease was not taken over during its pause; "
                         f"the effect was applied {v['effects_applied']} time(s).")
