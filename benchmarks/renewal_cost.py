@@ -4,8 +4,9 @@
     .venv/bin/python benchmarks/renewal_cost.py --quick    # K up to 1000, no capacity search
 
 Designs, side by side, each holding K leases for a few renewal ticks:
-  emqlab per-job  K SimPy timers, one extend_lease EVALSHA each per tick (one connection)
-  emqlab sweep    one timer, extend_leases in bounded batches, one pipeline per tick (one connection)
+  emqlab <design>    every design in emqlab.renewal_plane.DESIGNS, on one connection:
+                     per-job (K SimPy timers, one extend_lease EVALSHA each per tick) and
+                     sweep (one timer, extend_leases in bounded batches, one pipeline per tick)
   python-redis-lock  Lock(auto_renewal=True): one renewal thread per lock, at 2/3 of the expiry
   redis-py Lock   Lock.extend(replace_ttl=True) from a threading.Timer per lock, at TTL/2
 The peers run on a plain redis-py client as a user would make it (its pool holds at most 100
@@ -13,11 +14,13 @@ connections), and again with a pool of 20 000 ("big pool") so the pool is not wh
 
 Per design and K: round trips per tick (client side), wall ms per tick (time the renewal layer
 was busy in a tick), server µs per tick (INFO commandstats), the longest single script call (slow
-log), threads used, whether every lease was held to the end, and where/why a design broke.
+log) and how many calls took longer than the 5 ms bound (MAX_CALL_MS), threads used, whether
+every lease was held to the end, and where/why a design broke.
 Then the capacity search: for a 30 s lease renewed at TTL/2 on one connection, the largest K whose
 tick still fits in the 15 s cadence, found by timing real ticks (doubling, then bisection).
 
-Writes benchmarks/results/renewal_cost.{json,md} and renewal_cost_scaling.png, renewal_cost_capacity.png.
+Writes emqlab/data/renewal_cost.json (shipped with the package: the scaling and capacity figures read it),
+and benchmarks/results/renewal_cost.md, renewal_cost_scaling.png, renewal_cost_capacity.png.
 This is a benchmark, not a test: nothing here asserts speed.
 """
 
@@ -29,42 +32,34 @@ import json
 import os
 import statistics
 import sys
-import threading
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 from pathlib import Path
 
-import redis
 from tqdm import tqdm
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # _peers.py, beside this file
 
 from emqlab.backend import connect  # noqa: E402
-from emqlab.commandstats import ServerCounter, slow_calls  # noqa: E402
+from emqlab.commandstats import slow_calls  # noqa: E402
 from emqlab.embedded import EmbeddedValkey  # noqa: E402
 from emqlab.lease import new_token  # noqa: E402
-from emqlab.renewal_plane import make_plane  # noqa: E402
-from emqlab.scenarios.renewal_cost import renewal_cost  # noqa: E402
+from emqlab.renewal_plane import DESIGNS as EMQLAB_DESIGNS, MAX_CALL_MS, make_plane  # noqa: E402
+from emqlab.scenarios.renewal_cost import capacity_words, renewal_cost, scaling_words  # noqa: E402
+from _peers import run_peer  # noqa: E402  (beside this file: the peer libraries' lock holders)
 
 KS = (1, 6, 100, 1000, 10_000, 100_000)
 QUICK_KS = (1, 6, 100, 1000)
-DESIGNS = ("emqlab per-job", "emqlab sweep", "python-redis-lock", "redis-py Lock + timer",
-           "python-redis-lock, big pool", "redis-py Lock + timer, big pool")
+PEERS = ("python-redis-lock", "redis-py Lock + timer", "python-redis-lock, big pool", "redis-py Lock + timer, big pool")
+DESIGNS = (*(f"emqlab {name}" for name in EMQLAB_DESIGNS), *PEERS)
+CAPACITY_START = {"per-job": 10_000, "sweep": 250_000}  # where each design's doubling starts (default 10,000)
 BIG_POOL = 20_000  # the "big pool" rows: enough connections that redis-py's default cap of 100 is not the limit
 OUT = ROOT / "benchmarks" / "results"
+DATA = ROOT / "emqlab" / "data"  # the measured table ships as package data
 SLOW_US = 1000  # calls longer than this land in the slow log, so the longest one is known
-
-
-def busy_ms(spans: list[tuple[float, float]]) -> float:
-    """How long at least one renewal call was in flight: the union of the call intervals."""
-    total, end = 0.0, float("-inf")
-    for a, b in sorted(spans):
-        if a > end:
-            total, end = total + (b - a), b
-        elif b > end:
-            total, end = total + (b - end), b
-    return total * 1000
+CADENCE_S = 15.0  # the capacity search's cadence: a 30 s lease renewed at TTL/2
 
 
 def run_emqlab(url: str, design: str, k: int, lease_real: float, ticks: int) -> dict:
@@ -80,6 +75,7 @@ def run_emqlab(url: str, design: str, k: int, lease_real: float, ticks: int) -> 
     row = {"rt_per_tick": c["round_trips_per_tick"], "wall_ms_per_tick": statistics.median(walls),
            "wall_ms_ticks": walls, "server_us_per_tick": c["server_us_per_tick"],
            "longest_call_ms": max((s["us"] for s in slow if s["command"] == "evalsha"), default=None),
+           "calls_over_bound": sum(1 for s in slow if s["command"] == "evalsha" and s["us"] > MAX_CALL_MS * 1000),
            "threads": 1, "all_held": c["all_held"], "cadence_s": lease_real / 2, "connections": 1}
     if row["longest_call_ms"] is not None:
         row["longest_call_ms"] /= 1000
@@ -89,190 +85,6 @@ def run_emqlab(url: str, design: str, k: int, lease_real: float, ticks: int) -> 
         lapsed = f"{k - c['held_at_end']:,} of {k:,} leases lapsed before their renewal (each holder was told)"
         row["broke"] = f"{row['broke']}; {lapsed}" if "broke" in row else lapsed
     return row
-
-
-class _Peer:
-    """Lock holders of a peer library on a plain redis-py client (what a user would hold), renewal
-    calls timed per lock. `max_connections` None keeps redis-py's default pool (100 connections)."""
-
-    def __init__(self, url: str, k: int, lease_real: float, max_connections: int | None):
-        kw = {"max_connections": max_connections} if max_connections else {}
-        self.client = redis.Redis.from_url(url, decode_responses=True, **kw)
-        self.k, self.lease_real = k, lease_real
-        self.calls: dict[int, list[tuple[float, float]]] = defaultdict(list)
-        self.errors: Counter = Counter()
-        self.locks: list = []
-
-    def timed(self, index: int, fn, *args, **kw):
-        start = time.perf_counter()
-        try:
-            return fn(*args, **kw)
-        except Exception as exc:
-            self.errors[type(exc).__name__] += 1
-            raise
-        finally:
-            self.calls[index].append((start, time.perf_counter()))
-
-    def cleanup(self) -> None:
-        for pattern in ("emqlab:bench:*", "lock*:emqlab:bench:*"):  # python-redis-lock prefixes "lock:"
-            keys = list(self.client.scan_iter(match=pattern, count=1000))
-            for i in range(0, len(keys), 1000):
-                self.client.unlink(*keys[i:i + 1000])
-        self.client.close()
-
-
-_TIMED_LOCK = {}
-
-
-def _timed_lock_class(peer_ref: list):
-    """One subclass for the whole run: python-redis-lock registers its scripts once per process
-    (a module global), so a second subclass would find its scripts missing."""
-    if "cls" not in _TIMED_LOCK:
-        import redis_lock
-
-        class TimedLock(redis_lock.Lock):
-            def extend(self, expire=None):
-                return peer_ref[0].timed(self.index, super().extend, expire)
-
-        _TIMED_LOCK["cls"] = TimedLock
-    return _TIMED_LOCK["cls"]
-
-
-_CURRENT_PEER: list = [None]
-
-
-def _python_redis_lock(peer: _Peer):
-    _CURRENT_PEER[0] = peer
-    cls = _timed_lock_class(_CURRENT_PEER)
-    expire = max(1, round(peer.lease_real))
-    warm = cls(peer.client, "emqlab:bench:warm", expire=expire)  # loads its scripts before the window
-    warm.index = -1
-    warm.acquire(blocking=False)
-    warm.extend()
-    warm.release()
-    peer.calls.clear()
-    return expire * 2 / 3, lambda: _take(peer, lambda i: _prl_take(cls, peer, i, expire)), \
-        (lambda lock: lock.get_owner_id() == lock.id), (lambda lock: lock.release())
-
-
-def _prl_take(cls, peer, i, expire):
-    lock = cls(peer.client, f"emqlab:bench:{{w}}:{i}", expire=expire, auto_renewal=True)
-    lock.index = i
-    lock.acquire(blocking=False)
-    return lock
-
-
-def _take(peer: _Peer, take) -> None:
-    for i in range(peer.k):
-        peer.locks.append(take(i))
-
-
-def _redis_py_lock(peer: _Peer):
-    interval = peer.lease_real / 2
-    stop = threading.Event()
-    timers: dict[int, threading.Timer] = {}
-    warm = peer.client.lock("emqlab:bench:warm", timeout=peer.lease_real, thread_local=False)
-    warm.acquire(blocking=False)
-    warm.extend(peer.lease_real, replace_ttl=True)  # loads the extend script before the window
-    warm.release()
-
-    def renew(i, lock):
-        if stop.is_set():
-            return
-        try:
-            peer.timed(i, lock.extend, peer.lease_real, replace_ttl=True)
-        except Exception:
-            return  # the timer stops; nobody else is told, as with a hand-written renewer
-        timer = timers[i] = threading.Timer(interval, renew, (i, lock))
-        timer.daemon = True
-        timer.start()
-
-    def take(i):
-        lock = peer.client.lock(f"emqlab:bench:{{w}}:{i}", timeout=peer.lease_real, thread_local=False)
-        lock.acquire(blocking=False)
-        lock.index = i
-        timer = timers[i] = threading.Timer(interval, renew, (i, lock))
-        timer.daemon = True
-        timer.start()
-        return lock
-
-    def release(lock):
-        stop.set()
-        timers[lock.index].cancel()
-        lock.release()
-    return interval, lambda: _take(peer, take), (lambda lock: lock.owned()), release
-
-
-def _join_new(before: set, timeout: float = 15.0) -> None:
-    """Wait for the renewal threads this run started, so the next run counts only its own."""
-    deadline = time.monotonic() + timeout
-    for thread in threading.enumerate():
-        if thread not in before:
-            thread.join(max(0.0, deadline - time.monotonic()))
-
-
-def run_peer(url: str, kind: str, k: int, lease_real: float, ticks: int, max_threads: int,
-             max_connections: int | None = None) -> dict:
-    if k > max_threads:
-        return {"rt_per_tick": None, "threads": k, "all_held": None,
-                "broke": f"not run: needs {k:,} renewal threads, over the cap of {max_threads:,}"}
-    peer = _Peer(url, k, lease_real, max_connections)
-    before = set(threading.enumerate())
-    base_threads = len(before)
-    old_hook = threading.excepthook
-    threading.excepthook = lambda args: None  # a failed renewal thread dies silently: counted below
-    row: dict = {"connections": None}
-    try:
-        setup = _python_redis_lock if kind.startswith("python-redis-lock") else _redis_py_lock
-        interval, take_all, owned, release = setup(peer)
-        server = ServerCounter(peer.client).start()
-        try:
-            take_all()
-        except Exception as exc:  # thread or connection limits
-            row.update(rt_per_tick=None, threads=threading.active_count() - base_threads, all_held=False,
-                       broke=f"failed while taking {len(peer.locks):,} of {k:,} locks: {type(exc).__name__}: {exc}")
-            for lock in peer.locks:
-                try:
-                    release(lock)
-                except Exception:
-                    pass
-            return row
-        row["cadence_s"] = round(interval, 3)
-        time.sleep(interval * (ticks + 0.5))
-        row["threads"] = threading.active_count() - base_threads
-        held = sum(1 for lock in peer.locks if owned(lock))
-        server.stop()
-        for lock in peer.locks:
-            try:
-                release(lock)
-            except Exception:
-                pass  # a lock that lapsed cannot be released
-        done = [spans for spans in peer.calls.values()]
-        n_ticks = min((len(s) for s in done), default=0) if len(done) == k else 0
-        per_tick = [busy_ms([s[n] for s in done]) for n in range(n_ticks)]
-        calls = sum(len(s) for s in done)
-        full_ticks = calls / k
-        # neither library pipelines: each renewal is one EVALSHA, one round trip (SET and release are
-        # not EVALSHA, and the release runs after the window), so the server's count is the round trips
-        row.update(
-            rt_per_tick=round(server.calls("evalsha") / full_ticks) if full_ticks else None,
-            wall_ms_per_tick=statistics.median(per_tick) if per_tick else None, wall_ms_ticks=per_tick,
-            server_us_per_tick=round(server.usec("evalsha") / full_ticks, 1) if full_ticks else None,
-            connections=peer.client.connection_pool._created_connections,
-            all_held=held == k, held=held, failed_renewals=sum(peer.errors.values()), errors=dict(peer.errors))
-        if per_tick and max(per_tick) > interval * 1000:
-            row["broke"] = f"a tick took {max(per_tick) / 1000:.1f} s, longer than the {interval:g} s cadence"
-        if held != k:
-            why = ", ".join(f"{n:,} {e}" for e, n in peer.errors.items()) or "none raised"
-            lapsed = (f"{k - held:,} of {k:,} locks lapsed; failed renewals: {why}; no holder was told")
-            row["broke"] = f"{row['broke']}; {lapsed}" if "broke" in row else lapsed
-        return row
-    finally:
-        _join_new(before)
-        threading.excepthook = old_hook
-        peer.cleanup()
-        del peer
-        gc.collect()
 
 
 # -- capacity: the K whose tick reaches the cadence of a 30 s lease at TTL/2 -----------------------
@@ -345,13 +157,15 @@ def markdown(rows: list[dict], caps: list[dict], meta: dict) -> str:
     lines = [f"# Renewal cost against K ({meta['when']})", "",
              f"Live Valkey {meta['server']} on loopback, {meta['cores']} cores; lease {meta['lease_real']:g} s real, "
              f"{meta['ticks']} ticks. Wall = time the renewal layer was busy in a tick (median over ticks).", "",
+             f"Bound: no single emqlab script call over {MAX_CALL_MS:g} ms (server time, slow log).", "",
              "| design | K | cadence s | round trips / tick | wall ms / tick | µs / lease | server µs / tick "
-             "| longest call ms | threads | all held | where / why it broke |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+             f"| longest call ms | calls over {MAX_CALL_MS:g} ms | threads | all held | where / why it broke |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
     for r in rows:
         per_lease = None if r.get("wall_ms_per_tick") is None else r["wall_ms_per_tick"] * 1000 / r["k"]
         lines.append(f"| {r['design']} | {r['k']:,} | {fmt(r.get('cadence_s'))} | {fmt(r.get('rt_per_tick'), ',')} | {fmt(r.get('wall_ms_per_tick'))} "
                      f"| {fmt(per_lease)} | {fmt(r.get('server_us_per_tick'), ',.0f')} | {fmt(r.get('longest_call_ms'))} "
+                     f"| {fmt(r.get('calls_over_bound'), ',')} "
                      f"| {fmt(r.get('threads'), ',')} | {fmt(r.get('all_held'))} | {r.get('broke', '')} |")
     if caps:
         lines += ["", "## Capacity: 30 s lease renewed at TTL/2 (15 s cadence), one connection", "",
@@ -375,7 +189,7 @@ def ratios(rows: list[dict]) -> list[str]:
         return []
     s = sweep["wall_ms_per_tick"] / 1000 * 1000  # µs per lease at K = 1000
     out = [f"emqlab sweep: {s:.2f} µs per lease"]
-    for name in DESIGNS[:1] + DESIGNS[2:]:
+    for name in (d for d in DESIGNS if d != "emqlab sweep"):
         if name in at:
             other = at[name]["wall_ms_per_tick"]
             broke = f" (it broke there: {at[name]['broke']})" if at[name].get("broke") else ""
@@ -426,8 +240,9 @@ def main(argv=None) -> int:
         write(out, rows, caps, meta, final=False)  # a failure in the long capacity search keeps the table
         if not (args.quick or args.no_capacity):
             with tqdm(desc="capacity", unit="tick") as bar:
-                for design, start in (("per-job", 10_000), ("sweep", 250_000)):
-                    cap = capacity(url, design, 15.0, start, args.capacity_max_k, bar)
+                for design in EMQLAB_DESIGNS:
+                    start = CAPACITY_START.get(design, 10_000)
+                    cap = capacity(url, design, CADENCE_S, start, args.capacity_max_k, bar)
                     cap["design"] = "emqlab " + design
                     caps.append(cap)
                     write(out, rows, caps, meta, final=False)
@@ -438,7 +253,7 @@ def main(argv=None) -> int:
 def write(out: Path, rows: list[dict], caps: list[dict], meta: dict, final: bool) -> None:
     """The JSON and the markdown table (every time); on the final call also the printout and figures."""
     meta = {**meta, "ratios": ratios(rows)}
-    (out / "renewal_cost.json").write_text(json.dumps({"meta": meta, "rows": rows, "capacity": caps}, indent=1))
+    ((DATA if out == OUT else out) / "renewal_cost.json").write_text(json.dumps({"meta": meta, "rows": rows, "capacity": caps}, indent=1))
     table = markdown(rows, caps, meta)
     (out / "renewal_cost.md").write_text(table)
     if not final:
@@ -446,10 +261,12 @@ def write(out: Path, rows: list[dict], caps: list[dict], meta: dict, final: bool
     print(table)
     from emqlab.plot.renewal import draw_capacity, draw_scaling
 
-    draw_scaling(rows).savefig(out / "renewal_cost_scaling.png", dpi=120)
+    where = f"measured on live Valkey by benchmarks/renewal_cost.py ({meta['when']})"
+    draw_scaling(rows, scaling_words(rows, where)).figure.savefig(out / "renewal_cost_scaling.png", dpi=120)
     if caps:
-        draw_capacity(caps, cadence_s=15.0).savefig(out / "renewal_cost_capacity.png", dpi=120)
-    print(f"wrote {out}/renewal_cost.json, .md and the figures")
+        draw_capacity(caps, capacity_words(caps, CADENCE_S), cadence_s=CADENCE_S).figure.savefig(
+            out / "renewal_cost_capacity.png", dpi=120)
+    print(f"wrote {(DATA if out == OUT else out)}/renewal_cost.json, {out}/renewal_cost.md and the figures")
 
 
 if __name__ == "__main__":

@@ -231,6 +231,11 @@ def connect(spec: str | None = None, *, clock: str | VirtualClock | None = None,
 
     parsed = urlparse(url)
     base = {"rediss": redis.SSLConnection, "unix": redis.UnixDomainSocketConnection}.get(parsed.scheme, redis.Connection)
-    pool = redis.ConnectionPool.from_url(url, connection_class=_counting_class(base, counter, None),
-                                         decode_responses=True, socket_connect_timeout=5)
+    try:  # redis-py checks the URL's ?options: a bad value is a ValueError, an unknown name a TypeError
+        pool = redis.ConnectionPool.from_url(url, connection_class=_counting_class(base, counter, None),
+                                             decode_responses=True, socket_connect_timeout=5)
+        pool.connection_class(**pool.connection_kwargs)  # builds, does not connect: an unknown option fails here
+    except (TypeError, ValueError) as exc:
+        reason = str(exc).rstrip(".")
+        raise BadParameter(f"backend URL {redact(url)!r} is not usable ({reason}); allowed: {BACKEND_HELP}") from None
     return Backend(kind, redis.Redis(connection_pool=pool), clock, counter, url=url, prefix=prefix)

@@ -16,6 +16,8 @@ import redis
 from .backend import BACKEND_HELP, connect
 from .clock import DEFAULT_SCALE
 from .errors import BadParameter, EmqlabError
+from .renewal import cadence_help
+from .renewal_plane import design_help, design_names
 
 
 class _Parser(argparse.ArgumentParser):
@@ -84,13 +86,19 @@ def cmd_reaper(args) -> None:
 def cmd_chaos(args) -> None:
     from .scenarios.chaos import chaos
 
+    kwargs = _scenario_kwargs(args)
+    plot = kwargs.pop("plot")
     with _open(args) as backend:
-        result = chaos(**_scenario_kwargs(args), backend=backend)
+        result = chaos(**kwargs, backend=backend)
+    if plot:  # drawn here, after the run: the scenario never imports plotting
+        from .figures import chaos_figure
+
+        chaos_figure(result).figure.savefig(plot, dpi=120)
     _emit(args, result.to_dict(), result.summary)
 
 
 def cmd_figures(args) -> None:
-    from .figures import export_all
+    from .export import export_all
 
     written = export_all(args.out, fmt=args.format, backend=args.backend, clock=args.clock, scale=args.scale)
     _emit(args, {"out": str(args.out), "files": [str(p) for p in written]},
@@ -130,6 +138,45 @@ def _scenario_kwargs(args) -> dict[str, Any]:
     return {k: v for k, v in vars(args).items() if k not in skip}
 
 
+def _applied_verbs(sub, common) -> None:
+    """`emqlab reaper` and `emqlab chaos`: every option becomes a keyword argument of
+    `emqlab.scenarios.reaper.reaper` / `emqlab.scenarios.chaos.chaos` (chaos's --plot excepted)."""
+    p = sub.add_parser("reaper", parents=[common],
+                       help="a consumer dies mid-job; the reaper returns its lease on the server clock")
+    p.add_argument("--lease", type=float, default=30.0, help="lease per claim, model seconds (default 30)")
+    p.add_argument("--beat", type=float, default=5.0, help="consumer beat, model seconds (default 5)")
+    p.add_argument("--job", type=float, default=20.0, help="job length, model seconds (default 20)")
+    p.add_argument("--crash-at", dest="crash_at", type=float, default=10.0,
+                   help="when worker-1 dies mid-job, model seconds (default 10)")
+    p.add_argument("--late-at", dest="late_at", type=float, default=None,
+                   help="when worker-1's stale completion arrives (default lease + 3 beats)")
+    p.add_argument("--queue", default="orders", help="queue name (default orders)")
+    p.add_argument("--procs", action="store_true",
+                   help="live Valkey only: run the consumers as OS processes; the crash is a SIGKILL")
+    p.set_defaults(func=cmd_reaper)
+
+    p = sub.add_parser("chaos", parents=[common],
+                       help="many consumers, many jobs, random kills and pauses; count lost and duplicate effects")
+    p.add_argument("--workers", type=int, default=4, help="consumers (default 4)")
+    p.add_argument("--jobs", type=int, default=1000, help="jobs to enqueue (default 1000)")
+    p.add_argument("--fencing", choices=["on", "off"], default="on",
+                   help="on: each effect is written by a script that checks attempts (default); off: unchecked")
+    p.add_argument("--kills", type=int, default=None, help="consumer crashes to inflict (default: workers)")
+    p.add_argument("--pauses", type=int, default=None,
+                   help="stop-the-world pauses of 2 × lease to inflict (default: 2 × workers)")
+    p.add_argument("--lease", type=float, default=None, help="lease per claim, model seconds (default 10)")
+    p.add_argument("--beat", type=float, default=None, help="consumer beat, model seconds (default 1)")
+    p.add_argument("--job", type=float, default=None, help="job length, model seconds (default 0.5)")
+    p.add_argument("--seed", type=int, default=1, help="random seed for the faults (default 1)")
+    p.add_argument("--procs", choices=["auto", "on", "off"], default="auto",
+                   help="consumers as OS processes: auto (= on for live Valkey, off on fake)")
+    p.add_argument("--plot", default=None, metavar="FILE", help="also write a plot of the run (png or svg)")
+    p.add_argument("--progress", choices=["auto", "on", "off"], default="auto",
+                   help="progress bar on stderr (auto: when stderr is a terminal)")
+    p.add_argument("--queue", default="orders", help="queue name (default orders)")
+    p.set_defaults(func=cmd_chaos)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="emqlab", description="Run, record and draw how a distributed-lock lease is kept fresh.")
     sub = parser.add_subparsers(dest="verb", required=True, parser_class=_Parser)
@@ -138,29 +185,23 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("heartbeat", parents=[common], help="a job longer than its lease, with or without renewal")
     p.add_argument("--lease", type=float, default=30.0, help="lease (TTL) in model seconds (default 30)")
     p.add_argument("--job", type=float, default=75.0, help="job length in model seconds (default 75)")
-    p.add_argument("--renew", default="none", help="none | half | third | a fraction of the lease (default none)")
+    p.add_argument("--renew", default="none", help=f"{cadence_help()} (default none)")
     p.add_argument("--pause", default=None, metavar="AT:SECONDS", help="stop the holder's world at AT for SECONDS")
     p.set_defaults(func=cmd_heartbeat)
 
     p = sub.add_parser("renewal-cost", parents=[common], help="K per-job timers against one sweep")
     p.add_argument("--jobs", type=int, default=6, help="K, the leases the worker holds (default 6)")
-    p.add_argument("--design", choices=["per-job", "sweep"], default="sweep",
-                   help="per-job: one timer and one extend per lease; sweep: one bounded call per tick (default)")
+    p.add_argument("--design", choices=design_names(), default="sweep", help=design_help("sweep"))
     p.add_argument("--ticks", type=int, default=4, help="renewal ticks to run (default 4)")
     p.add_argument("--batch", type=int, default=None,
                    help="sweep: leases per script call (default 500, which keeps a call well under 5 ms)")
     p.add_argument("--lease", type=float, default=30.0, help="lease in model seconds (default 30)")
-    p.add_argument("--cadence", default="half", help="half | third | quarter | a fraction of the lease > 0 (default half)")
+    p.add_argument("--cadence", default="half", help=f"{cadence_help(renewing=True)} (default half)")
     p.add_argument("--steal", default=None, metavar="AT:JOB[,AT:JOB]",
                    help="another token takes job JOB's key at model second AT (the next renewal reports it lost)")
     p.set_defaults(func=cmd_renewal_cost)
 
-    try:  # the applied form adds its own options; see emqlab/scenarios/reaper.py and chaos.py
-        from .scenarios import applied_cli
-    except ImportError:
-        applied_cli = None
-    if applied_cli is not None:
-        applied_cli.add_verbs(sub, common, cmd_reaper, cmd_chaos)
+    _applied_verbs(sub, common)
 
     p = sub.add_parser("figures", parents=[common], help="write every course figure to a folder")
     p.add_argument("--out", required=True, help="folder to write into (created if missing)")

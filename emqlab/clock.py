@@ -22,11 +22,6 @@ from .errors import BadParameter
 DEFAULT_SCALE = 0.01
 
 
-def seconds_to_ms(seconds: float) -> int:
-    """Model seconds to integer model milliseconds."""
-    return int(round(seconds * 1000))
-
-
 class VirtualClock:
     """Deterministic model time; nothing waits."""
 

@@ -15,11 +15,12 @@ from typing import Any
 
 import redis
 from redis.cluster import ClusterNode, RedisCluster
+from redis.exceptions import RedisClusterException
 
 from .backend import PREFIX, Counter
 from .clock import DEFAULT_SCALE, RealClock
 from .embedded import EmbeddedValkey
-from .errors import BackendUnavailable
+from .errors import BackendUnavailable, BadParameter
 from .scripts import ScriptRegistry
 
 SLOTS = 16384
@@ -49,8 +50,8 @@ class LocalCluster:
     """Three (or more) cluster nodes on loopback. Use as a context manager."""
 
     def __init__(self, nodes: int = 3):
-        if nodes < 3:
-            raise ValueError("a Valkey cluster needs at least three primaries")
+        if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 3:
+            raise BadParameter(f"a Valkey cluster needs at least three primaries, got {nodes!r}")
         self.size = nodes
         self.nodes: list[EmbeddedValkey] = []
         self.bus_ports: list[int] = []
@@ -97,7 +98,10 @@ class LocalCluster:
 
     def client(self) -> RedisCluster:
         host, port = self.address(0)
-        return RedisCluster(startup_nodes=[ClusterNode(host, port)], decode_responses=True)
+        try:
+            return RedisCluster(startup_nodes=[ClusterNode(host, port)], decode_responses=True)
+        except (redis.RedisError, RedisClusterException) as exc:  # the latter is no RedisError
+            raise BackendUnavailable(f"cannot reach the cluster at {host}:{port}: {exc}") from exc
 
     def stop(self) -> None:
         for node in self.nodes:

@@ -12,6 +12,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from .errors import EmqlabError
+
 # The probes themselves show up in commandstats; a delta leaves them out.
 PROBES = frozenset({"info", "slowlog", "config", "hello", "ping", "client"})
 
@@ -67,7 +69,7 @@ class ServerCounter:
 
     def stop(self) -> dict[str, Stat]:
         if self._before is None:
-            raise RuntimeError("ServerCounter.stop() called before start()")
+            raise EmqlabError("ServerCounter.stop() was called before start(): there is no window to count")
         self.delta = delta(self._before, snapshot(self.client))
         return self.delta
 

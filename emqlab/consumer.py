@@ -22,35 +22,38 @@ import simpy
 from .errors import BadParameter, StaleToken
 from .faults import World
 from .queue import REAP_LIMIT, Claimed, Queue
-from .timeline import Timeline
+from .timeline import ClockRecorder, Recorder, Timeline
 
 CRASH, STOP, LOST = "crash", "stop", "lease-lost"
 EFFECTS = ("none", "fenced", "unfenced")
 
 
-def run_clock(clock, until_ms: float | None = None, until=None) -> None:
-    """`clock.run` until a model time (or an event), safe to call many times on one real clock.
-
-    SimPy's RealtimeEnvironment.sync() moves only the wall-clock anchor, not the model one, so a
-    second run would first wait out all the model time already spent; re-anchor both here."""
-    if clock.real:
-        clock.env.env_start = clock.env.now
-    clock.run(until=until if until is not None else until_ms)
+ROUTINE = frozenset({"claim", "work_start", "work_done", "complete", "started"})  # one each per job
 
 
-class Recorder:
-    """Where a consumer writes what it did when no scenario Run is given: a timeline of its own."""
+def unusual(routine: frozenset[str] = ROUTINE):
+    """A `Filtered` keep_event predicate for runs of many jobs: drop the routine steps of each job
+    and effects applied once; keep faults, refusals, reaps and effects that landed twice."""
 
-    def __init__(self, clock, name: str = "consumer"):
-        self.clock, self.t0_ms = clock, clock.now_ms
-        self.timeline = Timeline(name, {})
+    def keep(kind: str, data: dict[str, Any]) -> bool:
+        return kind not in routine and not (kind == "effect" and data.get("applied", 1) <= 1)
 
-    @property
-    def t(self) -> float:
-        return (self.clock.now_ms - self.t0_ms) / 1000.0
+    return keep
 
-    def event(self, actor: str, kind: str, **data: Any):
-        return self.timeline.add(self.t, actor, kind, **data)
+
+def late_completion(recorder: Recorder, queue: Queue, actor: str, job_id: str, attempts: int) -> bool:
+    """A worker presumed dead sends its renewal and its completion with its old attempts: a stale
+    completion. The queue refuses it if the job was re-claimed since; True if it was accepted."""
+    ext = queue.extend([(job_id, attempts)], 1000.0)
+    recorder.event(actor, "late_extend", job=job_id, attempts=attempts, held=job_id not in ext.lost,
+                   where=queue.where(job_id))
+    try:
+        queue.complete(job_id, attempts)
+    except StaleToken:
+        recorder.event(actor, "complete_refused", job=job_id, attempts=attempts, late=True)
+        return False
+    recorder.event(actor, "complete", job=job_id, attempts=attempts, late=True)
+    return True
 
 
 class Consumer:
@@ -59,12 +62,13 @@ class Consumer:
     work_ms: how long a job runs (a number, or a function of the Claimed job).
     effect: none (just complete), fenced (the effect and the completion in one fenced write), or
     unfenced (write the effect without the attempts check, then complete).
+    recorder: where it writes what it did (default: a timeline of its own on the queue's clock).
     """
 
     def __init__(self, queue: Queue, name: str, *, lease_ms: float, beat_ms: float,
                  work_ms: float | Callable[[Claimed], float], batch: int = 1, reap_limit: int = REAP_LIMIT,
                  promote_limit: int = REAP_LIMIT, renew: float | None = None, effect: str = "none",
-                 run: Any = None, blocking_park: bool = False, drain_limit: int = 100):
+                 recorder: Recorder | None = None, blocking_park: bool = False, drain_limit: int = 100):
         if effect not in EFFECTS:
             raise BadParameter(f"effect must be one of {', '.join(EFFECTS)}, got {effect!r}")
         for what, value in (("lease", lease_ms), ("beat", beat_ms), ("renewal fraction", renew)):
@@ -81,7 +85,7 @@ class Consumer:
         self.drain_limit = drain_limit
         self.renew_every = None if renew is None else renew * lease_ms
         self.work_ms, self.effect = work_ms, effect
-        self.run = run if run is not None else Recorder(self.clock, name)
+        self.rec = recorder if recorder is not None else ClockRecorder(Timeline(name, {}), self.clock)
         self.blocking_park = blocking_park and self.clock.real
         self.world = World(self.clock)
         self.held: dict[str, Claimed] = {}
@@ -109,8 +113,8 @@ class Consumer:
     def crash(self) -> None:
         """Die where we stand: nothing is settled, every held lease is left to the reaper."""
         self.crashed = self.stopping = True
-        t = self.run.t
-        self.run.event(self.name, "crash", holding=sorted(self.held))
+        t = self.rec.t
+        self.rec.event(self.name, "crash", holding=sorted(self.held))
         for proc in self.world.members:
             if proc.is_alive and proc is not self.clock.env.active_process:
                 proc.interrupt(CRASH)
@@ -129,12 +133,12 @@ class Consumer:
 
     def pause(self, ms: float):
         """A process: stop this consumer's world for `ms`."""
-        run = self.run
-        run.event(self.name, "pause_start", seconds=ms / 1000)
-        band = run.timeline.open(run.t, self.name, "pause")
+        rec = self.rec
+        rec.event(self.name, "pause_start", seconds=ms / 1000)
+        band = rec.open(self.name, "pause")
         yield from self.world.stop_the_world(ms)
-        band.end = run.t
-        run.event(self.name, "pause_end")
+        band.end = rec.t
+        rec.event(self.name, "pause_end")
 
     def _guard(self, gen):
         try:
@@ -145,7 +149,7 @@ class Consumer:
 
     # -- the beat ------------------------------------------------------------------------------
     def loop(self):
-        queue, run = self.queue, self.run
+        queue, run = self.queue, self.rec
         while not self.stopping:  # check for stop
             self.beats += 1
             reaped = queue.reap(self.reap_limit)
@@ -211,12 +215,12 @@ class Consumer:
 
     # -- one job -----------------------------------------------------------------------------
     def _claimed(self, job: Claimed) -> None:
-        run = self.run
+        rec = self.rec
         self.held[job.id] = job
-        deadline = round(run.t + job.lease_ms / 1000, 3)
-        run.event(self.name, "claim", job=job.id, attempts=job.attempts, deadline=deadline)
-        self.bands[job.id] = run.timeline.open(run.t, self.name, "lease", job=job.id, attempts=job.attempts,
-                                               deadline=deadline, ended=None)
+        deadline = round(rec.t + job.lease_ms / 1000, 3)
+        rec.event(self.name, "claim", job=job.id, attempts=job.attempts, deadline=deadline)
+        self.bands[job.id] = rec.open(self.name, "lease", job=job.id, attempts=job.attempts, deadline=deadline,
+                                      ended=None)
 
     def _end_band(self, job_id: str, how: str) -> None:
         band = self.bands.pop(job_id, None)
@@ -224,14 +228,14 @@ class Consumer:
         if band is None:
             return
         # settled after its deadline: the lease had lapsed even if nobody reaped it in between
-        if how == "lapsed" or self.run.t > band.data["deadline"]:
+        if how == "lapsed" or self.rec.t > band.data["deadline"]:
             band.end, band.data["ended"] = band.data["deadline"], "lapsed"
         else:
-            band.end, band.data["ended"] = min(self.run.t, band.data["deadline"]), how
+            band.end, band.data["ended"] = min(self.rec.t, band.data["deadline"]), how
 
     def run_job(self, job: Claimed):
-        run = self.run
-        span = self.spans[job.id] = run.timeline.open(run.t, self.name, "run", job=job.id, attempts=job.attempts)
+        run = self.rec
+        span = self.spans[job.id] = run.open(self.name, "run", job=job.id, attempts=job.attempts)
         run.event(self.name, "work_start", job=job.id, attempts=job.attempts)
         ms = self.work_ms(job) if callable(self.work_ms) else self.work_ms
         try:
@@ -250,7 +254,7 @@ class Consumer:
 
     def settle(self, job: Claimed) -> bool:
         """Write the effect (if any) and complete; a refusal is recorded, not raised."""
-        run, queue = self.run, self.queue
+        run, queue = self.rec, self.queue
         try:
             if self.effect == "fenced":
                 applied = queue.record_effect(job.id, job.attempts, fenced=True)
@@ -273,7 +277,7 @@ class Consumer:
 
     # -- renewal on: one sweep per tick ------------------------------------------------------
     def renewer(self):
-        run = self.run
+        run = self.rec
         while not self.crashed:
             yield from self.world.sleep(self.renew_every, work=False)
             if self.stopping and not self.held:

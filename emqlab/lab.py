@@ -17,6 +17,8 @@ from pathlib import Path
 from .backend import Backend, connect
 from .clock import DEFAULT_SCALE
 from .errors import EmqlabError
+from .measured import load_benchmark
+from .words import seconds
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 START = "00-start-here.ipynb"
@@ -91,24 +93,20 @@ def open_lab(extra_args: list[str] | None = None) -> None:
 
 
 # -- small helpers the lessons call --------------------------------------------------------------
-def _half(x: float | None) -> str:
-    return "never" if x is None else f"{round(x * 2) / 2:g} s"
-
-
 def facts(timeline, *keys: str) -> str:
-    """A run's verdict as `key: value` pairs, times rounded to the half second so a live run reads
-    the same as a virtual one. Default keys: lapsed_at, runs, double_run, finished_once."""
+    """A run's verdict as `key: value` pairs, times as every readout quotes them (`words.seconds`).
+    Default keys: lapsed_at, runs, double_run, finished_once."""
     keys = keys or ("lapsed_at", "runs", "double_run", "finished_once")
     shown = []
     for key in keys:
-        value = timeline.verdict.get(key)
-        shown.append(f"{key}: {_half(value) if key.endswith('_at') else value}")
+        value = timeline.verdict.get(key, timeline.counts.get(key))
+        shown.append(f"{key}: {seconds(value) if key.endswith('_at') else value}")
     return " · ".join(shown)
 
 
 def events(timeline, actor: str | None = None, skip: tuple[str, ...] = ("acquire_failed",)) -> str:
     """A run's events, one per line (polling noise left out)."""
-    return "\n".join(f"{_half(e.t):>8}  {e.actor:<10} {e.kind}" for e in timeline.events
+    return "\n".join(f"{seconds(e.t):>8}  {e.actor:<10} {e.kind}" for e in timeline.events
                      if (actor is None or e.actor == actor) and e.kind not in skip)
 
 
@@ -147,14 +145,14 @@ def cadence_boundary(lease: float = 30, at: float = 20, cadences=None, pauses=No
     return {"lease": lease, "at": at, "points": points, "runs": len(points), "agrees": agrees}
 
 
-def show(fig, dpi: int = 80):
-    """A static Figure as an image for the notebook (no global matplotlib state involved)."""
+def show(drawing, dpi: int = 80):
+    """A static figure (a Drawing, or a matplotlib Figure) as an image for the notebook."""
     import io
 
     from IPython.display import Image
 
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi)
+    getattr(drawing, "figure", drawing).savefig(buf, format="png", dpi=dpi)
     return Image(data=buf.getvalue(), format="png")
 
 
@@ -165,30 +163,16 @@ def wait(seconds: float) -> None:
 
 
 # -- lesson 04: renewal cost against K --------------------------------------------------------------
-BENCHMARK = NOTEBOOKS.parent / "benchmarks" / "results" / "renewal_cost.json"
-
-
 def renewal_scaling(ks=(1, 10, 100, 1000), ticks: int = 2) -> list[dict]:
-    """Run both renewal designs for each K on the current store; rows for `draw_scaling`."""
+    """Run every renewal design for each K on the current store; rows for `figures.scaling_figure`."""
     from .scenarios.renewal_cost import renewal_scaling as measure
 
     return measure(backend(), ks, ticks)
 
 
-def load_benchmark(path: Path | str | None = None) -> dict | None:
-    """What `benchmarks/renewal_cost.py` measured on live Valkey (committed in
-    benchmarks/results/renewal_cost.json): {meta, rows, capacity}, or None where it is absent."""
-    import json
-
-    path = Path(path) if path else BENCHMARK
-    if not path.is_file():
-        return None
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-def benchmark_rows(path: Path | str | None = None) -> list[dict]:
-    """The benchmark's rows (every design and K it ran), or [] where it has not been run."""
-    return (load_benchmark(path) or {}).get("rows", [])
+def benchmark_rows() -> list[dict]:
+    """The rows the live benchmark measured (shipped with emqlab), or [] where it has not been run."""
+    return (load_benchmark() or {}).get("rows", [])
 
 
 # -- lesson 08: a three-node cluster ------------------------------------------------------------------

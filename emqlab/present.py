@@ -127,23 +127,15 @@ def slide_style():
 def explorer(name: str, backend: Any = None):
     """The live figure of dashboard `name`: a ModeExplorer over fresh runs on `backend`
     (default: the lab's shared backend, fakeredis unless EMQLAB_BACKEND / EMQLAB_URL say otherwise)."""
-    from . import lab
-    from . import figures
+    from . import figures, lab
     from .widgets import ModeExplorer
 
     if name not in DASHBOARDS:
         raise BadParameter(f"no dashboard named {name!r}; choose one of: {', '.join(DASHBOARDS)}")
     be = backend if backend is not None else lab.backend()
-    if name == "heartbeat":
-        from .plot.heartbeat import draw_heartbeat
-
-        return ModeExplorer(draw_heartbeat, figures.heartbeat_modes(be), figsize=SLIDE_FIGSIZE)
-    if name == "renewal":
-        from .plot.renewal import draw_renewal_cost
-
-        return ModeExplorer(draw_renewal_cost, figures.renewal_designs(be), figsize=SLIDE_FIGSIZE)
-    if name == "fencing":
-        from .plot.applied import draw_fencing
-
-        return ModeExplorer(draw_fencing, figures.applied_runs(be)["fencing"], figsize=SLIDE_FIGSIZE)
-    raise AssertionError(f"dashboard {name!r} is listed but has no explorer")  # pragma: no cover
+    build, runs = {
+        "heartbeat": (figures.heartbeat_figure, figures.heartbeat_modes),
+        "renewal": (figures.renewal_figure, figures.renewal_designs),
+        "fencing": (figures.fencing_figure, figures.fencing_modes),
+    }[name]
+    return ModeExplorer(build, runs(be), figsize=SLIDE_FIGSIZE)

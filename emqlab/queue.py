@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from .errors import BadParameter, StaleToken
+from .errors import BadParameter, StaleToken, StoreError
 
 NAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 ID_RE = re.compile(r"[A-Za-z0-9_.-]{1,128}")
@@ -30,7 +30,6 @@ NAME_RULE = "1-64 letters, digits, '_', '.' or '-' (no ':', braces or spaces, wh
 ID_RULE = "1-128 letters, digits, '_', '.' or '-' (no ':', braces or spaces, which would break the keyspace)"
 
 REAP_LIMIT = 100  # the course's LIMIT 0 100: one bounded slice per beat
-STATES = ("pending", "active", "scheduled", "done")
 
 
 def check_name(name: Any) -> str:
@@ -206,7 +205,8 @@ class Queue:
         if reply == "ok":
             return
         if reply == "missing":
-            raise BadParameter(f"{what} of job {job_id} refused: queue {self.name!r} has no such job")
+            # the caller named a job it held: a store that no longer has it lost it (exit 1, not bad input)
+            raise StoreError(f"{what} of job {job_id} refused: queue {self.name!r} has no such job")
         raise StaleToken(f"{what} of job {job_id} refused: attempt {attempts} is no longer the job's current "
                          "active attempt (its lease was reaped or re-claimed), nothing changed",
                          key=self.job_key(job_id), token=str(attempts))

@@ -2,8 +2,7 @@
 
 The consumer runs one `Queue.reap` slice per beat. When a backlog of expired leases is large
 (a fleet died at once), `reap_in_slices` drains it in bounded calls, so no single script holds
-the server for long, and reports how long each call took. `reaper_process` is a stand-alone
-reaper for a SimPy clock: one slice every `every_ms`, beside or instead of the consumers' beats.
+the server for long, and reports how long each call took.
 """
 
 from __future__ import annotations
@@ -45,12 +44,3 @@ def reap_in_slices(queue: Queue, limit: int = REAP_LIMIT, max_calls: int | None 
             break
     return report
 
-
-def reaper_process(queue: Queue, every_ms: float, limit: int = REAP_LIMIT, run=None, actor: str = "reaper"):
-    """A SimPy process: one bounded reap every `every_ms` model ms, for ever (interrupt to stop)."""
-    clock = queue.clock
-    while True:
-        ids = queue.reap(limit)
-        if ids and run is not None:
-            run.event(actor, "reap", jobs=ids)
-        yield clock.timeout(every_ms)

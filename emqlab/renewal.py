@@ -1,4 +1,8 @@
-"""Renewal cadences: how often a holder pushes its lease out, as a fraction of the lease."""
+"""Renewal cadences: how often a holder pushes its lease out, as a fraction of the lease.
+
+`CADENCES` names each cadence once (its CLI name, fraction, label, colour and a one-line
+description); the labels, the CLI help and the error messages all read it, so a cadence added
+here is offered everywhere."""
 
 from __future__ import annotations
 
@@ -7,8 +11,36 @@ from dataclasses import dataclass
 
 from .errors import BadParameter
 
-NAMED = {"half": 0.5, "third": 1 / 3, "quarter": 0.25}
-CADENCE_HELP = "none, half, third, quarter, or a fraction of the lease > 0 (e.g. 0.5, 1/3, 1.2)"
+
+@dataclass(frozen=True)
+class NamedCadence:
+    """One cadence the course names: `fraction` of the lease between renewals (None: never)."""
+
+    name: str
+    fraction: float | None
+    label: str
+    colour: str  # hex, Okabe–Ito as in emqlab/plot/style.py (the model imports no plotting)
+    description: str
+
+
+CADENCES: dict[str, NamedCadence] = {c.name: c for c in (
+    NamedCadence("none", None, "no renewal", "#D55E00", "the holder never renews: the lease lapses at its TTL"),
+    NamedCadence("half", 1 / 2, "renew at TTL/2", "#E69F00", "extend every half lease: one missed extend is survived"),
+    NamedCadence("third", 1 / 3, "renew at TTL/3", "#0072B2", "extend every third of the lease: two missed extends survived"),
+    NamedCadence("quarter", 1 / 4, "renew at TTL/4", "#56B4E9", "extend every quarter lease: three missed extends survived"),
+)}
+NAMED = {name: c.fraction for name, c in CADENCES.items() if c.fraction is not None}  # the renewing ones
+ALIASES = {"off": "none", "no": "none"}
+OTHER_COLOUR = "#000000"  # a fraction the course does not name
+
+
+def cadence_help(renewing: bool = False) -> str:
+    """The allowed cadences in words, for the CLI help and error messages (renewing: leave out "none")."""
+    names = [name for name, c in CADENCES.items() if not (renewing and c.fraction is None)]
+    return f"{', '.join(names)}, or a fraction of the lease > 0 (e.g. 0.5, 1/3, 1.2)"
+
+
+CADENCE_HELP = cadence_help()
 
 
 @dataclass(frozen=True)
@@ -22,12 +54,16 @@ class Cadence:
         return None if self.fraction is None else self.fraction * lease_ms
 
     @property
+    def named(self) -> NamedCadence | None:
+        return CADENCES.get(self.name)
+
+    @property
     def label(self) -> str:
-        if self.fraction is None:
-            return "no renewal"
-        if self.name in NAMED:
-            return {"half": "renew at TTL/2", "third": "renew at TTL/3", "quarter": "renew at TTL/4"}[self.name]
-        return f"renew every {self.fraction:g} × TTL"
+        return self.named.label if self.named else f"renew every {self.fraction:g} × TTL"
+
+    @property
+    def colour(self) -> str:
+        return self.named.colour if self.named else OTHER_COLOUR
 
 
 def parse_cadence(spec: str | float | None) -> Cadence:
@@ -37,10 +73,9 @@ def parse_cadence(spec: str | float | None) -> Cadence:
     if isinstance(spec, Cadence):
         return spec
     text = str(spec).strip().lower()
-    if text in ("none", "off", "no"):
-        return Cadence("none", None)
-    if text in NAMED:
-        return Cadence(text, NAMED[text])
+    text = ALIASES.get(text, text)
+    if text in CADENCES:
+        return Cadence(text, CADENCES[text].fraction)
     try:
         if "/" in text:
             num, den = text.split("/", 1)

@@ -7,6 +7,9 @@ token-checked extend (`extend_lease.lua`), one round trip per lease per tick.
 `extend_leases.lua` in bounded batches (so no single script call holds the server long), all
 batches of the tick written at once and their replies read back: one round trip per tick.
 
+`DESIGNS` names each design once (CLI name, label, colour, one-line description, class): the CLI,
+the scenario, the plots and the benchmark read it, so a new design is one entry plus its class.
+
 Both tell a holder at once when its lease is gone: the lease's `lost` event fires (with a
 `LeaseLost` as its value) and `on_lost` is called, in the same model instant as the reply that
 said so. Each round trip is reported to `on_call` as a `Call`, counted from the client side.
@@ -22,7 +25,7 @@ from typing import Any, Callable, Iterable
 import redis
 from redis.crc import key_slot
 
-from .errors import BadParameter, LeaseLost
+from .errors import BadParameter, LeaseLost, StoreError
 from .lease import Leases
 from .scripts import source
 
@@ -34,7 +37,6 @@ DEFAULT_BATCH = 500
 MAX_CALL_MS = 5.0  # the bound a single script call must stay under
 
 PER_JOB, SWEEP = "per-job", "sweep"
-DESIGNS = (PER_JOB, SWEEP)
 
 
 def check_count(name: str, value: Any, what: str) -> int:
@@ -46,7 +48,7 @@ def check_count(name: str, value: Any, what: str) -> int:
 
 def check_design(design: str) -> str:
     if design not in DESIGNS:
-        raise BadParameter(f"unknown renewal design {design!r}; allowed: {', '.join(DESIGNS)}")
+        raise BadParameter(f"unknown renewal design {design!r}; allowed: {', '.join(design_names())}")
     return design
 
 
@@ -88,12 +90,19 @@ class Call:
     wall_ms: float  # real time the call took, measured around it
     lost: list[Holding] = field(default_factory=list)
     job: int | None = None  # per-job timers: whose timer sent it
+    sizes: tuple[int, ...] = ()  # leases in each script call of the round trip
 
 
 class RenewalPlane:
     """What both designs share: the held leases, the cadence, the hooks. Subclasses renew."""
 
     design = ""
+    batched = False  # True: takes `batch`, the most leases one script call carries
+
+    @classmethod
+    def round_trips_per_tick(cls, leases: int) -> int:
+        """What the design promises a tick costs while `leases` are held (no script reload)."""
+        raise NotImplementedError
 
     def __init__(self, backend, lease_ms: float, every_ms: float, *, ticks: int | None = None,
                  on_call: Callable[[Call], None] | None = None, on_lost: Callable[[Holding], None] | None = None):
@@ -175,6 +184,10 @@ class PerJobTimers(RenewalPlane):
 
     design = PER_JOB
 
+    @classmethod
+    def round_trips_per_tick(cls, leases: int) -> int:
+        return leases
+
     def start(self, from_ms: float | None = None) -> None:
         self._leases = Leases(self.backend)
         first = self._first_tick_ms(from_ms)
@@ -196,7 +209,7 @@ class PerJobTimers(RenewalPlane):
                 lost = True
             wall_ms = (time.perf_counter() - started) * 1000
             rt1, cmd1 = counter.snapshot()
-            call = Call(sent_ms, tick, self.design, 1, rt1 - rt0, cmd1 - cmd0, wall_ms, [], holding.index)
+            call = Call(sent_ms, tick, self.design, 1, rt1 - rt0, cmd1 - cmd0, wall_ms, [], holding.index, (1,))
             if lost:
                 call.lost.append(holding)
                 self._tell_lost(holding)
@@ -212,6 +225,11 @@ class Sweep(RenewalPlane):
     `batch` leases per script call, all calls of the tick written at once (one round trip)."""
 
     design = SWEEP
+    batched = True
+
+    @classmethod
+    def round_trips_per_tick(cls, leases: int) -> int:
+        return 1 if leases else 0
 
     def __init__(self, backend, lease_ms: float, every_ms: float, *, batch: int | None = None, **kw: Any):
         super().__init__(backend, lease_ms, every_ms, **kw)
@@ -247,7 +265,8 @@ class Sweep(RenewalPlane):
             wall_ms = (time.perf_counter() - started) * 1000
             rt1, cmd1 = counter.snapshot()
             lost = [chunk[pos - 1] for chunk, reply in zip(batches, replies) for pos in reply]
-            self._record(Call(sent_ms, tick, self.design, live, rt1 - rt0, cmd1 - cmd0, wall_ms, lost))
+            self._record(Call(sent_ms, tick, self.design, live, rt1 - rt0, cmd1 - cmd0, wall_ms, lost,
+                              sizes=tuple(len(chunk) for chunk in batches)))
             for holding in lost:
                 self._tell_lost(holding)
             next_ms = sent_ms + self.every_ms
@@ -292,16 +311,49 @@ class Sweep(RenewalPlane):
                 continue
             for reply in replies:
                 if isinstance(reply, Exception):
-                    raise reply
+                    raise StoreError(f"the store refused a sweep's extend_leases call: {reply}") from reply
             return [list(map(int, reply)) for reply in replies]
         raise AssertionError("unreachable")
 
 
+@dataclass(frozen=True)
+class Design:
+    """One renewal design, named once: what the CLI, the scenario, the plots and the benchmark call it."""
+
+    name: str  # the CLI's --design value
+    label: str  # its name in words, as a figure's lane title says it
+    colour: str  # hex, Okabe–Ito as in emqlab/plot/style.py (the model imports no plotting)
+    description: str  # one line, for the CLI help
+    plane: type[RenewalPlane]
+    trip: str  # what one of its round trips is called in a sentence ("extend round trip")
+    cost: str  # how its cost grows, the tail of its static verdict
+
+
+DESIGNS: dict[str, Design] = {d.name: d for d in (
+    Design(PER_JOB, "K per-job timers", "#E69F00", "one timer and one extend per lease, each its own round trip",
+           PerJobTimers, "extend round trip", "one per lease held: the cost grows with the jobs a worker holds"),
+    Design(SWEEP, "one sweep", "#009E73", "one timer; every lease in bounded script calls, one round trip per tick",
+           Sweep, "bounded round trip", "however many leases it carries: the cost grows with ticks, not with jobs"),
+)}
+
+
+def design_names() -> list[str]:
+    """The CLI's --design choices."""
+    return list(DESIGNS)
+
+
+def design_help(default: str | None = SWEEP) -> str:
+    """Each design and its one-line description, for the CLI help."""
+    return "; ".join(f"{d.name}: {d.description}{' (default)' if d.name == default else ''}" for d in DESIGNS.values())
+
+
 def make_plane(design: str, backend, lease_ms: float, every_ms: float, *, batch: int | None = None,
                **kw: Any) -> RenewalPlane:
-    """`per-job` -> PerJobTimers, `sweep` -> Sweep (which alone takes `batch`)."""
-    if check_design(design) == SWEEP:
-        return Sweep(backend, lease_ms, every_ms, batch=batch, **kw)
+    """The registered design's plane (`per-job` -> PerJobTimers, `sweep` -> Sweep); only a plane
+    that batches takes `batch`, the others check it and refuse a bad one."""
+    plane = DESIGNS[check_design(design)].plane
+    if plane.batched:
+        return plane(backend, lease_ms, every_ms, batch=batch, **kw)
     if batch is not None:
         check_count("batch", batch, "leases per sweep script call")
-    return PerJobTimers(backend, lease_ms, every_ms, **kw)
+    return plane(backend, lease_ms, every_ms, **kw)

@@ -1,11 +1,19 @@
 """What happened in a run, as plain data: events, intervals, a verdict. JSON in and out.
 
 Times are model seconds from the start of the run. Nothing here draws or talks to a store.
+
+Every run writes through one protocol, `Recorder`: `t` (model seconds since the run began),
+`event(actor, kind, **data)` and `open(actor, kind, **data)` (an interval opened now). What
+differs is only where `t` comes from: `ClockRecorder` reads a SimPy clock (in-process runs),
+`WallRecorder` the wall clock (the parent side of OS-process runs). `Filtered` wraps any of them
+for a run that drops routine events.
 """
 
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -133,3 +141,83 @@ class Timeline:
     @classmethod
     def from_json(cls, text: str) -> "Timeline":
         return cls.from_dict(json.loads(text))
+
+
+# -- the one recorder protocol --------------------------------------------------------------------
+class Recorder:
+    """Where a run writes what happened: events and intervals on one Timeline, stamped `t`."""
+
+    def __init__(self, timeline: Timeline):
+        self.timeline = timeline
+
+    @property
+    def t(self) -> float:
+        """Model seconds since the run began."""
+        raise NotImplementedError
+
+    def event(self, actor: str, kind: str, **data: Any) -> Event | None:
+        return self.timeline.add(self.t, actor, kind, **data)
+
+    def open(self, actor: str, kind: str, **data: Any) -> Interval:
+        """An interval on `actor`'s lane, opened now; the caller sets its `end`."""
+        return self.timeline.open(self.t, actor, kind, **data)
+
+
+class ClockRecorder(Recorder):
+    """In-process runs: `t` is the SimPy clock's model time since the recorder was made."""
+
+    def __init__(self, timeline: Timeline, clock: Any):
+        super().__init__(timeline)
+        self.clock, self.t0_ms = clock, clock.now_ms
+
+    @property
+    def t(self) -> float:
+        return (self.clock.now_ms - self.t0_ms) / 1000.0
+
+    def ms_to_t(self, model_ms: float) -> float:
+        """A clock reading (model ms) on this run's time base (model seconds)."""
+        return (model_ms - self.t0_ms) / 1000.0
+
+
+class WallRecorder(Recorder):
+    """The parent side of an OS-process run: `t` is wall time since `t0_wall`, over `scale`
+    (real seconds per model second), the time base the child processes stamp their events on."""
+
+    def __init__(self, timeline: Timeline, t0_wall: float, scale: float):
+        super().__init__(timeline)
+        self.t0_wall, self.scale = t0_wall, scale
+
+    @property
+    def t(self) -> float:
+        return (time.time() - self.t0_wall) / self.scale
+
+    def sleep_until(self, t: float) -> None:
+        time.sleep(max(0.0, t - self.t) * self.scale)
+
+
+Keep = Callable[[str, dict[str, Any]], bool]
+
+
+class Filtered(Recorder):
+    """A recorder that keeps only what its predicates accept, `keep(kind, data) -> bool`.
+
+    A dropped event returns None; a dropped interval is still returned (its owner may close it),
+    but it is detached: it never reaches the timeline."""
+
+    def __init__(self, inner: Recorder, keep_event: Keep | None = None, keep_interval: Keep | None = None):
+        super().__init__(inner.timeline)
+        self.inner, self.keep_event, self.keep_interval = inner, keep_event, keep_interval
+
+    @property
+    def t(self) -> float:
+        return self.inner.t
+
+    def event(self, actor: str, kind: str, **data: Any) -> Event | None:
+        if self.keep_event is not None and not self.keep_event(kind, data):
+            return None
+        return self.inner.event(actor, kind, **data)
+
+    def open(self, actor: str, kind: str, **data: Any) -> Interval:
+        if self.keep_interval is not None and not self.keep_interval(kind, data):
+            return Interval(actor, kind, round(self.t, 3), None, data)
+        return self.inner.open(actor, kind, **data)

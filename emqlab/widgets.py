@@ -1,9 +1,12 @@
-"""One explorer for every figure that follows the protocol in `emqlab.plot`.
+"""One explorer for every figure that follows the drawing protocol of `emqlab.plot`.
 
-Point at a mode's lane to light its timeline and dim the others; click to pin it (click outside
-the lanes to let go); the ToggleButtons do the same for keyboard, touch and tests. Under the
-figure: the readout of the lit mode and every mode's static verdict. Optional sliders re-run the
-scenario; an optional stepper walks the lit mode's timeline event by event.
+`ModeExplorer(build, data)`: `build(data, fig=…)` returns a `Drawing` (the builders of
+`emqlab.figures`, e.g. `heartbeat_figure`). Point at a mode's lane to light its timeline and dim
+the others; click to pin it (click outside the lanes to let go); the ToggleButtons do the same
+for keyboard, touch and tests. Nothing is pinned at first, so a pointer lights a mode at once.
+Under the figure: the readout of the lit mode (said once: the figure's own readout line, which
+an exported image carries, is hidden here) and every mode's static verdict. Optional sliders re-run the scenario; an optional stepper walks the
+lit mode's timeline event by event. Every word shown comes from the drawing's `FigureWords`.
 
 Errors raised inside a callback are never silent: they are shown in the `errors` Output, kept in
 `explorer.failures` and logged to the "emqlab.widgets" logger.
@@ -16,14 +19,16 @@ import itertools
 import logging
 import traceback
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
 import ipywidgets as w
 from matplotlib.figure import Figure
 
-from .plot import style
+from .errors import BadParameter
+from .plot import Drawing
+from .words import ModeWords
 
 log = logging.getLogger("emqlab.widgets")
 _numbers = itertools.count(1000)  # figure numbers for managers that pyplot never sees
@@ -57,15 +62,15 @@ def _slider(name: str, spec: Any) -> w.ValueWidget:
 
 
 class ModeExplorer:
-    """Drive any protocol figure: `ModeExplorer(draw_heartbeat, timelines)`, or with `run` and
-    `sliders` to re-run on change: `ModeExplorer(draw, run=fn, sliders={"lease": (5, 60, 5, 30)})`."""
+    """Drive any drawing: `ModeExplorer(heartbeat_figure, timelines)`, or with `run` and `sliders`
+    to re-run on change: `ModeExplorer(heartbeat_figure, run=fn, sliders={"lease": (5, 60, 5, 30)})`."""
 
-    def __init__(self, draw: Callable[..., Figure], data: Any = None, *, run: Callable[..., Any] | None = None,
-                 sliders: Mapping[str, Any] | None = None, stepper: bool = False,
-                 figsize: tuple[float, float] = (12, 7.2), dpi: float = 80, **draw_kw: Any):
+    def __init__(self, build: Callable[..., Drawing], data: Any = None, *, run: Callable[..., Any] | None = None,
+                 sliders: dict[str, Any] | None = None, stepper: bool = False, ask_first: bool = False,
+                 figsize: tuple[float, float] = (12, 7.2), dpi: float = 80, **build_kw: Any):
         if data is None and run is None:
-            raise TypeError("ModeExplorer needs the data to draw, or a `run` function that makes it")
-        self.draw, self.run, self.draw_kw = draw, run, draw_kw
+            raise BadParameter("ModeExplorer needs the data to draw, or a `run` function that makes it")
+        self.build, self.run, self.build_kw = build, run, build_kw
         self.failures: list[str] = []
         self.errors = w.Output()
         # Imported here, not at module import: importing the ipympl package makes it pyplot's backend
@@ -88,7 +93,8 @@ class ModeExplorer:
 
         self.buttons = w.ToggleButtons(description="mode", style={"button_width": "auto"})
         self.readout = w.HTML()
-        self.verdicts = w.HTML()
+        # ask_first: the static verdicts stay hidden until the learner has predicted or pointed at a mode
+        self.verdicts = w.HTML(layout=w.Layout(display="none" if ask_first else None))
         self.sliders = {name: _slider(name, spec) for name, spec in (sliders or {}).items()}
         self.step = w.IntSlider(min=0, max=0, value=0, description="event", continuous_update=True,
                                 layout=w.Layout(width="60%"))
@@ -98,9 +104,7 @@ class ModeExplorer:
         self.stepper = stepper
         self.hovered: str | None = None
         self.pinned = False
-        self.modes: dict[str, dict[str, str]] = {}
-        self._artists: dict[str, list[tuple[Any, float]]] = {}
-        self._lanes: dict[str, Any] = {}
+        self.drawing: Drawing | None = None
         self._cursors: list[Any] = []
         self._rendering = False
 
@@ -122,52 +126,50 @@ class ModeExplorer:
         self.widget = w.VBox(rows)
 
     # -- what is shown -----------------------------------------------------------------------
+    def reveal(self) -> None:
+        """Show the static verdicts (after a prediction, or the first hover)."""
+        self.verdicts.layout.display = None
+
+    @property
+    def revealed(self) -> bool:
+        return self.verdicts.layout.display != "none"
+
     @property
     def values(self) -> dict[str, Any]:
         return {name: s.value for name, s in self.sliders.items()}
 
     @property
     def selected(self) -> str | None:
+        """The mode the buttons show (pinned, if `pinned`)."""
         return self.buttons.value
 
     @property
     def lit(self) -> str | None:
-        """The mode drawn at full strength: the hovered lane, unless a mode is pinned."""
-        if self.hovered is not None and not self.pinned:
-            return self.hovered
-        return self.selected
+        """The mode drawn at full strength: the pinned one, else the hovered lane (None: all at full strength)."""
+        return self.selected if self.pinned else self.hovered
+
+    @property
+    def modes(self) -> dict[str, ModeWords]:
+        """Each mode's words (label, readout, verdict), as the scenario wrote them."""
+        return dict(self.drawing.words.modes) if self.drawing else {}
 
     @property
     def readout_text(self) -> str:
-        lit = self.lit
-        return self.modes[lit]["readout"] if lit in self.modes else ""
-
-    @staticmethod
-    def _verdict_line(mode: dict[str, str]) -> str:
-        """"label → verdict", unless the figure already wrote its verdict that way."""
-        label, verdict = mode["label"], mode["verdict"]
-        return verdict if verdict.startswith(label) else f"{label} → {verdict}"
+        """What the readout line says now: the lit mode's readout, or the figure's prompt."""
+        return self.drawing.words.readout(self.lit) if self.drawing else ""
 
     def report(self) -> str:
-        """Every mode's readout and static verdict, one per line: stable text for a checked cell."""
-        lines = []
-        for name, mode in self.modes.items():
-            lines.append(self._verdict_line(mode))
-            lines.append(f"    {mode['readout']}")
-        return "\n".join(lines)
+        """Every mode's verdict line and readout, one per line: stable text for a checked cell."""
+        return self.drawing.words.report()
 
     def timeline(self, mode: str | None = None):
-        """The Timeline behind `mode` (default: the lit one), if the figure exposes it."""
-        mode = mode or self.lit
-        drawn = getattr(self.fig, "emqlab_timelines", None)
-        if drawn is None and isinstance(self.data, Mapping):
-            drawn = self.data
-        return (drawn or {}).get(mode)
+        """The Timeline behind `mode` (default: the lit one)."""
+        return self.drawing.timelines.get(mode or self.lit) if self.drawing else None
 
     # -- geometry, for pointers and for tests ------------------------------------------------
     def mode_at(self, x: float, y: float) -> str | None:
         """The mode whose lane contains display point (x, y), or None."""
-        for name, lane in self._lanes.items():
+        for name, lane in self.drawing.lanes.items():
             if lane.contains_point((x, y)):
                 return name
         return None
@@ -175,12 +177,11 @@ class ModeExplorer:
     def lane_center(self, mode: str) -> tuple[float, float]:
         """Display (pixel) coordinates of the middle of `mode`'s lane, after laying the figure out."""
         self.canvas.draw()
-        box = self._lanes[mode].get_window_extent()
+        box = self.drawing.lanes[mode].get_window_extent()
         return (box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2
 
     def is_dimmed(self, mode: str) -> bool:
-        artists = self._artists.get(mode, [])
-        return bool(artists) and all(a.get_alpha() < base for a, base in artists)
+        return self.drawing.is_dimmed(mode)
 
     # -- drawing -----------------------------------------------------------------------------
     def _render(self) -> None:
@@ -188,21 +189,14 @@ class ModeExplorer:
         try:
             self.fig.clear()
             self._cursors = []
-            self.draw(self.data, fig=self.fig, **self.draw_kw)
-            self.modes = dict(getattr(self.fig, "emqlab_modes", {}))
-            self._artists = {name: [] for name in self.modes}
-            self._lanes = {}
-            for artist in self.fig.findobj():
-                gid = artist.get_gid() or ""
-                kind, _, name = gid.partition(":")
-                if kind == "mode" and name in self._artists:
-                    base = artist.get_alpha()
-                    self._artists[name].append((artist, 1.0 if base is None else base))
-                elif kind == "lane" and name in self.modes:
-                    self._lanes[name] = artist
-            keep = self.selected if self.selected in self.modes else next(iter(self.modes), None)
-            self.buttons.options = [(m["label"], name) for name, m in self.modes.items()]
+            self.drawing = self.build(self.data, fig=self.fig, **self.build_kw)
+            if self.drawing.readout is not None:  # the readout is said once, in the widget below the canvas
+                self.drawing.readout.set_visible(False)
+            keep = self.selected if self.selected in self.modes else None
+            self.buttons.options = [(m.label, name) for name, m in self.modes.items()]
             self.buttons.value = keep
+            if keep is None:
+                self.pinned = False
             if self.hovered not in self.modes:
                 self.hovered = None
             if self.stepper:
@@ -213,22 +207,22 @@ class ModeExplorer:
 
     def _apply(self) -> None:
         lit = self.lit
-        for name, artists in self._artists.items():
-            factor = 1.0 if lit is None or name == lit else style.DIM_ALPHA
-            for artist, base in artists:
-                artist.set_alpha(base * factor)
-        for name, lane in self._lanes.items():
-            lane.set_linewidth(2.5 if name == lit else 0)
-            lane.set_facecolor("#E8F1FA" if name == lit else "#F2F2F2")
-        readout_artist = getattr(self.fig, "emqlab_readout", None)
-        if readout_artist is not None and lit in self.modes:
-            readout_artist.set_text(self.modes[lit]["readout"])
-        label = html.escape(self.modes[lit]["label"]) if lit in self.modes else ""
-        pin = " (pinned)" if self.pinned else ""
-        self.readout.value = (f"<div style='font-size:1.15em'><b>readout · {label}{pin}</b> — "
+        if lit is not None:
+            self.reveal()
+        self.drawing.light(lit)
+        if self.buttons.value != lit and not self.pinned:
+            self._rendering = True  # the buttons follow the pointer: they always show the lit mode
+            try:
+                self.buttons.value = lit
+            finally:
+                self._rendering = False
+        label = html.escape(self.modes[lit].label) if lit in self.modes else ""
+        head = f"readout · {label}" if label else "readout ·"
+        pin = " (pinned: click outside the lanes to let go)" if self.pinned else ""
+        self.readout.value = (f"<div style='font-size:1.15em'><b>{head}</b>{pin} — "
                               f"{html.escape(self.readout_text)}</div>")
         items = "".join(f"<li style='{'font-weight:bold' if name == lit else 'opacity:0.6'}'>"
-                        f"{html.escape(self._verdict_line(m))}</li>" for name, m in self.modes.items())
+                        f"{html.escape(m.verdict_line)}</li>" for name, m in self.modes.items())
         self.verdicts.value = f"<div>static verdicts<ul style='margin:0'>{items}</ul></div>"
         if self.stepper:
             self._sync_stepper()
@@ -308,7 +302,29 @@ class ModeExplorer:
 
     # -- display -------------------------------------------------------------------------------
     def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
+        """The live widget, and beside it a PNG of the figure as it stands: what a reader without a
+        kernel (GitHub, nbviewer, `jupyter nbconvert --to html`) sees in the saved notebook."""
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        data = bundle[0] if isinstance(bundle, tuple) else bundle
+        data["image/png"] = self.png()
+        data["text/plain"] = f"{self.drawing.words.caption}\n{self.report()}"
+        return bundle
+
+    def png(self, dpi: float | None = None) -> str:
+        """The figure as a base64 PNG, its readout line shown (the static image has no widget under it)."""
+        import base64
+        import io
+
+        readout = self.drawing.readout
+        if readout is not None:
+            readout.set_visible(True)
+        try:
+            buf = io.BytesIO()
+            self.fig.savefig(buf, format="png", dpi=dpi or self.fig.dpi)
+        finally:
+            if readout is not None:
+                readout.set_visible(False)
+        return base64.b64encode(buf.getvalue()).decode("ascii")
 
     def close(self) -> None:
         """Close this explorer's widgets (and only these)."""
@@ -317,3 +333,45 @@ class ModeExplorer:
             widget = stack.pop()
             stack.extend(getattr(widget, "children", ()))
             widget.close()
+
+
+class Predict:
+    """Predict, then run: the learner commits an answer before the outcomes are shown.
+
+    `Predict(question, {answer: is_right(verdict)}, run, explorer=None)`: radio buttons and a
+    "commit" button; on commit the explorer's static verdicts appear and the feedback quotes the
+    run's own readout (the scenario's words) beside the learner's answer. In a checked cell,
+    `predict.choose(answer)` does what the button does and returns the feedback text."""
+
+    def __init__(self, question: str, answers: dict[str, Callable[[dict], bool]], run: Any,
+                 explorer: ModeExplorer | None = None):
+        if not answers:
+            raise BadParameter("a prediction needs at least one answer to choose from")
+        self.question, self.answers, self.run, self.explorer = question, dict(answers), run, explorer
+        self.choice = w.RadioButtons(options=list(self.answers), value=None, layout=w.Layout(width="auto"))
+        self.commit = w.Button(description="commit my prediction", button_style="primary", disabled=True)
+        self.feedback = w.HTML()
+        self.choice.observe(lambda change: setattr(self.commit, "disabled", change["new"] is None), names="value")
+        self.commit.on_click(lambda _: self.choose(self.choice.value))
+        self.widget = w.VBox([w.HTML(f"<b>Predict first.</b> {html.escape(question)}"), self.choice, self.commit,
+                              self.feedback])
+
+    def choose(self, answer: str) -> str:
+        """Commit `answer`; reveal the outcomes; return the feedback (also shown under the buttons)."""
+        if answer not in self.answers:
+            raise BadParameter(f"{answer!r} is not one of the answers: {', '.join(self.answers)}")
+        verdict = self.run.verdict
+        right = bool(self.answers[answer](verdict))
+        text = (f"You predicted: {answer}. " + ("The run agrees. " if right else "The run says otherwise. ")
+                + f"The run: {verdict['summary']}")
+        self.choice.value, self.choice.disabled, self.commit.disabled = answer, True, True
+        self.feedback.value = f"<div style='font-size:1.1em'>{html.escape(text)}</div>"
+        if self.explorer is not None:
+            self.explorer.reveal()
+        return text
+
+    def _repr_mimebundle_(self, **kwargs):
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        data = bundle[0] if isinstance(bundle, tuple) else bundle
+        data["text/plain"] = f"Predict first. {self.question} " + " / ".join(self.answers)
+        return bundle

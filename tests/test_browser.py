@@ -200,7 +200,7 @@ import gc as _gc, json as _json
 from emqlab.widgets import ModeExplorer as _Explorer
 def _emqlab_probe(label):
     for ex in _gc.get_objects():
-        if isinstance(ex, _Explorer) and any(label in m["label"] for m in ex.modes.values()):
+        if isinstance(ex, _Explorer) and any(label in m.label for m in ex.modes.values()):
             break
     else:
         print(_json.dumps({"error": "no explorer with a mode labelled " + repr(label)}))
@@ -209,12 +209,12 @@ def _emqlab_probe(label):
     w, h = ex.fig.bbox.width, ex.fig.bbox.height
     lanes = {}
     for name in ex.modes:
-        b = ex._lanes[name].get_window_extent()
+        b = ex.drawing.lanes[name].get_window_extent()
         lanes[name] = [b.x0 / w, 1 - b.y1 / h, b.x1 / w, 1 - b.y0 / h]  # left, top, right, bottom
     ex.widget.add_class("emqlab-probe")
     ex.readout.add_class("emqlab-probe-readout")
     ex.verdicts.add_class("emqlab-probe-verdicts")
-    print(_json.dumps({"modes": {n: m["label"] for n, m in ex.modes.items()}, "lanes": lanes,
+    print(_json.dumps({"modes": {n: m.label for n, m in ex.modes.items()}, "lanes": lanes,
                        "lit": ex.lit, "pinned": ex.pinned}))
 _emqlab_probe(%r)
 """

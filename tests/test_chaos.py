@@ -13,7 +13,8 @@ import time
 import pytest
 
 from emqlab.errors import BadParameter
-from emqlab.scenarios.chaos import chaos, fault_plan
+from emqlab.scenarios.chaos import chaos, fault_plan, figure_words, words
+from emqlab.words import plural, seconds
 
 CLI = [sys.executable, "-m", "emqlab.cli"]
 
@@ -96,6 +97,19 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def _consumers(pids: list[int]) -> list[int]:
+    """The pids among `pids` that run a consumer (`python -m emqlab.procs consumer …`)."""
+    found = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if b"emqlab.procs\0consumer" in f.read():
+                    found.append(pid)
+        except FileNotFoundError:
+            pass
+    return found
+
+
 @pytest.mark.live
 @pytest.mark.slow
 def test_ctrl_c_leaves_no_worker_or_server_behind(tmp_path):
@@ -110,7 +124,9 @@ def test_ctrl_c_leaves_no_worker_or_server_behind(tmp_path):
                 break
             time.sleep(0.1)
         assert len(kids) >= 4, kids
-        time.sleep(0.5)
+        while time.monotonic() < deadline and len(_consumers(kids)) < 3:  # every consumer booted
+            time.sleep(0.05)
+        assert len(_consumers(kids)) >= 3, kids
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
     finally:
@@ -118,7 +134,9 @@ def test_ctrl_c_leaves_no_worker_or_server_behind(tmp_path):
             proc.kill()
     assert proc.returncode == 130, err
     assert "interrupted" in err and "Traceback" not in err
-    time.sleep(0.2)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(_alive(k) for k in kids):
+        time.sleep(0.05)
     assert [k for k in kids if _alive(k)] == []
 
 
@@ -135,6 +153,45 @@ def test_draw_chaos_follows_the_figure_protocol(fake):
     from emqlab.plot.applied import draw_chaos
     from test_reaper import check_protocol
 
-    fig = draw_chaos([chaos(jobs=80, fencing="on", backend=fake), chaos(jobs=80, fencing="off", backend=fake)])
-    check_protocol(fig, ["fencing on", "fencing off"])
-    assert "lost 0" in fig.emqlab_modes["fencing on"]["verdict"]
+    runs = [chaos(jobs=80, fencing="on", backend=fake), chaos(jobs=80, fencing="off", backend=fake)]
+    drawing = draw_chaos(runs, figure_words(runs))
+    check_protocol(drawing, ["fencing on", "fencing off"])
+    assert "lost 0" in drawing.words.modes["fencing on"].verdict
+
+
+# -- the readout: every clause true of the verdict -------------------------------------------------------
+def says_only_what_the_verdict_holds(tl):
+    from test_reaper import clauses
+
+    v, p = tl.verdict, tl.params
+    for key in ("jobs", "completed", "lost", "kills", "pauses", "reaped", "refused_writes", "duplicate_effects"):
+        assert v[key] == tl.counts[key], key  # the verdict quotes the counts as they are
+    readout, on = v["summary"], p["fencing"] == "on"
+    refused = plural(v["refused_writes"], "stale write") if v["refused_writes"] else "no stale write"
+    clauses(readout, {f"refused {refused};": on, "accepted every write unchecked": not on,
+                      f"{v['completed']} completed, {v['lost']} lost, {plural(v['reaped'], 'lease')} reaped": True,
+                      f"{plural(v['kills'], 'crash', 'crashes')} and {plural(v['pauses'], 'pause')}": True,
+                      f" of {seconds(p['pause_seconds'])}": v["pauses"] > 0,
+                      f"duplicate effects: {v['duplicate_effects']}.": True, "1 stale writes": False,
+                      "1 crashes": False, "1 pauses": False, "1 leases": False})
+    assert readout.startswith(f"{v['jobs']} jobs, {p['workers']} consumers, ")
+    assert v["static"] == (f"{v['completed']}/{v['jobs']} done · lost {v['lost']} · duplicate effects "
+                           f"{v['duplicate_effects']} · {plural(v['kills'], 'crash', 'crashes')} · "
+                           f"{plural(v['pauses'], 'pause')}")
+    assert v["label"] == f"fencing {p['fencing']}"
+
+
+@pytest.mark.parametrize("kw", [{"fencing": "on"}, {"fencing": "off"}, {"fencing": "on", "kills": 1, "pauses": 0},
+                                {"fencing": "on", "kills": 0, "pauses": 1, "workers": 2}])
+def test_readout_says_only_what_the_verdict_holds(fake, kw):
+    says_only_what_the_verdict_holds(chaos(jobs=150, backend=fake, **kw))
+
+
+def test_words_count_in_good_grammar():
+    v = {"fencing": "on", "jobs": 10, "completed": 10, "lost": 0, "kills": 1, "pauses": 1, "reaped": 1,
+         "refused_writes": 1, "duplicate_effects": 0}
+    w = words({"workers": 2, "pause_seconds": 20.0, "lease": 10.0}, v)
+    assert w.readout == ("10 jobs, 2 consumers, 1 crash and 1 pause of 20 s (lease 10 s): 10 completed, 0 lost, "
+                         "1 lease reaped; fencing on: the effect store refused 1 stale write; duplicate effects: 0.")
+    v.update(refused_writes=0, pauses=0)
+    assert "1 crash and 0 pauses (lease 10 s)" in words({"workers": 2, "pause_seconds": 20.0, "lease": 10.0}, v).readout

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from emqlab.scenarios import chaos, heartbeat, reaper
+
 EMQLAB = [sys.executable, "-m", "emqlab.cli"]
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -70,10 +72,18 @@ def test_heartbeat_json_contract_renew_half():
     assert v["lapsed_at"] is None and v["renewals"] == 4 and v["runs"] == 1 and v["finished_once"] is True
 
 
-def test_heartbeat_prints_the_readout_without_json():
-    proc = emqlab("heartbeat", "--renew", "half")
-    assert proc.returncode == 0
-    assert proc.stdout.strip() == "renew at TTL/2: 4 renewals held the 30 s lease to the end; the 75 s job finished once."
+@pytest.mark.parametrize("verb,args,run", [
+    ("heartbeat", ["--renew", "half"], lambda: heartbeat(renew="half")),
+    ("reaper", ["--crash-at", "5"], lambda: reaper(crash_at=5)),
+    ("chaos", ["--jobs", "40", "--workers", "2", "--progress", "off"], lambda: chaos(jobs=40, workers=2, progress="off")),
+])
+def test_the_cli_prints_the_scenarios_own_readout(verb, args, run):
+    """Without --json a verb prints the readout its scenario wrote, word for word: the CLI composes none."""
+    proc = emqlab(verb, *args)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == run().summary + "\n"
+    with_json = json.loads(emqlab(verb, *args, "--json").stdout)
+    assert with_json["verdict"]["summary"] == proc.stdout.strip()
 
 
 @pytest.mark.parametrize("args,says", [

@@ -1,14 +1,43 @@
-"""Clocks: virtual is instant and exact; real is SimPy real time, scaled."""
+"""Clocks: virtual is instant and exact; real is SimPy real time, scaled.
+
+No test here asserts speed: the real clock's waits are checked against a stand-in wall clock that
+SimPy and emqlab read instead of the machine's, so a loaded machine cannot change an outcome."""
 
 import time
+import types
 
 import pytest
+import simpy.rt
 
+import emqlab.clock
 from emqlab.clock import RealClock, VirtualClock, make_clock
 from emqlab.errors import BadParameter
 
 
-def test_virtual_clock_is_instant_and_exact():
+class StandInWall:
+    """The wall clock SimPy's real-time environment and `RealClock.now_ms` read; `sleep` moves it
+    on by exactly what was asked, plus `late` seconds (a wake-up delayed by a loaded machine)."""
+
+    def __init__(self, monkeypatch):
+        self.t, self.late, self.slept = 1000.0, 0.0, []
+        monkeypatch.setattr(simpy.rt, "monotonic", self.monotonic)
+        monkeypatch.setattr(simpy.rt, "sleep", self.sleep)
+        monkeypatch.setattr(emqlab.clock, "time", types.SimpleNamespace(monotonic=self.monotonic))
+
+    def monotonic(self) -> float:
+        return self.t
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.t += seconds + self.late
+
+
+def test_virtual_clock_is_instant_and_exact(monkeypatch):
+    def no_waiting(seconds):
+        raise AssertionError(f"the virtual clock slept {seconds} s")
+
+    monkeypatch.setattr(time, "sleep", no_waiting)
+    monkeypatch.setattr(simpy.rt, "sleep", no_waiting)
     clock = VirtualClock()
     seen = []
 
@@ -17,10 +46,8 @@ def test_virtual_clock_is_instant_and_exact():
         seen.append(clock.now_ms)
 
     clock.process(proc())
-    started = time.perf_counter()
     clock.run()
     assert seen == [75_000] and clock.now == 75.0
-    assert time.perf_counter() - started < 0.5
     assert clock.to_server_ms(30_000) == 30_000 and clock.from_server_ms(123) == 123
 
 
@@ -31,17 +58,52 @@ def test_real_clock_scales_durations_for_the_server():
     assert clock.to_server_ms(10) == 1  # never 0: a zero PX would be an error on the server
 
 
-@pytest.mark.realtime
-def test_a_reused_real_clock_does_not_wait_out_earlier_runs():
-    clock = RealClock(scale=0.01)  # 10 000 model ms = 0.1 s
-    for _ in range(3):
+def test_a_reused_real_clock_does_not_wait_out_earlier_runs(monkeypatch):
+    wall = StandInWall(monkeypatch)
+    clock = RealClock(scale=0.01)  # 10 000 model ms = 0.1 s of wall time
+    for run in range(1, 4):
         def wait():
             yield clock.timeout(10_000)
 
         clock.process(wait())
-        started = time.perf_counter()
+        started = wall.t
         clock.run()
-        assert 0.09 <= time.perf_counter() - started < 0.6
+        # each run waits its own 0.1 s; a clock that kept run 1's wall origin would wait 0.2 s, then 0.3 s
+        assert wall.t - started == pytest.approx(0.1), f"run {run}"
+        assert clock.now_ms == 10_000 * run
+
+
+def test_a_late_wake_up_delays_what_follows_instead_of_being_made_up(monkeypatch):
+    wall = StandInWall(monkeypatch)
+    wall.late = 0.05  # every wake-up comes 50 ms (5 000 model ms) after it was due
+    clock = RealClock(scale=0.01)
+    acted = []
+
+    def worker():
+        for _ in range(3):
+            yield clock.timeout(10_000)
+            acted.append(round(clock.now_ms))
+
+    clock.process(worker())
+    clock.run()
+    # each step starts from when the worker really woke, as a real program's sleep does
+    assert acted == [15_000, 30_000, 45_000]
+
+
+@pytest.mark.realtime
+def test_a_real_clock_never_runs_ahead_of_the_wall():
+    clock = RealClock(scale=0.01)  # 10 000 model ms = 0.1 s
+    stamps = []
+
+    def wait():
+        stamps.append(time.monotonic())
+        yield clock.timeout(10_000)
+        stamps.append(time.monotonic())
+
+    clock.process(wait())
+    clock.run()
+    # a lower bound only: a loaded machine makes a wait longer, never shorter
+    assert stamps[1] - stamps[0] >= 0.1 * 0.99 and clock.now_ms >= 10_000
 
 
 @pytest.mark.parametrize("scale", [0, -1, float("nan"), float("inf")])

@@ -10,11 +10,25 @@ import pytest
 import redis
 
 from emqlab.cluster import ClusterBackend, LocalCluster
-from emqlab.embedded import running_pids
+from emqlab.embedded import pid_alive, running_pids
 from emqlab.errors import StaleToken
 from emqlab.queue import Queue
 
 pytestmark = [pytest.mark.cluster, pytest.mark.live]
+
+DEADLINE_S = 10.0  # generous: a loaded machine may be slow, never wrong
+
+
+def poll(step, want, what: str):
+    """Call `step()` until it returns `want` or the deadline passes; no fixed sleep."""
+    deadline = time.monotonic() + DEADLINE_S
+    while True:
+        got = step()
+        if got == want:
+            return got
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what}: still {got!r} after {DEADLINE_S:g} s, expected {want!r}")
+        time.sleep(0.005)
 
 
 @pytest.fixture(scope="module")
@@ -44,17 +58,16 @@ def test_queue_scripts_run_on_the_cluster_with_the_hashtag(cbackend):
     assert (job.id, job.attempts) == ("A1", 1)
     ext = q.extend([("A1", 1)], 300)
     assert ext.lost == ()
-    time.sleep(0.05)
-    assert q.reap() == ["A1"]
+    poll(q.reap, ["A1"], "the reaper taking back the lapsed lease")  # the 3 ms lease lapses on the server
+    assert q.where("A1") == ["pending"]
     assert q.extend([("A1", 1)], 300).lost == ("A1",)
     with pytest.raises(StaleToken):
         q.complete("A1", 1)
     [again] = q.claim(30_000)
     assert again.attempts == 2
-    q.retry("A1", 2, delay_ms=100)
+    q.retry("A1", 2, delay_ms=100)  # 1 ms on the server; only promote moves it out of the schedule
     assert q.where("A1") == ["schedule"]
-    time.sleep(0.02)
-    assert q.promote() == 1
+    poll(q.promote, 1, "promoting the job once its delay is over")
     [third] = q.claim(30_000)
     assert third.attempts == 3
     assert q.record_effect("A1", 3, fenced=True) == 1
@@ -87,13 +100,17 @@ def open_script(name: str) -> str:
 def test_cluster_nodes_are_stopped():
     c = LocalCluster().start()
     pids = [n.pid for n in c.nodes]
-    assert set(pids) <= set(running_pids())
+    folders = [n.data_dir for n in c.nodes]
+    assert set(pids) <= set(running_pids()) and all(os.path.isdir(f) for f in folders)
     c.stop()
     assert not set(pids) & set(running_pids())
     for pid in pids:
-        try:
-            os.kill(pid, 0)
-            alive = True
-        except ProcessLookupError:
-            alive = False
-        assert not alive
+        poll(lambda: pid_alive(pid), False, f"node process {pid} exiting")
+    assert not any(os.path.exists(f) for f in folders)  # each node's folder went with it
+
+
+def test_fewer_than_three_primaries_is_bad_input():
+    from emqlab.errors import BadParameter
+
+    with pytest.raises(BadParameter, match="at least three primaries, got 2"):
+        LocalCluster(2)

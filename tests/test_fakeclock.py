@@ -46,12 +46,46 @@ def test_two_backends_keep_their_own_time():
         b.close()
 
 
-def test_outside_a_command_real_time_is_untouched():
+def test_outside_a_command_real_time_is_untouched(fake):
     fakeclock.install()
-    assert abs(fakeclock._PROXY.time() - real_time.time()) < 1.0
-    assert real_time.time is not None
+    fake.clock.run(until=3_600_000)  # an hour of model time: the store's clock is far from the wall's
+    (s, _) = fake.client.time()
+    assert s == (fakeclock.EPOCH_MS + 3_600_000) // 1000
+    # the proxy answers the wall clock when no command runs, and the time module itself is not replaced
+    wall_before = real_time.time()
+    proxied = fakeclock._PROXY.time()
+    wall_after = real_time.time()
+    assert wall_before <= proxied <= wall_after
+    assert real_time.time is not fakeclock._PROXY.time and importlib.import_module("time") is real_time
 
 
+def test_a_30s_lease_lapses_at_exactly_30000_ms_and_time_follows(fake):
+    c, key = fake.client, fake.key("lease")
+    start = fake.clock.now_ms
+    c.set(key, "holder", px=30_000)
+    fake.clock.run(until=start + 29_999)
+    assert c.get(key) == "holder" and c.pttl(key) == 1
+    (s, us) = c.time()
+    assert s * 1000 + us // 1000 == fakeclock.EPOCH_MS + start + 29_999
+    fake.clock.run(until=start + 30_000)
+    assert c.pttl(key) == 0  # the deadline itself: Redis expires a key only when now > deadline
+    fake.clock.run(until=start + 30_001)
+    assert c.get(key) is None and c.pttl(key) == -2
+    (s, us) = c.time()
+    assert s * 1000 + us // 1000 == fakeclock.EPOCH_MS + start + 30_001
+
+
+def test_a_fakeredis_outside_the_tested_range_is_refused(monkeypatch):
+    import fakeredis
+
+    from emqlab.errors import BackendUnavailable
+
+    monkeypatch.setattr(fakeredis, "__version__", "2.39.0")
+    with pytest.raises(BackendUnavailable, match="tested on fakeredis 2.40, 2.41; found 2.39.0"):
+        fakeclock.check()
+
+
+@pytest.mark.live
 def test_a_live_backend_refuses_the_virtual_clock(valkey_url):
     from emqlab.errors import BadParameter
 

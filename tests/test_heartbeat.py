@@ -24,7 +24,9 @@ def test_no_renewal_lapses_at_30_and_the_job_runs_twice(fake):
     assert times(tl, "lapse") == [30.0]
     # the late holder's release is refused: its token no longer owns the lock
     assert times(tl, "release_refused") == [75.0]
-    assert "lapsed at 30 s" in v["summary"] and "ran twice at once for 44.5 s" in v["summary"]
+    assert v["summary"] == ("no renewal: the 30 s lease lapsed at 30 s; the contender reclaimed the job at 30.5 s; "
+                            "both ran it at once for 44.5 s; the contender's own lease lapsed at 60.5 s; "
+                            "the job finished twice, by the holder and by the contender.")
 
 
 def test_renew_at_half_holds_to_the_end_with_four_renewals(fake):

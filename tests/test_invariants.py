@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from emqlab.backend import connect
-from emqlab.consumer import run_clock
 from emqlab.errors import StaleToken
 from emqlab.queue import Queue
 
@@ -48,7 +47,7 @@ class QueueMachine(RuleBasedStateMachine):
 
     @rule(ms=st.sampled_from([500, 5_000, 15_000, 45_000]))
     def time_passes(self, ms):
-        run_clock(self.backend.clock, self.backend.clock.now_ms + ms)
+        self.backend.clock.run(until=self.backend.clock.now_ms + ms)
 
     @rule(limit=st.integers(1, 4))
     def reap(self, limit):

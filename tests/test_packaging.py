@@ -1,9 +1,11 @@
-"""environment.yml stays in step with pyproject.toml; the README's commands are the ones CI runs."""
+"""environment.yml stays in step with pyproject.toml; the package data names files that exist; the
+README's commands are the ones CI runs; one install serves `./run lab` and `./run test`."""
 
 import re
 import tomllib
 from pathlib import Path
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,3 +74,62 @@ def test_ci_runs_the_readme_test_command():
     readme = (ROOT / "README.md").read_text()
     assert "./run lab" in readme and "./run test" in readme
     assert re.search(r"^\./run test$", (ROOT / ".ci/run").read_text(), re.M)
+
+
+def pyproject() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def test_every_package_data_pattern_names_files_that_exist():
+    patterns = pyproject()["tool"]["setuptools"]["package-data"]["emqlab"]
+    empty = [p for p in patterns if not [f for f in (ROOT / "emqlab").glob(p) if f.is_file()]]
+    assert not empty, f"package-data patterns that match no file: {empty}"
+    data = [str(f.relative_to(ROOT / "emqlab")) for f in (ROOT / "emqlab" / "data").iterdir() if f.is_file()]
+    assert data and all(any(Path(d).match(p) for p in patterns) for d in data), f"unshipped data: {data}"
+
+
+def test_the_measured_tables_are_read_from_inside_the_package():
+    from emqlab import measured
+
+    source = measured.benchmark_source()
+    assert Path(str(source)).resolve() == (ROOT / measured.BENCHMARK_FILE).resolve()
+    bench = measured.load_benchmark()
+    assert {"meta", "rows", "capacity"} <= set(bench) and measured.benchmark_rows() == bench["rows"]
+    assert all({"design", "k"} <= set(row) for row in bench["rows"])
+
+
+def test_absent_and_broken_tables(tmp_path):
+    from emqlab import measured
+    from emqlab.errors import EmqlabError
+
+    assert measured.load_benchmark(tmp_path / "absent.json") is None
+    assert measured.benchmark_rows(tmp_path / "absent.json") == []
+    broken = tmp_path / "broken.json"
+    broken.write_text("{")
+    with pytest.raises(EmqlabError, match="broken.json is not valid JSON.*run benchmarks/renewal_cost.py"):
+        measured.load_benchmark(broken)
+
+
+def test_license_is_an_spdx_string_the_build_backend_reads():
+    data = pyproject()
+    assert data["project"]["license"] == "MIT"  # a table is deprecated by setuptools
+    [backend_req] = [r for r in data["build-system"]["requires"] if split(r)[0] == "setuptools"]
+    assert split(backend_req)[2] == ">=77"  # the first setuptools that reads an SPDX license string
+    # tests/test_wheel.py builds without isolation, with the environment's setuptools: same floor
+    test_reqs = {split(r)[0]: split(r)[2] for r in data["project"]["optional-dependencies"]["test"]}
+    assert test_reqs["setuptools"] == ">=77"
+
+
+def test_lab_and_test_share_one_install():
+    script = (ROOT / "run").read_text()
+    assert 'pip install --quiet -e ".[lab,test]"' in script
+    [stamp] = re.findall(r'^\s*local stamp=(.*)$', script, re.M)
+    assert "$" + "extras" not in stamp and "$1" not in stamp  # one stamp, whatever the command
+    calls = re.findall(r"^\s*(?:\w+\)\s*)?install(?!\(\))\b(.*)$", script, re.M)  # lab, test, bench, notebooks, install
+    assert len(calls) == 5 and all(args.strip() in ("", ";;") for args in calls), f"install called with {calls}"
+
+
+def test_ci_says_the_second_pass_runs_on_live_valkey():
+    ci = (ROOT / ".ci/run").read_text()
+    second = ci.index("EMQLAB_BACKEND=valkey ./run test notebooks")
+    assert re.search(r'^echo ".*live Valkey', ci[:second], re.M)

@@ -14,8 +14,10 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
+from emqlab.errors import BadParameter  # noqa: E402
 from emqlab.plot import style  # noqa: E402
-from emqlab.plot.heartbeat import draw_heartbeat, readout, seconds, static_verdict  # noqa: E402
+from emqlab.figures import heartbeat_figure  # noqa: E402
+from emqlab.plot import Drawing  # noqa: E402
 from emqlab.scenarios import heartbeat  # noqa: E402
 
 
@@ -45,23 +47,34 @@ def marker_xs(fig, mode, color, marker):
     return sorted(xs)
 
 
+def draw(runs, **kw):
+    return heartbeat_figure(runs, **kw).figure
+
+
 def test_protocol_modes_lanes_and_readout(both):
-    fig = draw_heartbeat(both)
-    assert isinstance(fig, Figure)
-    assert list(fig.emqlab_modes) == ["none", "half"]
-    assert fig.emqlab_modes["none"]["label"] == "no renewal"
-    assert fig.emqlab_modes["half"]["label"] == "renew at TTL/2"
+    drawing = heartbeat_figure(both)
+    fig, words = drawing.figure, drawing.words
+    assert isinstance(drawing, Drawing) and isinstance(fig, Figure)
+    assert list(words.modes) == ["none", "half"]
+    assert words.modes["none"].label == "no renewal"
+    assert words.modes["half"].label == "renew at TTL/2"
     lanes = [a.get_gid() for a in fig.findobj() if (a.get_gid() or "").startswith("lane:")]
     assert sorted(lanes) == ["lane:half", "lane:none"]
     assert mode_artists(fig, "none") and mode_artists(fig, "half")
-    assert "75 s job" in fig.emqlab_caption and "30 s lease" in fig.emqlab_caption
-    assert fig.emqlab_readout.get_text() == fig.emqlab_default_readout
-    assert "runs twice" in fig.emqlab_modes["none"]["verdict"]
-    assert "every 15 s" in fig.emqlab_modes["half"]["verdict"] and "finishes once" in fig.emqlab_modes["half"]["verdict"]
+    assert "75 s job" in words.caption and "30 s lease" in words.caption
+    assert drawing.readout_text == words.prompt
+    # the titles on the figure are the scenario's words, not text made up by the plot
+    titles = {ax.get_title(loc="left") for ax in fig.axes}
+    assert titles == {words.modes["none"].label, words.modes["half"].label}
+    texts = {t.get_text() for ax in fig.axes for t in ax.texts}
+    assert {words.modes["none"].verdict, words.modes["half"].verdict} <= texts
+    assert words.modes["none"].readout == both["none"].verdict["summary"]
+    assert "runs twice" in words.modes["none"].verdict
+    assert "every 15 s" in words.modes["half"].verdict and "finishes once" in words.modes["half"].verdict
 
 
 def test_bands_come_from_the_servers_deadlines(both, backend):
-    fig = draw_heartbeat(both)
+    fig = draw(both)
     # live: the server's PTTL is scaled, and a late wake-up on a busy machine records when it really
     # acted, so allow 3 model seconds (30 real ms); the virtual clock is exact
     margin = 3.0 if backend.live else 0
@@ -81,7 +94,7 @@ def test_bands_come_from_the_servers_deadlines(both, backend):
 
 
 def test_double_run_is_shaded_only_where_both_worked(both):
-    fig = draw_heartbeat(both)
+    fig = draw(both)
     overlap = both["none"].verdict["overlap"]
     assert len(overlap) == 1
     assert bands(fig, "none", style.OVERLAP) == [pytest.approx(tuple(overlap[0]))]
@@ -90,16 +103,18 @@ def test_double_run_is_shaded_only_where_both_worked(both):
 
 def test_a_pause_is_drawn_and_told(fake):
     tl = heartbeat(renew="half", pause="20:40", backend=fake)
-    fig = draw_heartbeat([tl])
-    hatched = [a for a in mode_artists(fig, "half") if isinstance(a, Rectangle) and a.get_hatch()]
+    drawing = heartbeat_figure([tl])
+    hatched = [a for a in mode_artists(drawing.figure, "half") if isinstance(a, Rectangle) and a.get_hatch()]
     assert [(a.get_x(), a.get_x() + a.get_width()) for a in hatched] == [(20, 60)]
-    assert "extend" in static_verdict(tl) and "0" in static_verdict(tl)
-    assert readout(tl).startswith("renew at TTL/2: the lease lapsed at 45 s")
-    assert "replied 0" in readout(tl)
+    words = drawing.words.modes["half"]
+    assert "extend replies 0 · holder stops" in words.verdict and "paused 20 s–60 s" in words.verdict
+    assert words.readout.startswith("renew at TTL/2: the holder was paused from 20 s to 60 s; "
+                                    "the 30 s lease lapsed at 45 s, while the holder was frozen")
+    assert "replied 0" in words.readout
 
 
 def test_exports_png_and_svg(both, tmp_path):
-    fig = draw_heartbeat(both)
+    fig = draw(both)
     fig.savefig(tmp_path / "f1.png", dpi=60)
     fig.savefig(tmp_path / "f1.svg")
     assert (tmp_path / "f1.png").read_bytes()[:4] == b"\x89PNG"
@@ -109,17 +124,19 @@ def test_exports_png_and_svg(both, tmp_path):
 
 def test_draws_into_a_given_figure_and_rejects_nonsense(both):
     fig = Figure()
-    assert draw_heartbeat(list(both.values()), fig=fig) is fig
-    assert list(fig.emqlab_modes) == ["none", "half"]
-    with pytest.raises(TypeError, match="draw_heartbeat takes Timelines"):
-        draw_heartbeat(42)
-    with pytest.raises(ValueError, match="at least one"):
-        draw_heartbeat({})
+    drawing = heartbeat_figure(list(both.values()), fig=fig)
+    assert drawing.figure is fig and drawing.modes == ["none", "half"]
+    with pytest.raises(BadParameter, match="heartbeat_figure takes Timelines"):
+        heartbeat_figure(42)
+    with pytest.raises(BadParameter, match="at least one"):
+        heartbeat_figure({})
 
 
-def test_sentences_round_jitter_to_the_half_second():
-    assert seconds(29.93) == "30 s" and seconds(30.5) == "30.5 s" and seconds(30.61) == "30.5 s"
-    assert seconds(None) == "never"
+def test_sentences_quote_times_to_the_tenth_of_a_second():
+    from emqlab.words import seconds
+
+    assert seconds(29.96) == "30 s" and seconds(30.5) == "30.5 s" and seconds(30.61) == "30.6 s"
+    assert seconds(None) == "never" and seconds(-0.01) == "0 s"
 
 
 def test_the_model_never_imports_matplotlib():

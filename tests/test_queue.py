@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from emqlab.consumer import run_clock
-from emqlab.errors import BadParameter, StaleToken
+from emqlab.errors import BadParameter, StaleToken, StoreError
 from emqlab.queue import Queue
 from emqlab.scenarios.base import run_on
 
@@ -15,7 +14,7 @@ LEASE_MS = 30_000
 
 def wait(backend, ms: float) -> None:
     """Let `ms` model milliseconds pass (instantly on the virtual clock, scaled on the real one)."""
-    run_clock(backend.clock, backend.clock.now_ms + ms)
+    backend.clock.run(until=backend.clock.now_ms + ms)
 
 
 @pytest.fixture
@@ -85,8 +84,9 @@ def test_complete_only_with_current_attempts(q):
     assert q.where("A1") == ["done"]
     with pytest.raises(StaleToken):  # a completion is accepted at most once
         q.complete("A1", job.attempts)
-    with pytest.raises(BadParameter, match="no such job"):
+    with pytest.raises(StoreError, match="no such job") as missing:  # a runtime error (exit 1), not bad input
         q.complete("nope", 1)
+    assert not isinstance(missing.value, BadParameter) and missing.value.exit_code == 1
 
 
 def test_retry_returns_to_pending_or_schedule(q):

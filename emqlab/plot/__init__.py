@@ -1,26 +1,33 @@
-"""Drawing: read Timelines (plain data), return matplotlib Figures. Never runs a scenario.
+"""Drawing: read Timelines (plain data) and their words, return a `Drawing`. Never runs a scenario.
 
-The figure protocol every drawing function follows, so one generic widget can drive any of them:
-- it takes data (Timelines or result dicts) and an optional `fig`; with none it makes a plain
-  `matplotlib.figure.Figure` (export), the widget passes an ipympl figure in;
+Every drawing function has the shape `draw_x(timelines, words, fig=None, **kw) -> Drawing`:
+- `timelines` is one Timeline, a list, or {mode: Timeline}; `words` is the `FigureWords` the
+  scenario wrote (`emqlab.figures` pairs each drawing function with its scenario's words);
+- with no `fig` it makes a plain `matplotlib.figure.Figure` (export); the explorer passes an
+  ipympl figure in, cleared, and the function draws into it from scratch;
 - each artist that belongs to a mode carries `gid = "mode:<name>"`; each mode has exactly one
   lane background patch with `gid = "lane:<name>"`, the target a pointer hovers or clicks;
-- it sets `fig.emqlab_modes = {name: {"label": str, "readout": str, "verdict": str}}` (insertion
-  order = display order) and `fig.emqlab_caption` (the figure's one-line caption).
+- a figure-level readout line, if the figure has one, is returned as `Drawing.readout`.
 
-Optional, and used by `emqlab.widgets.ModeExplorer` when present:
-- `fig.emqlab_timelines = {name: Timeline}`, what the event stepper walks (without it, the
-  explorer walks the data it was given if that is a {mode: Timeline} dict);
-- `fig.emqlab_readout`, a Text artist in the figure that the explorer rewrites with the lit
-  mode's readout (so an exported frame carries its readout line too).
-The explorer clears the figure and calls the drawing function again whenever its sliders re-run a
-scenario; a drawing function must draw into the `fig` it is given, from scratch.
+`Drawing.light(mode)` is the one place a mode is lit and the others dimmed: the widgets call it
+on hover, the export calls it for each lit frame.
 """
 
+from __future__ import annotations
+
 from collections.abc import Callable, Mapping, Sequence
+import re
+import textwrap
+from dataclasses import dataclass, field
 from typing import Any
 
+from matplotlib.figure import Figure
+from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+from ..errors import BadParameter
 from ..timeline import Timeline
+from ..words import FigureWords
+from . import style
 
 
 def as_modes(timelines: Any, key: Callable[[Timeline], str], what: str) -> dict[str, Timeline]:
@@ -35,7 +42,107 @@ def as_modes(timelines: Any, key: Callable[[Timeline], str], what: str) -> dict[
             name = key(tl)
             modes[name if name not in modes else f"{name}-{len(modes) + 1}"] = tl
     else:
-        raise TypeError(f"{what} takes Timelines: one, a list, or a dict {{mode: Timeline}}")
+        raise BadParameter(f"{what} takes Timelines: one, a list, or a dict {{mode: Timeline}}")
     if not modes:
-        raise ValueError(f"{what} needs at least one Timeline")
+        raise BadParameter(f"{what} needs at least one Timeline")
     return modes
+
+
+LIT_LANE, UNLIT_LANE = "#E8F1FA", "#F2F2F2"
+CHAR_EM = 0.56  # a generous average character width of the sans-serif font, in ems
+
+
+def wrap(text: str, chars: int) -> str:
+    """`text` in lines of at most `chars` characters, never parting a number from its unit ("44.5 s")."""
+    glued = re.sub(r"(\d) (s|ms)\b", "\\1\u00a0\\2", text)
+    return "\n".join(textwrap.wrap(glued, chars)).replace("\u00a0", " ") or text
+
+
+@dataclass
+class Drawing:
+    """A drawn figure and what it says: the words, the runs behind it, the readout artist."""
+
+    figure: Figure
+    words: FigureWords
+    timelines: dict[str, Timeline] = field(default_factory=dict)
+    readout: Any = None  # a matplotlib Text under the figure, rewritten when a mode is lit
+    lit: str | None = None
+    _artists: dict[str, list[tuple[Any, float]]] = field(default_factory=dict, repr=False)
+    _lanes: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self._artists = {name: [] for name in self.words.modes}
+        for artist in self.figure.findobj():
+            kind, _, name = (artist.get_gid() or "").partition(":")
+            if kind == "mode" and name in self._artists:
+                base = artist.get_alpha()
+                self._artists[name].append((artist, 1.0 if base is None else base))
+            elif kind == "lane" and name in self.words.modes:
+                self._lanes[name] = artist
+        self.fit()
+
+    @property
+    def modes(self) -> list[str]:
+        return list(self.words.modes)
+
+    @property
+    def readout_text(self) -> str:
+        """What the readout line under the figure says, unwrapped."""
+        return self.readout.get_text().replace("\n", " ") if self.readout is not None else ""
+
+    @property
+    def lanes(self) -> dict[str, Any]:
+        """{mode: its lane patch}, the areas a pointer hovers."""
+        return dict(self._lanes)
+
+    def light(self, mode: str | None) -> "Drawing":
+        """Draw `mode` at full strength and dim the others (None: every mode at full strength);
+        the readout line says the lit mode's readout, or the prompt."""
+        if mode is not None and mode not in self.words.modes:
+            raise KeyError(f"the figure has no mode {mode!r}; it has: {', '.join(self.words.modes) or 'none'}")
+        self.lit = mode
+        for name, artists in self._artists.items():
+            factor = 1.0 if mode is None or name == mode else style.DIM_ALPHA
+            for artist, base in artists:
+                artist.set_alpha(base * factor)
+        for name, lane in self._lanes.items():
+            lane.set_linewidth(2.5 if name == mode else 0)
+            lane.set_facecolor(LIT_LANE if name == mode else UNLIT_LANE)
+        self._say(self.words.readout(mode))
+        return self
+
+    # -- the readout line under the figure, wrapped to the figure's width ----------------------------
+    def _chars_per_line(self) -> int:
+        fig = self.figure
+        size_px = self.readout.get_fontsize() * fig.dpi / 72
+        return max(30, int(fig.get_figwidth() * fig.dpi * 0.97 / (size_px * CHAR_EM)))
+
+    def _say(self, text: str) -> None:
+        if self.readout is not None:
+            self.readout.set_text(wrap(text, self._chars_per_line()))
+
+    def fit(self, inches: tuple[float, float] | None = None, dpi: float | None = None) -> "Drawing":
+        """Resize the figure (if asked) and keep room under the axes for the longest readout it can
+        show, wrapped to the figure's width, so no readout is ever printed over the axes."""
+        fig = self.figure
+        if inches is not None:
+            fig.set_size_inches(*inches)
+        if dpi is not None:
+            fig.set_dpi(dpi)
+        if self.readout is None:
+            return self
+        chars = self._chars_per_line()
+        lines = max(wrap(t, chars).count("\n") + 1 for t in [self.words.prompt, *self.words.readout_texts()])
+        size_in = self.readout.get_fontsize() / 72
+        bottom = min(0.45, (lines * size_in * 1.3 + 0.12) / fig.get_figheight())
+        self.readout.set_position((0.01, 0.04 / fig.get_figheight()))
+        self.readout.set_wrap(False)
+        engine = fig.get_layout_engine()
+        if isinstance(engine, ConstrainedLayoutEngine):
+            engine.set(rect=(0, bottom, 1, 1 - bottom))
+        self._say(self.words.readout(self.lit))
+        return self
+
+    def is_dimmed(self, mode: str) -> bool:
+        artists = self._artists.get(mode, [])
+        return bool(artists) and all(a.get_alpha() < base for a, base in artists)

@@ -1,7 +1,9 @@
 """The applied form's figures: the reaper timeline, the fencing timeline, the heartbeat on the
-queue, and the chaos run. Each takes Timelines (one, a list, or {mode: Timeline}) and follows the
-figure protocol of `emqlab.plot`: one panel per mode, a `lane:<mode>` background patch, every
-artist of a mode tagged `mode:<mode>`, `fig.emqlab_modes` and `fig.emqlab_caption`.
+queue, and the chaos run. Each is `draw_x(modes, words, fig=None) -> Drawing`: `modes` is
+{mode: Timeline} (or a list, named in the order of `words.modes`), `words` the `FigureWords` its
+scenario wrote. One panel per mode, a `lane:<mode>` background patch, every artist of a mode
+tagged `mode:<mode>`; each panel's title is the mode's label and static verdict, read from the
+words: nothing here composes a sentence about a run.
 
 Lease bands are the `lease` intervals as the run recorded them: their ends are the deadlines the
 server stamped (claim and extend replies), never arithmetic done here.
@@ -9,13 +11,16 @@ server stamped (claim and extend replies), never arithmetic done here.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch, Rectangle
 
+from ..errors import BadParameter
 from ..timeline import Timeline
-from . import as_modes, style
+from ..words import FigureWords
+from . import Drawing, as_modes, style
 
 BAND_Y, BAND_H = 0.06, 0.30
 RUN_Y, RUN_H = -0.30, 0.20
@@ -86,86 +91,53 @@ def _lanes(ax, name: str, tl: Timeline, x_max: float) -> None:
     ax.set_xlabel("model seconds", fontsize=style.FONT["label"])
 
 
-def _draw(timelines: Any, fig: Figure | None, *, what: str, key: Callable[[Timeline], str],
-          label: Callable[[str, Timeline], str], verdict: Callable[[Timeline], str], caption: str) -> Figure:
-    modes = as_modes(timelines, key, what)
+def _modes(timelines: Any, words: FigureWords, what: str) -> dict[str, Timeline]:
+    """{mode: Timeline}; a list is named in the order of the words' modes, so names always match."""
+    names = iter(words.modes)
+    modes = as_modes(timelines, lambda tl: next(names, tl.scenario), what)
+    missing = [name for name in modes if name not in words.modes]
+    if missing:
+        raise BadParameter(f"{what}: the words have no mode {', '.join(missing)}; they have: {', '.join(words.modes)}")
+    return modes
+
+
+def _title(ax, words: FigureWords, name: str) -> None:
+    mode = words.modes[name]
+    ax.set_title(f"{mode.label}\n{mode.verdict}", fontsize=style.FONT["label"], loc="left")
+
+
+def _draw(timelines: Any, words: FigureWords, fig: Figure | None, what: str) -> Drawing:
+    modes = _modes(timelines, words, what)
     fig = _figure(fig, len(modes))
     x_max = max(_end(tl) for tl in modes.values())
     axes = fig.subplots(len(modes), 1, squeeze=False, sharex=True)[:, 0]
-    fig.emqlab_modes = {}
     for ax, (name, tl) in zip(axes, modes.items()):
         _lanes(ax, name, tl, x_max)
-        ax.set_title(f"{label(name, tl)}\n{verdict(tl)}", fontsize=style.FONT["label"], loc="left")
-        fig.emqlab_modes[name] = {"label": label(name, tl), "readout": tl.summary, "verdict": verdict(tl)}
-    fig.emqlab_caption = caption
-    return fig
+        _title(ax, words, name)
+    return Drawing(fig, words, modes)
 
 
-# -- the reaper ----------------------------------------------------------------------------------
-def reaper_verdict_line(tl: Timeline) -> str:
-    v = tl.verdict
-    if v.get("reaped_at") is None:
-        return "never reaped"
-    return (f"reaped at {v['reaped_at']:g} s · re-claimed, attempts {v['reclaim_attempts']} · "
-            f"stale completion {'refused' if v['stale_complete_refused'] else 'ACCEPTED'} · "
-            f"lost {tl.counts.get('lost')}")
+def draw_reaper(timelines: Any, words: FigureWords, fig: Figure | None = None) -> Drawing:
+    """Crash recovery (`reaper` runs): one panel per run (e.g. in-process and OS processes)."""
+    return _draw(timelines, words, fig, "draw_reaper")
 
 
-def draw_reaper(timelines: Any, fig: Figure | None = None) -> Figure:
-    """Crash recovery (`emqlab.scenarios.reaper.reaper`): one panel per run (e.g. in-process and OS processes)."""
-    return _draw(timelines, fig, what="draw_reaper",
-                 key=lambda tl: "processes" if tl.params.get("procs") else "in-process",
-                 label=lambda name, tl: f"reaper ({name})", verdict=reaper_verdict_line,
-                 caption="A consumer dies holding a job; its lease passes on the server clock, the next beat's "
-                         "reap returns the job, another consumer re-claims it, and the dead one's late completion "
-                         "is refused.")
+def draw_queue_heartbeat(timelines: Any, words: FigureWords, fig: Figure | None = None) -> Drawing:
+    """The heartbeat on the queue (`queue_heartbeat` runs): one panel per renewal mode."""
+    return _draw(timelines, words, fig, "draw_queue_heartbeat")
 
 
-# -- the heartbeat on the queue ------------------------------------------------------------------
-def draw_queue_heartbeat(timelines: Any, fig: Figure | None = None) -> Figure:
-    """The 75 s job under a 30 s lease on the queue (`queue_heartbeat`): one panel per renewal mode."""
-    from ..renewal import parse_cadence
-
-    def verdict(tl: Timeline) -> str:
-        v = tl.verdict
-        if v.get("reaped_at") is not None:
-            return f"lapses at {v['lapsed_at']:g} s · reaped · the job runs {v['runs']} times"
-        return f"{v['renewals']} batched extends · held to the end · the job finishes once"
-
-    return _draw(timelines, fig, what="draw_queue_heartbeat", key=lambda tl: str(tl.params.get("renew")),
-                 label=lambda name, tl: parse_cadence(tl.params.get("renew")).label, verdict=verdict,
-                 caption="The heartbeat on the queue: without renewal the reaper hands the job to a second "
-                         "consumer while the first still runs it; one batched extend per tick holds it.")
+def draw_fencing(timelines: Any, words: FigureWords, fig: Figure | None = None) -> Drawing:
+    """Lesson 06 (`fencing` runs): one panel per mode, fencing off and on."""
+    return _draw(timelines, words, fig, "draw_fencing")
 
 
-# -- fencing -------------------------------------------------------------------------------------
-def draw_fencing(timelines: Any, fig: Figure | None = None) -> Figure:
-    """Lesson 06 (`emqlab.scenarios.fencing.fencing`): one panel per mode, fencing off and on."""
-
-    def verdict(tl: Timeline) -> str:
-        v = tl.verdict
-        if v.get("stale_write_landed"):
-            return f"late write lands · effect applied {v['effects_applied']}×"
-        if v.get("stale_write_refused"):
-            return "late write refused (attempts 1 ≠ 2) · effect applied once"
-        return f"no takeover · effect applied {v.get('effects_applied')}×"
-
-    from ..scenarios.fencing import MODES
-
-    return _draw(timelines, fig, what="draw_fencing", key=lambda tl: str(tl.params.get("fencing")),
-                 label=lambda name, tl: MODES.get(tl.params.get("fencing"), name), verdict=verdict,
-                 caption="A worker stopped past its lease wakes and writes: without fencing the write lands a "
-                         "second time; with the attempts check the store refuses it.")
-
-
-# -- chaos ---------------------------------------------------------------------------------------
-def draw_chaos(timelines: Any, fig: Figure | None = None) -> Figure:
-    """A chaos run (`emqlab.scenarios.chaos.chaos`): pending / active / done over time, with the
-    crashes and pauses marked; one panel per fencing mode."""
-    modes = as_modes(timelines, lambda tl: f"fencing {tl.params.get('fencing')}", "draw_chaos")
+def draw_chaos(timelines: Any, words: FigureWords, fig: Figure | None = None) -> Drawing:
+    """Chaos runs: pending / active / done over time, with the crashes and pauses marked; one panel
+    per run (e.g. fencing on and off)."""
+    modes = _modes(timelines, words, "draw_chaos")
     fig = _figure(fig, len(modes), height=3.4)
     axes = fig.subplots(len(modes), 1, squeeze=False)[:, 0]
-    fig.emqlab_modes = {}
     for ax, (name, tl) in zip(axes, modes.items()):
         gid = f"mode:{name}"
         ax.add_patch(Rectangle((0, 0), 1, 1, transform=ax.transAxes, facecolor="#F2F2F2", lw=0, zorder=-10,
@@ -179,15 +151,12 @@ def draw_chaos(timelines: Any, fig: Figure | None = None) -> Figure:
         for span in tl.spans("pause"):
             ax.axvspan(span.start, span.end if span.end is not None else span.start, color=style.PAUSE, alpha=0.25,
                        lw=0, gid=gid)
-        c = tl.counts
-        verdict = (f"{c['completed']}/{c['jobs']} done · lost {c['lost']} · duplicate effects "
-                   f"{c['duplicate_effects']} · {c['kills']} crashes (red) · {c['pauses']} pauses (grey)")
-        ax.set_title(f"{name}\n{verdict}", fontsize=style.FONT["label"], loc="left")
+        _title(ax, words, name)
         ax.set_xlabel("model seconds", fontsize=style.FONT["label"])
         ax.set_ylabel("jobs", fontsize=style.FONT["label"])
         ax.tick_params(labelsize=style.FONT["tick"])
-        ax.legend(loc="center right", fontsize=style.FONT["tick"])
-        fig.emqlab_modes[name] = {"label": name, "readout": tl.summary, "verdict": verdict}
-    fig.emqlab_caption = ("Many consumers, random crashes and stop-the-world pauses: the reaper recovers every "
-                          "lease; only the attempts-fenced effect store keeps each effect to one.")
-    return fig
+        handles, _ = ax.get_legend_handles_labels()
+        handles += [Line2D([], [], color=style.LAPSE, lw=1.2, label="crash"),
+                    Patch(color=style.PAUSE, alpha=0.25, label="pause")]
+        ax.legend(handles=handles, loc="center right", fontsize=style.FONT["tick"])
+    return Drawing(fig, words, modes)

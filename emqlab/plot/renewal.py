@@ -1,8 +1,13 @@
 """The course's second figure and the benchmark's two: what renewal costs a worker holding K leases.
 
-- `draw_renewal_cost`: figure 2 from two `renewal_cost` Timelines (K = 6 on the page): a per-job
-  lane with one row per timer and a sweep lane with one row, a mark for every round trip the run
-  recorded, the count per tick above each tick, the static verdicts and the readout line.
+- `draw_renewal_cost`: figure 2 from `renewal_cost` Timelines (K = 6 on the page), one lane per
+  design: one row per timer where each round trip names its job, else one row; a mark for every
+  round trip the run recorded, the count per tick above each tick, the static verdicts and the
+  readout line.
+
+Every function takes the words its scenario wrote (`emqlab.scenarios.renewal_cost`'s
+`figure_words`, `scaling_words`, `capacity_words`) and returns a `Drawing`; labels and colours
+of the designs come from the registry `emqlab.renewal_plane.DESIGNS`.
 - `draw_scaling`: benchmark rows -> round trips and wall time per tick against K (log axes).
 - `draw_capacity`: capacity search results -> measured tick time against K, the cadence line, and
   the largest K each design keeps alive.
@@ -19,14 +24,17 @@ from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
+from ..renewal_plane import DESIGNS
 from ..timeline import Timeline
-from . import as_modes, style
+from ..words import FigureWords, plural, seconds
+from . import Drawing, as_modes, style
 
-COLORS = {"per-job": style.PER_JOB, "sweep": style.SWEEP}
-LABELS = {"per-job": "K per-job timers", "sweep": "one sweep"}
-BENCH_COLORS = {"emqlab per-job": style.PER_JOB, "emqlab sweep": style.SWEEP,
+COLORS = {name: d.colour for name, d in DESIGNS.items()}
+BENCH_COLORS = {**{f"emqlab {name}": d.colour for name, d in DESIGNS.items()},
                 "python-redis-lock": style.OKABE_ITO["purple"], "redis-py Lock + timer": style.OKABE_ITO["sky"]}
-BENCH_MARKERS = {"emqlab per-job": "o", "emqlab sweep": "s", "python-redis-lock": "^", "redis-py Lock + timer": "D"}
+_MARKERS = ("o", "s", "v", "P", "X")  # emqlab designs, in registry order
+BENCH_MARKERS = {**{f"emqlab {name}": _MARKERS[i % len(_MARKERS)] for i, name in enumerate(DESIGNS)},
+                 "python-redis-lock": "^", "redis-py Lock + timer": "D"}
 
 
 def _bench_style(design: str) -> tuple[str, str, str]:
@@ -36,32 +44,30 @@ def _bench_style(design: str) -> tuple[str, str, str]:
 
 
 def _as_modes(timelines: Any) -> dict[str, Timeline]:
-    return as_modes(timelines, lambda tl: str(tl.counts.get("design") or tl.params.get("design")),
-                    "draw_renewal_cost")
+    return as_modes(timelines, _design, "draw_renewal_cost")
 
 
 def _design(tl: Timeline) -> str:
-    return tl.counts.get("design") or tl.params.get("design", "sweep")
+    return str(tl.counts.get("design") or tl.params.get("design"))
 
 
-def static_verdict(tl: Timeline) -> str:
-    """The course's static verdict for this run's design, from the run's own verdict."""
-    return tl.verdict.get("static", "")
-
-
-def readout(tl: Timeline) -> str:
-    return tl.verdict.get("summary", "")
+def _new_figure(fig: Figure | None, figsize: tuple[float, float]) -> Figure:
+    if fig is None:
+        return Figure(figsize=figsize, layout="constrained")
+    if not isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine):
+        fig.set_layout_engine("constrained")
+    return fig
 
 
 def _rows(tl: Timeline) -> list[str]:
     """One row per timer for per-job runs that recorded each round trip; one row otherwise."""
     design, trips = _design(tl), tl.of("round_trip")
-    if design == "per-job" and trips and any("job" in e.data for e in trips):
+    if trips and any("job" in e.data for e in trips):
         return [f"timer {j}" for j in range(1, tl.counts["jobs"] + 1)]
-    return ["sweep" if design == "sweep" else "all timers"]
+    return [design if design in DESIGNS and DESIGNS[design].plane.batched else "all timers"]
 
 
-def _draw_mode(ax, name: str, tl: Timeline, x_max: float) -> None:
+def _draw_mode(ax, name: str, tl: Timeline, x_max: float, words: FigureWords) -> None:
     gid, design = f"mode:{name}", _design(tl)
     color = COLORS.get(design, style.RENEW)
     ax.add_patch(Rectangle((0, 0), 1, 1, transform=ax.transAxes, facecolor="#F2F2F2", lw=0, zorder=-10,
@@ -83,11 +89,13 @@ def _draw_mode(ax, name: str, tl: Timeline, x_max: float) -> None:
             row = f"timer {e.data['job']}" if "timer 1" in y_of and "job" in e.data else rows[0]
             ax.plot([e.t], [y_of[row]], marker="|", markersize=16 if len(rows) > 1 else 26, markeredgewidth=2.5,
                     color=color, linestyle="none", gid=gid)
+    many = False  # a tick whose round trips carry more leases than there are round trips: say how many
     for e in tl.of("tick"):
         n = e.data["round_trips"]
-        note = f"{n} round trip{'s' if n != 1 else ''}"
-        if design == "sweep":
-            note += f"\n{e.data['leases']} leases"
+        note = plural(n, "round trip")
+        if e.data["leases"] != n:
+            note += "\n" + plural(e.data["leases"], "lease")
+            many = True
         ax.annotate(note, (e.t, top), xytext=(0, 4), textcoords="offset points", ha="center", va="bottom",
                     fontsize=style.FONT["tick"], color="black", gid=gid)
     for e in tl.of("take", "thief"):
@@ -101,72 +109,55 @@ def _draw_mode(ax, name: str, tl: Timeline, x_max: float) -> None:
                 linestyle="none", gid=gid)
         ax.annotate(f"{e.actor}: lost, holder stops", (e.t, y), xytext=(6, -14), textcoords="offset points",
                     fontsize=style.FONT["tick"], color=style.LAPSE, gid=gid)
-    ax.set_title(LABELS.get(design, design), loc="left", fontsize=style.FONT["title"], fontweight="bold", gid=gid)
-    ax.set_title(static_verdict(tl), loc="right", fontsize=style.FONT["tick"], gid=gid, wrap=True)
-    ax.set_ylim(-0.7, top + (1.1 if design == "sweep" else 0.9))
+    mode = words.modes[name]
+    ax.set_title(mode.label, loc="left", fontsize=style.FONT["title"], fontweight="bold", gid=gid)
+    ax.set_title(mode.verdict, loc="right", fontsize=style.FONT["tick"], gid=gid, wrap=True)
+    ax.set_ylim(-0.7, top + (1.1 if many else 0.9))
     ax.set_yticks(list(y_of.values()), list(y_of), fontsize=style.FONT["tick"] if len(rows) > 1 else style.FONT["label"])
     ax.tick_params(axis="x", labelsize=style.FONT["tick"])
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
 
 
-def default_readout(modes: Mapping[str, Timeline]) -> str:
-    jobs = next(iter(modes.values())).counts.get("jobs", 6)
-    names = " and ".join(f"“{LABELS.get(_design(tl), name)}”" for name, tl in modes.items())
-    return f"A worker holds K = {jobs} jobs. Point at {names} to read what each renewal tick costs."
+def draw_renewal_cost(timelines: Any, words: FigureWords, fig: Figure | None = None, *,
+                      figsize: tuple[float, float] = (12, 7.0)) -> Drawing:
+    """Draw figure 2 from `renewal_cost` Timelines ({mode: Timeline}, a list, or one) and the words
+    `scenarios.renewal_cost.figure_words` wrote for them; return the Drawing.
 
-
-def draw_renewal_cost(timelines: Any, fig: Figure | None = None, *, figsize: tuple[float, float] = (12, 7.0)) -> Figure:
-    """Draw figure 2 from `renewal_cost` Timelines ({mode: Timeline}, a list, or one); return the Figure.
-
-    Typical use: `draw_renewal_cost([renewal_cost(jobs=6, design="per-job"), renewal_cost(jobs=6, design="sweep")])`.
-    Follows the figure protocol of `emqlab.plot` (gid "mode:<name>", one "lane:<name>" patch per
-    mode, `fig.emqlab_modes`, `fig.emqlab_caption`) and, like draw_heartbeat, sets
-    `fig.emqlab_readout` (the readout text artist), `fig.emqlab_default_readout`, `fig.emqlab_timelines`.
-    """
+    Typical use: `modes = {d: renewal_cost(jobs=6, design=d) for d in DESIGNS}`, then
+    `draw_renewal_cost(modes, figure_words(modes))` (emqlab.figures pairs the two).
+    Lane titles are each mode's label and static verdict; the readout line is `Drawing.readout`."""
     modes = _as_modes(timelines)
-    if fig is None:
-        fig = Figure(figsize=figsize, layout="constrained")
-    elif not isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine):
-        fig.set_layout_engine("constrained")
+    fig = _new_figure(fig, figsize)
     heights = [max(1.6, len(_rows(tl)) * 0.45 + 0.9) for tl in modes.values()]
     axes = fig.subplots(len(modes), 1, sharex=True, squeeze=False, height_ratios=heights)[:, 0]
     x_max = max((e.t for tl in modes.values() for e in tl.events), default=60.0)
     x_max = x_max * 1.06 + 2
     for ax, (name, tl) in zip(axes, modes.items()):
-        _draw_mode(ax, name, tl, x_max)
+        _draw_mode(ax, name, tl, x_max, words)
     axes[-1].set_xlim(-1, x_max)
     axes[-1].set_xlabel("model seconds since the worker took its leases", fontsize=style.FONT["label"])
+    shown = list(dict.fromkeys(_design(tl) for tl in modes.values() if _design(tl) in DESIGNS))
     handles = [Line2D([], [], color=style.LEASE, alpha=0.35, lw=6, label="lease held"),
-               Line2D([], [], color=style.PER_JOB, marker="|", markersize=14, markeredgewidth=2.5, ls="none",
-                      label="per-job extend (one round trip)"),
-               Line2D([], [], color=style.SWEEP, marker="|", markersize=14, markeredgewidth=2.5, ls="none",
-                      label="sweep (one round trip)"),
+               *(Line2D([], [], color=DESIGNS[d].colour, marker="|", markersize=14, markeredgewidth=2.5, ls="none",
+                        label=f"{d} (one round trip)") for d in shown),
                Line2D([], [], color=style.LAPSE, marker="X", ls="none", label="lease lost")]
-    fig.legend(handles=handles, loc="outside upper center", ncols=4, fontsize=style.FONT["tick"], frameon=False)
+    fig.legend(handles=handles, loc="outside upper center", ncols=len(handles), fontsize=style.FONT["tick"],
+               frameon=False)
     fig.get_layout_engine().set(rect=(0, 0.05, 1, 0.95))
-    text = default_readout(modes)
-    artist = fig.text(0.01, 0.015, text, fontsize=style.FONT["readout"], ha="left", va="bottom", gid="readout",
-                      wrap=True)
-    first = next(iter(modes.values())).counts
-    fig.emqlab_caption = (f"Per-job timers against one sweep: round trips per renewal tick for a worker holding "
-                          f"K = {first.get('jobs')} jobs ({first.get('ticks')} ticks, measured).")
-    fig.emqlab_modes = {name: {"label": LABELS.get(_design(tl), name), "readout": readout(tl),
-                               "verdict": static_verdict(tl)} for name, tl in modes.items()}
-    fig.emqlab_readout = artist
-    fig.emqlab_default_readout = text
-    fig.emqlab_timelines = dict(modes)
-    return fig
+    readout = fig.text(0.01, 0.015, words.prompt, fontsize=style.FONT["readout"], ha="left", va="bottom",
+                       gid="readout", wrap=True)
+    return Drawing(fig, words, dict(modes), readout=readout)
 
 
 # -- the benchmark's figures ---------------------------------------------------------------------
-def draw_scaling(rows: Sequence[Mapping[str, Any]], fig: Figure | None = None, *,
-                 figsize: tuple[float, float] = (12, 5.2)) -> Figure:
+def draw_scaling(rows: Sequence[Mapping[str, Any]], words: FigureWords, fig: Figure | None = None, *,
+                 figsize: tuple[float, float] = (12, 5.2)) -> Drawing:
     """Round trips per tick and wall ms per tick against K, one line per design (log axes).
     `rows`: the benchmark's rows ({design, k, rt_per_tick, wall_ms_per_tick, broke?}); a hollow
-    marker is a run where the design broke (a tick over the cadence, leases lapsed)."""
-    if fig is None:
-        fig = Figure(figsize=figsize, layout="constrained")
+    marker is a run where the design broke (a tick over the cadence, leases lapsed). `words`:
+    `scenarios.renewal_cost.scaling_words(rows, where)`."""
+    fig = _new_figure(fig, figsize)
     ax_rt, ax_wall = fig.subplots(1, 2)
     designs = list(dict.fromkeys(r["design"] for r in rows))
     for design in designs:
@@ -190,20 +181,18 @@ def draw_scaling(rows: Sequence[Mapping[str, Any]], fig: Figure | None = None, *
         ax.tick_params(labelsize=style.FONT["tick"])
         ax.grid(True, which="major", alpha=0.3)
     ax_rt.legend(fontsize=style.FONT["tick"], frameon=False)
-    if isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine):
-        fig.get_layout_engine().set(rect=(0, 0.05, 1, 0.95))  # room for the note under the axes
+    fig.get_layout_engine().set(rect=(0, 0.05, 1, 0.95))  # room for the key under the axes
     fig.text(0.01, 0.005, "hollow marker: the design broke at that K (a tick longer than the cadence, or leases lapsed)",
              fontsize=style.FONT["tick"], color="#555555")
-    fig.emqlab_caption = "Renewal cost against K on live Valkey: round trips and wall time per tick, measured."
-    return fig
+    return Drawing(fig, words)
 
 
-def draw_capacity(capacity: Sequence[Mapping[str, Any]], cadence_s: float = 15.0, fig: Figure | None = None, *,
-                  figsize: tuple[float, float] = (9, 5.5)) -> Figure:
+def draw_capacity(capacity: Sequence[Mapping[str, Any]], words: FigureWords, cadence_s: float = 15.0,
+                  fig: Figure | None = None, *, figsize: tuple[float, float] = (9, 5.5)) -> Drawing:
     """Measured tick time against K for each design's capacity search, the cadence line, and the
-    largest K whose tick still fits (`capacity` items: {design, points {K: seconds}, capacity_k})."""
-    if fig is None:
-        fig = Figure(figsize=figsize, layout="constrained")
+    largest K whose tick still fits (`capacity` items: {design, points {K: seconds}, capacity_k}).
+    `words`: `scenarios.renewal_cost.capacity_words(capacity, cadence_s)`."""
+    fig = _new_figure(fig, figsize)
     ax = fig.subplots()
     for c in capacity:
         color, marker, _ = _bench_style(c["design"])
@@ -215,7 +204,7 @@ def draw_capacity(capacity: Sequence[Mapping[str, Any]], cadence_s: float = 15.0
             ax.annotate(f"K ≈ {c['capacity_k']:,}", (c["capacity_k"], cadence_s), xytext=(-6, -18),
                         textcoords="offset points", ha="right", color=color, fontsize=style.FONT["label"])
     ax.axhline(cadence_s, color="black", lw=1.2)
-    ax.annotate(f"cadence: {cadence_s:g} s (30 s lease at TTL/2)", (0.01, cadence_s), xycoords=("axes fraction", "data"),
+    ax.annotate(f"cadence: {seconds(cadence_s)}", (0.01, cadence_s), xycoords=("axes fraction", "data"),
                 xytext=(0, 5), textcoords="offset points", fontsize=style.FONT["tick"])
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -225,6 +214,4 @@ def draw_capacity(capacity: Sequence[Mapping[str, Any]], cadence_s: float = 15.0
     ax.tick_params(labelsize=style.FONT["tick"])
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=style.FONT["tick"], frameon=False, loc="lower right")
-    fig.emqlab_caption = ("Capacity: the largest K whose renewal tick still fits in a 15 s cadence, "
-                          "from measured ticks (doubling, then bisection).")
-    return fig
+    return Drawing(fig, words)

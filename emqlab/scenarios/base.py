@@ -1,15 +1,18 @@
 """What every scenario run shares: a backend (opened here if none is given), a fresh key prefix
-that is deleted when the run ends however it ends, a timeline, and the run's round-trip count."""
+that is deleted when the run ends however it ends, a timeline it records to (a `Run` is the run's
+`ClockRecorder`), and the run's round-trip count."""
 
 from __future__ import annotations
 
 import math
 from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Iterator
 
 from ..backend import Backend, connect
+from ..consumer import Consumer
 from ..errors import BadParameter
-from ..timeline import Timeline
+from ..timeline import ClockRecorder, Timeline
 
 
 def positive(name: str, value: Any, unit: str = "model seconds") -> float:
@@ -23,30 +26,17 @@ def positive(name: str, value: Any, unit: str = "model seconds") -> float:
     return number
 
 
-class Run:
-    """One scenario run on one backend."""
+class Run(ClockRecorder):
+    """One scenario run on one backend; it records to its timeline on the backend's clock."""
 
     def __init__(self, backend: Backend, scenario: str, params: dict[str, Any]):
+        super().__init__(Timeline(scenario, params, backend=backend.name, clock=backend.clock.name), backend.clock)
         self.backend = backend
-        self.clock = backend.clock
         self.prefix = backend.run_prefix(scenario)
-        self.t0_ms = self.clock.now_ms
-        self.timeline = Timeline(scenario, params, backend=backend.name, clock=self.clock.name)
         self._counter_start = backend.counter.snapshot()
 
     def key(self, *parts: str) -> str:
         return self.prefix + ":".join(parts)
-
-    @property
-    def t(self) -> float:
-        """Model seconds since the run began."""
-        return (self.clock.now_ms - self.t0_ms) / 1000.0
-
-    def ms_to_t(self, model_ms: float) -> float:
-        return (model_ms - self.t0_ms) / 1000.0
-
-    def event(self, actor: str, kind: str, **data: Any):
-        return self.timeline.add(self.t, actor, kind, **data)
 
     def round_trips(self) -> tuple[int, int]:
         rt, cmds = self.backend.counter.snapshot()
@@ -56,6 +46,31 @@ class Run:
         rt, cmds = self.round_trips()
         self.timeline.counts.update(round_trips=rt, commands=cmds)
         self.timeline.finish()
+
+
+def play(run: Run, script: Any, horizon_ms: float, settle_ms: float, consumers: Sequence[Consumer]) -> None:
+    """Run `script` (a SimPy generator) to its end (at most `horizon_ms`), let stopped consumers
+    settle for `settle_ms`, then end any process still running, so nothing of this run touches the
+    store after its keys are gone."""
+    clock = run.clock
+    proc = clock.process(script)
+    clock.run(until=clock.env.any_of([proc, clock.timeout(horizon_ms)]))
+    clock.run(until=clock.now_ms + settle_ms)
+    for consumer in consumers:
+        consumer.halt()
+    clock.run(until=clock.now_ms + 1)
+
+
+def named(modes: Any, key: Callable[[Timeline], str]) -> dict[str, Timeline]:
+    """{mode: Timeline} from a dict, one Timeline or a list (each named by `key`; a repeated name
+    gets its place as a suffix): what a scenario's figure_words reads."""
+    if isinstance(modes, Mapping):
+        return dict(modes)
+    runs = [modes] if isinstance(modes, Timeline) else list(modes) if isinstance(modes, Sequence) else []
+    if not runs or not all(isinstance(tl, Timeline) for tl in runs):
+        raise BadParameter("a figure's words need Timelines: one, a list, or a dict {mode: Timeline}")
+    names = [key(tl) for tl in runs]
+    return {(n if names.index(n) == k else f"{n}-{k + 1}"): tl for k, (n, tl) in enumerate(zip(names, runs))}
 
 
 @contextmanager

@@ -19,37 +19,13 @@ import random
 import sys
 from typing import Any
 
-from ..consumer import Consumer, run_clock
+from ..consumer import Consumer, unusual
 from ..errors import BadParameter
 from ..queue import Queue, check_name
-from ..timeline import Interval, Timeline
-from .base import Run, positive, run_on
-
-QUIET = {"claim", "work_start", "work_done", "complete", "started"}  # routine: one per job, not kept
-
-
-class _Quiet:
-    """A consumer's view of the run that keeps only the interesting events (faults, refusals,
-    reaps, effects that landed twice): a thousand jobs' routine steps would drown the timeline."""
-
-    def __init__(self, run: Run):
-        self.run = run
-        self.timeline = self
-
-    @property
-    def t(self) -> float:
-        return self.run.t
-
-    def event(self, actor: str, kind: str, **data: Any):
-        if kind in QUIET or (kind == "effect" and data.get("applied", 1) <= 1):
-            return None
-        return self.run.event(actor, kind, **data)
-
-    def open(self, t: float, actor: str, kind: str, **data: Any) -> Interval:
-        if kind == "pause":
-            return self.run.timeline.open(t, actor, kind, **data)
-        return Interval(actor, kind, t, None, data)  # kept by the consumer only
-
+from ..timeline import Filtered, Timeline
+from ..words import FigureWords, ModeWords, plural, seconds
+from ..words import figure_words as _figure_words
+from .base import Run, named, positive, run_on
 
 def _count(what: str, value: Any, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
@@ -65,13 +41,13 @@ def _choice(what: str, value: Any, allowed: tuple[str, ...]) -> str:
 
 def chaos(workers: int = 4, jobs: int = 1000, fencing: str = "on", kills: int | None = None,
           pauses: int | None = None, lease: float | None = None, beat: float | None = None, job: float | None = None,
-          seed: int = 1, procs: str = "auto", plot: str | None = None, progress: str = "auto",
+          seed: int = 1, procs: str = "auto", progress: str = "auto",
           queue: str = "orders", backend=None, **connect_kw: Any) -> Timeline:
     """Run `jobs` jobs through `workers` consumers under `kills` crashes and `pauses` pauses.
 
     kills, pauses: how many of each (defaults: workers, 2 × workers); a pause lasts 2 × lease.
     lease, beat, job: model seconds (defaults 10, 1, 0.5). fencing: on | off. procs: auto | on |
-    off (OS processes; on needs live Valkey). plot: write the chaos figure to this file.
+    off (OS processes; on needs live Valkey). The figure is drawn by `emqlab.figures.chaos_figure`.
     progress: auto | on | off, a bar on stderr. Counts: jobs, completed, lost, duplicate_effects.
     """
     workers = _count("workers", workers, 1, 64)
@@ -102,7 +78,7 @@ def chaos(workers: int = 4, jobs: int = 1000, fencing: str = "on", kills: int | 
         bar = _bar(jobs, progress)
         try:
             if use_procs:
-                from ..procs import run_chaos_processes
+                from .processes import run_chaos_processes
 
                 run_chaos_processes(run, q, params, plan, bar)
             else:
@@ -111,8 +87,6 @@ def chaos(workers: int = 4, jobs: int = 1000, fencing: str = "on", kills: int | 
             bar.close()
         run.timeline.counts.update(chaos_counts(q, run.timeline, jobs))
         run.timeline.verdict = chaos_verdict(run.timeline)
-    if plot:
-        _write_plot(run.timeline, plot)
     return run.timeline
 
 
@@ -137,7 +111,10 @@ def _chaos_in_process(run: Run, q: Queue, params: dict[str, Any], plan, bar) -> 
     clock, ms = run.clock, 1000.0
     effect = "fenced" if params["fencing"] == "on" else "unfenced"
     opts = dict(lease_ms=params["lease"] * ms, beat_ms=params["beat"] * ms, work_ms=params["job"] * ms,
-                effect=effect, run=_Quiet(run), drain_limit=params["drain"])
+                effect=effect, drain_limit=params["drain"],
+                # a thousand jobs' routine steps would drown the timeline: keep faults, refusals, reaps,
+                # effects that landed twice, and the pause bands
+                recorder=Filtered(run, keep_event=unusual(), keep_interval=lambda kind, data: kind == "pause"))
     names = iter(f"worker-{i}" for i in range(1, 10_000))
     slots = [Consumer(q, next(names), **opts) for _ in range(params["workers"])]
     everyone = list(slots)
@@ -181,13 +158,13 @@ def _chaos_in_process(run: Run, q: Queue, params: dict[str, Any], plan, bar) -> 
     watch = clock.process(monitor())
     expected = jobs * params["job"] / params["workers"]
     limit = clock.timeout((4 * expected + 10 * params["lease"]) * ms)
-    run_clock(clock, until=clock.env.any_of([watch, limit]))
+    clock.run(until=clock.env.any_of([watch, limit]))
     for consumer in everyone:
         consumer.stop()
-    run_clock(clock, clock.now_ms + 2 * params["pause_seconds"] * ms)
+    clock.run(until=clock.now_ms + 2 * params["pause_seconds"] * ms)
     for consumer in everyone:
         consumer.halt()
-    run_clock(clock, clock.now_ms + 1)
+    clock.run(until=clock.now_ms + 1)
 
 
 def chaos_counts(q: Queue, timeline: Timeline, jobs: int) -> dict[str, int]:
@@ -215,20 +192,36 @@ def chaos_verdict(timeline: Timeline) -> dict[str, Any]:
         "all_done": c["lost"] == 0,
         "no_duplicates": c["duplicate_effects"] == 0,
         "finished_at": next((e.t for e in samples if e.data["done"] >= p["jobs"]), None),
+        # the counts the words quote, so the verdict alone says what happened
+        **{k: c[k] for k in ("jobs", "completed", "lost", "kills", "pauses", "reaped", "refused_writes",
+                             "duplicate_effects")},
     }
-    fence = ("fencing on: the effect store refused" if p["fencing"] == "on"
-             else "fencing off: the effect store accepted every write, including")
-    v["summary"] = (f"{c['jobs']} jobs, {p['workers']} consumers, {c['kills']} crashes and {c['pauses']} pauses of "
-                    f"{p['pause_seconds']:g} s (lease {p['lease']:g} s): {c['completed']} completed, {c['lost']} lost, "
-                    f"{c['reaped']} leases reaped; {fence} {c['refused_writes'] if p['fencing'] == 'on' else 'the'} "
-                    f"stale write{'s' if p['fencing'] == 'off' or c['refused_writes'] != 1 else ''}; "
-                    f"duplicate effects: {c['duplicate_effects']}.")
+    w = words(p, v)
+    v.update(label=w.label, summary=w.readout, static=w.verdict)
     return v
 
 
-def _write_plot(timeline: Timeline, path: str) -> None:
-    # only here, and only when asked: the model itself never imports matplotlib
-    from ..plot.applied import draw_chaos
+def words(p: dict[str, Any], v: dict[str, Any]) -> ModeWords:
+    """The chaos run in words: the readout and the static verdict line, each number read from `v`."""
+    crashes, pauses = plural(v["kills"], "crash", "crashes"), plural(v["pauses"], "pause")
+    if v["fencing"] == "on":
+        refused = plural(v["refused_writes"], "stale write") if v["refused_writes"] else "no stale write"
+        fence = f"fencing on: the effect store refused {refused}"
+    else:
+        fence = "fencing off: the effect store accepted every write unchecked"
+    readout = (f"{v['jobs']} jobs, {p['workers']} consumers, {crashes} and {pauses}"
+               f"{' of ' + seconds(p['pause_seconds']) if v['pauses'] else ''} (lease {seconds(p['lease'])}): "
+               f"{v['completed']} completed, {v['lost']} lost, {plural(v['reaped'], 'lease')} reaped; {fence}; "
+               f"duplicate effects: {v['duplicate_effects']}.")
+    static = (f"{v['completed']}/{v['jobs']} done · lost {v['lost']} · duplicate effects {v['duplicate_effects']} · "
+              f"{crashes} · {pauses}")
+    return ModeWords(f"fencing {v['fencing']}", readout, static)
 
-    fig = draw_chaos(timeline)
-    fig.savefig(path, dpi=120)
+
+def figure_words(modes: Any, labels: dict[str, str] | None = None) -> FigureWords:
+    """The chaos figure's words; a list of runs is named "fencing on" / "fencing off"."""
+    modes = named(modes, lambda tl: f"fencing {tl.params.get('fencing')}")
+    return _figure_words(modes, "Many consumers work through many jobs while some crash and some are stopped for "
+                                "longer than their lease. The reaper gives every abandoned job back, so nothing is "
+                                "lost; only when the effect store checks attempts does each effect land once.",
+                         "Point at a run to read its counts.", labels)

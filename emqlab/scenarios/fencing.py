@@ -17,10 +17,12 @@ from ..errors import BadParameter
 from ..faults import Pause
 from ..queue import Queue
 from ..timeline import Timeline
-from .base import positive, run_on
-from .reaper import JOB_ID, _play, _s
+from ..words import FigureWords, ModeWords, seconds, times
+from ..words import figure_words as _figure_words
+from .base import named, play, positive, run_on
+from .reaper import JOB_ID
 
-MODES = {"off": "no fencing", "on": "fenced by attempts"}
+MODES = {"off": "no fencing", "on": "fenced by attempts"}  # each mode's label; figures read it through the words
 
 
 def fencing(fencing: str = "on", lease: float = 30, job: float = 20, pause: Any = "5:40", beat: float = 5,
@@ -46,7 +48,7 @@ def fencing(fencing: str = "on", lease: float = 30, job: float = 20, pause: Any 
         q.enqueue(JOB_ID, "order")
         run.event("producer", "enqueue", job=JOB_ID)
         effect = "fenced" if fencing == "on" else "unfenced"
-        opts = dict(lease_ms=lease_s * ms, beat_ms=beat_s * ms, work_ms=job_s * ms, effect=effect, run=run)
+        opts = dict(lease_ms=lease_s * ms, beat_ms=beat_s * ms, work_ms=job_s * ms, effect=effect, recorder=run)
         w1, w2 = Consumer(q, "worker-1", **opts), Consumer(q, "worker-2", **opts)
 
         def script():
@@ -62,7 +64,7 @@ def fencing(fencing: str = "on", lease: float = 30, job: float = 20, pause: Any 
             w2.stop()
 
         horizon = (stop.at + stop.seconds + 2 * job_s + 2 * lease_s + 4 * beat_s) * ms
-        _play(run, script(), horizon, beat_s * ms, [w1, w2])
+        play(run, script(), horizon, beat_s * ms, [w1, w2])
         effects = q.effects_applied().get(JOB_ID, 0)
         run.timeline.counts.update({"jobs": 1, "completed": q.sizes()["done"], "lost": 1 - q.sizes()["done"],
                                     "duplicate_effects": max(0, effects - 1), "effects_applied": effects})
@@ -72,34 +74,66 @@ def fencing(fencing: str = "on", lease: float = 30, job: float = 20, pause: Any 
 
 def fencing_verdict(timeline: Timeline) -> dict[str, Any]:
     p, c = timeline.params, timeline.counts
+    claim = next((e for e in timeline.of("claim", "worker-1")), None)
     reap = next((e for e in timeline.of("reap")), None)
     reclaim = next((e for e in timeline.of("claim") if e.data.get("attempts", 0) >= 2), None)
-    stale = [e for e in timeline.events if e.actor == "worker-1" and e.kind in ("effect", "complete_refused")]
+    # a write is stale only once someone else holds the job: worker-1's writes after the re-claim
+    stale = [e for e in timeline.events if e.actor == "worker-1" and e.kind in ("effect", "complete_refused")
+             and reclaim is not None and e.t >= reclaim.t]
     late = stale[0] if stale else None
     landed = late is not None and late.kind == "effect"
     v = {
         "mode": MODES[p["fencing"]],
         "paused_at": p["pause"]["at"],
         "woke_at": p["pause"]["at"] + p["pause"]["seconds"],
+        "lease_deadline": claim.data["deadline"] if claim else None,
         "reaped_at": reap.t if reap else None,
         "reclaimed_at": reclaim.t if reclaim else None,
+        "reclaimed_by": reclaim.actor if reclaim else None,
         "reclaim_attempts": reclaim.data["attempts"] if reclaim else None,
         "stale_write_at": late.t if late else None,
+        "stale_write_attempts": late.data.get("attempts") if late else None,
         "stale_write_landed": landed,
         "stale_write_refused": late is not None and late.kind == "complete_refused",
         "effects_applied": c["effects_applied"],
         "duplicate_effect": c["duplicate_effects"] > 0,
     }
-    slept = (f"{v['mode']}: worker-1 slept from {_s(v['paused_at'])} to {_s(v['woke_at'])}, past its "
-             f"{p['lease']:g} s lease; worker-2 re-claimed the job (attempts {v['reclaim_attempts']}) at "
-             f"{_s(v['reclaimed_at'])}; ")
-    if v["stale_write_landed"]:
-        v["summary"] = slept + (f"worker-1's late write at {_s(v['stale_write_at'])} landed, so "
-                                f"the effect was applied {v['effects_applied']} times.")
-    elif v["stale_write_refused"]:
-        v["summary"] = slept + (f"worker-1 woke with attempts 1 and its write at "
-                                f"{_s(v['stale_write_at'])} was refused: the effect was applied once.")
-    else:
-        v["summary"] = (f"{v['mode']}: worker-1's lease was not taken over during its pause; "
-                        f"the effect was applied {v['effects_applied']} time(s).")
+    w = words(p, v)
+    v.update(label=w.label, summary=w.readout, static=w.verdict)
     return v
+
+
+def words(p: dict[str, Any], v: dict[str, Any]) -> ModeWords:
+    """The fencing run in words: the readout and the static verdict line, each clause read from `v`."""
+    applied = times(v["effects_applied"])
+    effect = f"the effect was applied {applied}"
+    if v["reclaimed_at"] is None:
+        readout = f"{v['mode']}: worker-1's lease was not taken over during its pause; {effect}."
+        return ModeWords(v["mode"], readout, f"no takeover · effect applied {v['effects_applied']}×")
+    past = (f", past its {seconds(p['lease'])} lease" if v["lease_deadline"] is not None
+            and v["woke_at"] > v["lease_deadline"] else "")
+    slept = (f"{v['mode']}: worker-1 slept from {seconds(v['paused_at'])} to {seconds(v['woke_at'])}{past}; "
+             f"{v['reclaimed_by']} re-claimed the job (attempts {v['reclaim_attempts']}) at "
+             f"{seconds(v['reclaimed_at'])}; ")
+    if v["stale_write_landed"]:
+        readout = slept + f"worker-1's late write at {seconds(v['stale_write_at'])} landed, so {effect}."
+        static = f"late write lands · effect applied {v['effects_applied']}×"
+    elif v["stale_write_refused"]:
+        readout = slept + (f"worker-1 woke with attempts {v['stale_write_attempts']} and its write at "
+                           f"{seconds(v['stale_write_at'])} was refused: {effect}.")
+        static = (f"late write refused (attempts {v['stale_write_attempts']} ≠ {v['reclaim_attempts']}) · "
+                  f"effect applied {'once' if v['effects_applied'] == 1 else str(v['effects_applied']) + '×'}")
+    else:
+        readout = slept + f"worker-1 wrote nothing after it woke; {effect}."
+        static = f"no late write · effect applied {v['effects_applied']}×"
+    return ModeWords(v["mode"], readout, static)
+
+
+def figure_words(modes: Any, labels: dict[str, str] | None = None) -> FigureWords:
+    """The fencing figure's words; a list of runs is named by fencing mode (off, on)."""
+    modes = named(modes, lambda tl: str(tl.params.get("fencing")))
+    return _figure_words(modes, "A worker is stopped for longer than its lease, wakes up and writes its result "
+                                "anyway. Without fencing the store takes that late write, so the effect lands a "
+                                "second time; with fencing the store compares the writer's attempts with the "
+                                "job's current attempt and refuses it.",
+                         "Point at a mode to read what happened to the late write.", labels)

@@ -13,11 +13,13 @@ from typing import Any
 
 import simpy
 
-from ..errors import LeaseLost, StaleToken
+from ..errors import LeaseLost, StaleToken, StoreError
 from ..faults import Pause, World
 from ..lease import Leases, new_token
 from ..renewal import Cadence, parse_cadence
 from ..timeline import Interval, Timeline, minus
+from ..words import FigureWords, ModeWords, plural, seconds, times
+from ..words import figure_words as figure_words_of
 from .base import Run, positive, run_on
 
 LOST = "lease-lost"
@@ -119,7 +121,7 @@ class Worker:
         """A process: take the lock at once (the holder)."""
         grant = self.leases.acquire(self.lock_key, self.lease_ms, self.token)
         if grant is None:  # a fresh run prefix makes this impossible unless the store misbehaves
-            raise RuntimeError(f"{self.name} could not take a fresh lock {self.lock_key}")
+            raise StoreError(f"{self.name} could not take a fresh lock {self.lock_key}: another run is using this key")
         self.run.event(self.name, "acquire", ttl=round(grant.ttl_ms / 1000, 3))
         self._took(grant)
         yield from self.hold_and_work()
@@ -189,9 +191,13 @@ def working_spans(timeline: Timeline, actor: str) -> list[tuple[float, float]]:
             for part in minus(run.start, run.end if run.end is not None else float("inf"), pauses)]
 
 
+def _lapsed(timeline: Timeline, actor: str) -> list[float]:
+    return [lease.end for lease in timeline.spans("lease", actor) if lease.data.get("ended") == "lapsed"]
+
+
 def verdict(timeline: Timeline) -> dict[str, Any]:
-    holder_leases = timeline.spans("lease", "holder")
-    lapsed = [lease.end for lease in holder_leases if lease.data.get("ended") == "lapsed"]
+    """The facts of a heartbeat run, read off its events and intervals; then its words."""
+    lapsed = _lapsed(timeline, "holder")
     reclaims = timeline.of("reclaim")
     runners = list(dict.fromkeys(e.actor for e in timeline.of("work_start")))
     spans = {actor: working_spans(timeline, actor) for actor in runners}
@@ -200,36 +206,94 @@ def verdict(timeline: Timeline) -> dict[str, Any]:
         for i, x in enumerate(runners) for y in runners[i + 1:]
         for a0, a1 in spans[x] for b0, b1 in spans[y] if max(a0, b0) < min(a1, b1)
     ]
-    done = timeline.of("work_done")
+    pause = next(iter(timeline.spans("pause", "holder")), None)
+    finished_by = [e.actor for e in timeline.of("work_done")]
+    contender_lapsed = _lapsed(timeline, "contender")
     result = {
         "lapsed_at": lapsed[0] if lapsed else None,
         "renewals": len(timeline.of("renew", "holder")),
         "renew_lost_at": next((e.t for e in timeline.of("renew_lost", "holder")), None),
+        "holder_stopped_at": next((e.t for e in timeline.of("work_stopped", "holder")), None),
         "reclaimed_at": reclaims[0].t if reclaims else None,
         "runs": len(runners),
         "double_run": bool(overlap),
         "overlap": [list(o) for o in overlap],
-        "finished_once": len(done) == 1,
+        "both_ran_s": round(sum(b - a for a, b in overlap), 3),
+        "finished_once": len(finished_by) == 1,
+        "finished_by": finished_by,
+        "paused_at": pause.start if pause else None,
+        "resumed_at": pause.end if pause else None,
+        "lapsed_in_pause": bool(pause and lapsed and pause.start <= lapsed[0] <= pause.end),
+        "contender_lapsed_at": contender_lapsed[0] if contender_lapsed else None,
     }
-    result["summary"] = readout(timeline.params, result)
+    w = words(timeline.params, result)
+    result.update(label=w.label, summary=w.readout, static=w.verdict)
     return result
 
 
-def readout(params: dict[str, Any], v: dict[str, Any]) -> str:
-    lease, job = f"{params['lease']:g} s", f"{params['job']:g} s"
+def words(params: dict[str, Any], v: dict[str, Any]) -> ModeWords:
+    """The one place a heartbeat run is put into words: the readout and the static verdict.
+
+    Every clause is a fact of the verdict `v`; every time is quoted through `seconds`."""
     label = parse_cadence(params["renew"]).label
+    lease, job = seconds(params["lease"]), seconds(params["job"])
+    every = params["cadence"] * params["lease"] if params.get("cadence") else None
+    said, short = [], []
+    if v["paused_at"] is not None:
+        said.append(f"the holder was paused from {seconds(v['paused_at'])} to {seconds(v['resumed_at'])}")
+        short.append(f"paused {seconds(v['paused_at'])}–{seconds(v['resumed_at'])}")
+    if v["lapsed_at"] is None:
+        if v["renewals"]:
+            said.append(f"{plural(v['renewals'], 'token-checked extend')} held the {lease} lease to the end")
+            short.append(f"pushed out every {seconds(every)} · held past {job}")
+        else:
+            said.append(f"the {lease} lease outlasted the {job} job")
+            short.append(f"held past {job}")
+    else:
+        frozen = ", while the holder was frozen" if v["lapsed_in_pause"] else ""
+        said.append(f"the {lease} lease lapsed at {seconds(v['lapsed_at'])}{frozen}")
+        short.append(f"lease ends at {seconds(v['lapsed_at'])} and lapses")
+    if v["reclaimed_at"] is not None:
+        said.append(f"the contender reclaimed the job at {seconds(v['reclaimed_at'])}")
+        short.append("reclaimed")
     if v["double_run"]:
-        both = sum(end - start for start, end in v["overlap"])
-        late = (f"; the holder's renewal at {v['renew_lost_at']:g} s came too late, replied 0 and stopped it"
-                if v["renew_lost_at"] is not None else "")
-        return (f"{label}: the {lease} lease lapsed at {v['lapsed_at']:g} s, another worker reclaimed the job at "
-                f"{v['reclaimed_at']:g} s, and the {job} job ran twice at once for {both:.3g} s{late}.")
+        both = seconds(v["both_ran_s"]) if v["both_ran_s"] >= 0.05 else "less than 0.1 s"
+        said.append(f"both ran it at once for {both}")
+        short.append("runs twice at once")
     if v["renew_lost_at"] is not None:
-        tail = (f"another worker reclaimed it at {v['reclaimed_at']:g} s and finished it"
-                if v["reclaimed_at"] is not None else "nobody finished it")
-        return (f"{label}: the lease lapsed at {v['lapsed_at']:g} s during a pause; the renewal at "
-                f"{v['renew_lost_at']:g} s replied 0, the holder stopped at once, and {tail}.")
-    if v["lapsed_at"] is None and v["finished_once"]:
-        return (f"{label}: {v['renewals']} renewals held the {lease} lease to the end; "
-                f"the {job} job finished once.")
-    return f"{label}: lapsed at {v['lapsed_at']}, {v['runs']} run(s), finished once: {v['finished_once']}."
+        stop = " and it stopped at once" if v["holder_stopped_at"] is not None else ""
+        said.append(f"the holder's extend at {seconds(v['renew_lost_at'])} replied 0{stop}")
+        short.append("extend replies 0" + (" · holder stops" if stop else ""))
+    if v["contender_lapsed_at"] is not None:
+        said.append(f"the contender's own lease lapsed at {seconds(v['contender_lapsed_at'])}")
+    finished = v["finished_by"]
+    if not finished:
+        said.append("nobody finished the job")
+        short.append("never finishes")
+    elif len(finished) == 1:
+        said.append(f"the job finished once, by the {finished[0]}")
+        short.append("finishes once")
+    else:
+        said.append(f"the job finished {times(len(finished))}, by the " + " and by the ".join(finished))
+        short.append(f"finishes {times(len(finished))}")
+    return ModeWords(label, f"{label}: " + "; ".join(said) + ".", " · ".join(short))
+
+
+def figure_words(modes: dict[str, Timeline], labels: dict[str, str] | None = None) -> FigureWords:
+    """What figure 1 says about these runs: caption, prompt, and each run's words."""
+    first = next(iter(modes.values())).params
+    named = [(labels or {}).get(name) or tl.verdict["label"] for name, tl in modes.items()]
+    where = f"a {seconds(first['job'])} job under a {seconds(first['lease'])} lease"
+    prompt = (f"{where[0].upper()}{where[1:]}. Point at " + " or ".join(f"“{n}”" for n in named)
+              + " to light its timeline and read what happened.")
+    return figure_words_of(modes, f"The renewal heartbeat: {where}, " + " against ".join(named) + ".", prompt,
+                           labels)
+
+
+def boundary_words(boundary: dict[str, Any]) -> FigureWords:
+    """What the held-or-lost grid of lesson 03 says (`lab.cadence_boundary`)."""
+    held = sum(1 for *_, h in boundary["points"] if h)
+    agree = "every run agrees with the rule" if boundary["agrees"] else "some runs disagree with the rule"
+    return FigureWords(
+        caption=f"Held or lost: a {seconds(boundary['lease'])} lease, a pause at {seconds(boundary['at'])}",
+        notes=(f"{boundary['runs']} measured runs, {held} held; {agree}.",))

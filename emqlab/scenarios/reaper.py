@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..consumer import Consumer, run_clock
-from ..errors import BadParameter, StaleToken
+from ..consumer import Consumer, late_completion
+from ..errors import BadParameter
 from ..queue import Queue, check_id, check_name
 from ..renewal import parse_cadence
 from ..timeline import Timeline
-from .base import Run, positive, run_on
+from ..words import FigureWords, ModeWords, figure_words, plural, seconds, times
+from .base import Run, named, play, positive, run_on
 
 JOB_ID = "ORD0NgWEfAEJfs"  # the course's example id
 
@@ -64,11 +65,10 @@ def reaper(lease: float = 30, beat: float = 5, job: float = 20, crash_at: float 
     with run_on(backend, "reaper", params, **connect_kw) as run:
         q = Queue(run.backend, queue, prefix=run.prefix)
         if procs:
-            from ..procs import run_reaper_processes
-
             if not run.backend.live:
                 raise BadParameter("procs needs a live server (--backend valkey or a URL); "
                                    "fakeredis lives in one process")
+            from .processes import run_reaper_processes
 
             run_reaper_processes(run, q, lease_s, beat_s, job_s, crash_s, late_s, JOB_ID)
         else:
@@ -83,8 +83,8 @@ def _reaper_in_process(run: Run, q: Queue, lease_s, beat_s, job_s, crash_s, late
     ms = 1000.0
     q.enqueue(JOB_ID, "order")
     run.event("producer", "enqueue", job=JOB_ID)
-    w1 = Consumer(q, "worker-1", lease_ms=lease_s * ms, beat_ms=beat_s * ms, work_ms=job_s * ms, run=run)
-    w2 = Consumer(q, "worker-2", lease_ms=lease_s * ms, beat_ms=beat_s * ms, work_ms=job_s * ms, run=run)
+    opts = dict(lease_ms=lease_s * ms, beat_ms=beat_s * ms, work_ms=job_s * ms, recorder=run)
+    w1, w2 = Consumer(q, "worker-1", **opts), Consumer(q, "worker-2", **opts)
 
     def script():
         w1.start()
@@ -98,34 +98,7 @@ def _reaper_in_process(run: Run, q: Queue, lease_s, beat_s, job_s, crash_s, late
             yield clock.timeout(beat_s * ms)
         w2.stop()
 
-    _play(run, script(), (late_s + 2 * job_s + 2 * lease_s + 4 * beat_s) * ms, beat_s * ms, [w1, w2])
-
-
-def _play(run: Run, script, horizon_ms: float, settle_ms: float, consumers: list[Consumer]) -> None:
-    """Run `script` to its end (at most `horizon_ms`), let stopped consumers settle, then end any
-    process still running, so nothing of this run touches the store after its keys are gone."""
-    clock = run.clock
-    proc = clock.process(script)
-    limit = clock.timeout(horizon_ms)
-    run_clock(clock, until=clock.env.any_of([proc, limit]))
-    run_clock(clock, clock.now_ms + settle_ms)
-    for consumer in consumers:
-        consumer.halt()
-    run_clock(clock, clock.now_ms + 1)
-
-
-def late_completion(run: Run, q: Queue, actor: str, job_id: str, attempts: int) -> bool:
-    """A worker presumed dead sends its completion (and a renewal) with its old attempts."""
-    ext = q.extend([(job_id, attempts)], 1000.0)
-    run.event(actor, "late_extend", job=job_id, attempts=attempts, held=job_id not in ext.lost,
-              where=q.where(job_id))
-    try:
-        q.complete(job_id, attempts)
-    except StaleToken:
-        run.event(actor, "complete_refused", job=job_id, attempts=attempts, late=True)
-        return False
-    run.event(actor, "complete", job=job_id, attempts=attempts, late=True)
-    return True
+    play(run, script(), (late_s + 2 * job_s + 2 * lease_s + 4 * beat_s) * ms, beat_s * ms, [w1, w2])
 
 
 def reaper_verdict(timeline: Timeline) -> dict[str, Any]:
@@ -141,6 +114,7 @@ def reaper_verdict(timeline: Timeline) -> dict[str, Any]:
     v: dict[str, Any] = {
         "claimed_at": claim.t if claim else None,
         "crashed_at": crash.t if crash else None,
+        "died_holding": bool(crash and job in crash.data.get("holding", [])),
         "lease_deadline": claim.data.get("deadline") if claim else None,
         "reaped_at": reap.t if reap else None,
         "reaped_by": reap.actor if reap else None,
@@ -148,7 +122,10 @@ def reaper_verdict(timeline: Timeline) -> dict[str, Any]:
         "reclaimed_by": reclaim.actor if reclaim else None,
         "reclaim_attempts": reclaim.data["attempts"] if reclaim else None,
         "completed_at": done.t if done else None,
+        "completed_by": done.actor if done else None,
         "stale_complete_refused": bool(late is not None and late.kind == "complete_refused"),
+        "stale_complete_accepted": bool(late is not None and late.kind == "complete"),
+        "late_completion_at": late.t if late else None,
         "stale_extend_held": bool(extend.data.get("held")) if extend else None,
         "lost": timeline.counts.get("lost"),
     }
@@ -157,25 +134,64 @@ def reaper_verdict(timeline: Timeline) -> dict[str, Any]:
         v["within_lease_plus_beat"] = reap.t - claim.t <= p["lease"] + p["beat"] + 1e-9
     else:
         v["back_in_pending_after"], v["within_lease_plus_beat"] = None, False
-    v["summary"] = reaper_readout(p, v)
+    w = reaper_words(p, v)
+    v.update(label=w.label, summary=w.readout, static=w.verdict)
     return v
 
 
-def _s(x) -> str:
-    """A model time for a sentence, to a tenth of a second: a live run's jitter stays out of the prose."""
-    return "never" if x is None else f"{round(x, 1):g} s"
-
-
-def reaper_readout(p: dict[str, Any], v: dict[str, Any]) -> str:
+def reaper_words(p: dict[str, Any], v: dict[str, Any]) -> ModeWords:
+    """The reaper run in words: the readout and the static verdict line, each clause read from `v`."""
+    label = f"reaper ({'processes' if p.get('procs') else 'in-process'})"
     if v["reaped_at"] is None:
-        return f"The crashed job was never reaped (lease {p['lease']:g} s, beat {p['beat']:g} s); lost {v['lost']}."
-    refused = "was refused" if v["stale_complete_refused"] else "was ACCEPTED (a stale write landed)"
-    return (f"worker-1 died at {_s(v['crashed_at'])} holding the job; its {p['lease']:g} s lease ran out on the "
-            f"server clock at {_s(v['lease_deadline'])}, {v['reaped_by']}'s beat reaped it back to pending at "
-            f"{_s(v['reaped_at'])} ({_s(v['back_in_pending_after'])} after the claim, within lease + beat: "
-            f"{'yes' if v['within_lease_plus_beat'] else 'no'}), re-claimed it with attempts "
-            f"{v['reclaim_attempts']} and finished it at {_s(v['completed_at'])}; worker-1's late completion "
-            f"{refused}. Lost: {v['lost']}.")
+        what = "The crashed job" if v["crashed_at"] is not None else "The job"
+        late, static = "", ""
+        if v["stale_complete_accepted"]:  # before any reap: nobody else held the job yet
+            inside = v["lease_deadline"] is not None and v["late_completion_at"] <= v["lease_deadline"]
+            late = (f"; worker-1's late completion at {seconds(v['late_completion_at'])} was accepted"
+                    f"{', inside its lease' if inside else ''}")
+            static = " · late completion accepted"
+        return ModeWords(label, f"{what} was never reaped (lease {seconds(p['lease'])}, beat {seconds(p['beat'])})"
+                                f"{late}; lost {v['lost']}.", f"never reaped{static} · lost {v['lost']}")
+    if v["crashed_at"] is None:
+        died = "worker-1 never crashed"
+    else:
+        died = f"worker-1 died at {seconds(v['crashed_at'])}{' holding the job' if v['died_holding'] else ''}"
+    reaped = (f"its {seconds(p['lease'])} lease ran out on the server clock at {seconds(v['lease_deadline'])}, "
+              f"{v['reaped_by']}'s beat reaped it back to pending at {seconds(v['reaped_at'])} "
+              f"({seconds(v['back_in_pending_after'])} after the claim, within lease + beat: "
+              f"{'yes' if v['within_lease_plus_beat'] else 'no'})")
+    if v["reclaimed_by"] is None:
+        reclaimed, static_reclaim = "; nobody re-claimed it", "not re-claimed"
+    else:
+        who = "" if v["reclaimed_by"] == v["reaped_by"] else f"; {v['reclaimed_by']}"
+        reclaimed = f"{who or ','} re-claimed it with attempts {v['reclaim_attempts']}"
+        static_reclaim = f"re-claimed, attempts {v['reclaim_attempts']}"
+    if v["completed_by"] is None:
+        finished = "; nobody finished it"
+    elif v["completed_by"] == v["reclaimed_by"]:
+        finished = f" and finished it at {seconds(v['completed_at'])}"
+    else:
+        finished = f"; {v['completed_by']} finished it at {seconds(v['completed_at'])}"
+    if v["stale_complete_refused"]:
+        late, static_late = "worker-1's late completion was refused", "refused"
+    elif v["stale_complete_accepted"]:
+        late, static_late = "worker-1's late completion was ACCEPTED (a stale write landed)", "ACCEPTED"
+    else:
+        late, static_late = "worker-1 sent no late completion", "not sent"
+    readout = f"{died}; {reaped}{reclaimed}{finished}; {late}. Lost: {v['lost']}."
+    static = (f"reaped at {seconds(v['reaped_at'])} · {static_reclaim} · stale completion {static_late} · "
+              f"lost {v['lost']}")
+    return ModeWords(label, readout, static)
+
+
+def reaper_figure_words(modes: Any, labels: dict[str, str] | None = None) -> FigureWords:
+    """The reaper figure's words; a list of runs is named in-process / processes."""
+    modes = named(modes, lambda tl: "processes" if tl.params.get("procs") else "in-process")
+    return figure_words(modes, "A consumer dies holding a job. Nobody renews its lease, so the lease runs out on "
+                               "the server clock; the next beat's reap puts the job back in pending, another "
+                               "consumer claims it again, and the dead consumer's late completion is checked "
+                               "against the new attempt count.",
+                        "Point at a run to read what happened to its job.", labels)
 
 
 # -- the heartbeat, on the queue ------------------------------------------------------------------
@@ -193,7 +209,8 @@ def queue_heartbeat(lease: float = 30, job: float = 75, renew: Any = "none", bea
         clock = run.clock
         q = Queue(run.backend, queue, prefix=run.prefix)
         q.enqueue(check_id(JOB_ID), "order")
-        opts = dict(lease_ms=lease_s * ms, beat_ms=beat_s * ms, work_ms=job_s * ms, renew=cadence.fraction, run=run)
+        opts = dict(lease_ms=lease_s * ms, beat_ms=beat_s * ms, work_ms=job_s * ms, renew=cadence.fraction,
+                    recorder=run)
         holder, other = Consumer(q, "worker-1", **opts), Consumer(q, "worker-2", **opts)
 
         def script():
@@ -206,7 +223,7 @@ def queue_heartbeat(lease: float = 30, job: float = 75, renew: Any = "none", bea
             holder.stop()
             other.stop()
 
-        _play(run, script(), (2 * job_s + 2 * lease_s + 4 * beat_s) * ms, beat_s * ms, [holder, other])
+        play(run, script(), (2 * job_s + 2 * lease_s + 4 * beat_s) * ms, beat_s * ms, [holder, other])
         run.timeline.counts.update(_counts(q, 1, len(run.timeline.of("complete"))))
         run.timeline.verdict = queue_heartbeat_verdict(run.timeline)
     return run.timeline
@@ -216,25 +233,63 @@ def queue_heartbeat_verdict(timeline: Timeline) -> dict[str, Any]:
     p = timeline.params
     runs = timeline.of("work_start")
     reap = timeline.of("reap")
+    reclaim = next((e for e in timeline.of("claim") if e.data.get("attempts", 0) >= 2), None)
     lapsed = [i.end for i in timeline.spans("lease") if i.data.get("ended") == "lapsed"]
     spans = [(i.start, i.end if i.end is not None else float("inf")) for i in timeline.spans("run")]
     overlap = any(max(a[0], b[0]) < min(a[1], b[1]) for k, a in enumerate(spans) for b in spans[k + 1:])
+    refused = timeline.of("complete_refused")
     v = {
         "lapsed_at": min(lapsed) if lapsed else None,
         "reaped_at": reap[0].t if reap else None,
+        "reclaimed_by": reclaim.actor if reclaim else None,
         "renewals": len(timeline.of("renew")),
         "runs": len(runs),
         "double_run": overlap,
-        "completions_refused": len(timeline.of("complete_refused")),
+        "completions": len(timeline.of("complete")),
+        "completions_refused": len(refused),
+        "first_holder_refused": any(e.actor == "worker-1" for e in refused),
         "finished_once": len(timeline.of("complete")) == 1,
     }
-    label = parse_cadence(p["renew"]).label
-    if v["reaped_at"] is not None:
-        v["summary"] = (f"{label}: the {p['lease']:g} s lease ran out at {_s(v['lapsed_at'])}, the reaper returned "
-                        f"the job at {_s(v['reaped_at'])} to a second consumer, and the {p['job']:g} s job ran "
-                        f"{'twice' if v['runs'] == 2 else str(v['runs']) + ' times'}"
-                        f"{', both runs overlapping' if overlap else ''}; the first holder's completion was refused.")
-    else:
-        v["summary"] = (f"{label}: {v['renewals']} batched extends held the {p['lease']:g} s lease to the end; "
-                        f"the {p['job']:g} s job finished once.")
+    w = queue_heartbeat_words(p, v)
+    v.update(label=w.label, summary=w.readout, static=w.verdict)
     return v
+
+
+def queue_heartbeat_words(p: dict[str, Any], v: dict[str, Any]) -> ModeWords:
+    """The heartbeat on the queue in words: the readout and the static verdict line, read from `v`."""
+    label = parse_cadence(p["renew"]).label
+    lease, job = seconds(p["lease"]), seconds(p["job"])
+    done = v["completions"]
+    finish = ("did not finish", "does not finish") if done == 0 else (f"finished {times(done)}", f"finishes {times(done)}")
+    if v["reaped_at"] is not None:
+        lapse = f"the {lease} lease ran out at {seconds(v['lapsed_at'])}, " if v["lapsed_at"] is not None else ""
+        to = {None: "", "worker-2": " to a second consumer"}.get(v["reclaimed_by"], f" to {v['reclaimed_by']}")
+        overlap = (", both runs overlapping" if v["runs"] == 2 else ", runs overlapping") if v["double_run"] else ""
+        if v["first_holder_refused"]:
+            refused = "the first holder's completion was refused"
+        elif v["completions_refused"]:
+            refused = f"{plural(v['completions_refused'], 'completion')} refused"
+        else:
+            refused = "no completion was refused"
+        readout = (f"{label}: {lapse}the reaper returned the job at {seconds(v['reaped_at'])}{to}, and the {job} "
+                   f"job ran {times(v['runs'])}{overlap}; {refused}.")
+        lapses = f"lapses at {seconds(v['lapsed_at'])} · " if v["lapsed_at"] is not None else ""
+        return ModeWords(label, readout, f"{lapses}reaped · the job runs {times(v['runs'])}")
+    extends = plural(v["renewals"], "batched extend")
+    if v["lapsed_at"] is not None:
+        held, static = f"the {lease} lease ran out at {seconds(v['lapsed_at'])}, but nobody reaped the job", \
+            f"lapses at {seconds(v['lapsed_at'])} · not reaped"
+    elif v["renewals"]:
+        held, static = f"{extends} held the {lease} lease to the end", f"{extends} · held to the end"
+    else:
+        held, static = f"the {lease} lease never ran out, with no extend", "no extend · never lapses"
+    return ModeWords(label, f"{label}: {held}; the {job} job {finish[0]}.", f"{static} · the job {finish[1]}")
+
+
+def queue_heartbeat_figure_words(modes: Any, labels: dict[str, str] | None = None) -> FigureWords:
+    """The heartbeat-on-the-queue figure's words; a list of runs is named by renewal cadence."""
+    modes = named(modes, lambda tl: str(tl.params.get("renew")))
+    return figure_words(modes, "The heartbeat on the queue: a job longer than its lease. Without renewal the lease "
+                               "runs out, the reaper hands the job to a second consumer and the job runs while the "
+                               "first consumer is still on it; with one batched extend per tick the holder keeps it.",
+                        "Point at a renewal mode to read what happened to the job.", labels)

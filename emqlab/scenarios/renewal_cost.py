@@ -12,27 +12,31 @@ import math
 from typing import Any
 
 from ..commandstats import ServerCounter
-from ..errors import BadParameter
+from ..errors import BadParameter, StoreError
 from ..lease import new_token
-from ..renewal import parse_cadence
-from ..renewal_plane import DESIGNS, PER_JOB, SWEEP, Call, Holding, check_count, check_design, make_plane
+from ..renewal import cadence_help, parse_cadence
+from ..renewal_plane import DESIGNS, SWEEP, Call, Holding, check_count, check_design, make_plane
 from ..timeline import Timeline
+from ..words import FigureWords, ModeWords, figure_words as _figure_words, plural, seconds
 from .base import Run, positive, run_on
 
 SCENARIO = "renewal_cost"
 EVENT_LIMIT = 1000  # above this many round trips per tick, only per-tick events are recorded
 WRITE_CHUNK = 10_000  # leases per pipeline when acquiring and checking (outside the counted ticks)
 
-LABELS = {PER_JOB: "K per-job timers", SWEEP: "one sweep"}
+LABELS = {name: design.label for name, design in DESIGNS.items()}
+
+
+def _count(n: int, noun: str) -> str:
+    """"one bounded round trip", "6 extend round trips"."""
+    return f"one {noun}" if n == 1 else plural(n, noun)
 
 
 def static_verdict(design: str, jobs: int = 6) -> str:
-    """The course's fixed verdict for a design (K = 6 on the page), in one line."""
-    if design == PER_JOB:
-        return (f"K per-job timers → {jobs} extend round trips each tick, one per lease held: "
-                "the cost grows with the jobs a worker holds.")
-    return ("one sweep → one bounded round trip each tick, however many leases it carries: "
-            "the cost grows with ticks, not with jobs.")
+    """The course's fixed verdict for a design holding `jobs` leases (K = 6 on the page), in one
+    line, read from the registry: what the design promises a tick costs, and what that cost grows with."""
+    d = DESIGNS[check_design(design)]
+    return f"{_count(d.plane.round_trips_per_tick(jobs), d.trip)} each tick, {d.cost}."
 
 
 def parse_steals(steal: Any, jobs: int) -> list[tuple[float, int]]:
@@ -72,7 +76,8 @@ def _acquire(run: Run, keys: list[str], tokens: list[str], lease_ms: float) -> f
         pipe.pttl(keys[i])
         *acquired, ttl = pipe.execute()
         if not all(acquired):  # a fresh run prefix makes this impossible unless the store misbehaves
-            raise RuntimeError(f"a fresh lease under {run.prefix} was already taken")
+            raise StoreError(f"a fresh lease under {run.prefix} was already taken: the store holds keys "
+                             "this run has not written")
         pttl = ttl if pttl is None else pttl
     return run.clock.from_server_ms(pttl) / 1000
 
@@ -110,7 +115,7 @@ def renewal_scaling(backend, ks=(1, 6, 100, 1000), ticks: int = 2) -> list[dict[
     """Both designs at each K, measured on `backend`: the rows `plot.renewal.draw_scaling` reads."""
     rows = []
     for k in ks:
-        for design in ("per-job", "sweep"):
+        for design in DESIGNS:
             c = renewal_cost(jobs=k, design=design, ticks=ticks, backend=backend).counts
             rows.append({"design": f"emqlab {design}", "k": k, "rt_per_tick": c["round_trips_per_tick"],
                          "wall_ms_per_tick": c["wall_ms_per_tick"], "all_held": c["all_held"],
@@ -123,7 +128,7 @@ def renewal_cost(jobs: int = 6, design: str = SWEEP, ticks: int = 4, batch: int 
                  **connect_kw: Any) -> Timeline:
     """Hold `jobs` leases for `ticks` renewal ticks with one design; return the timeline.
 
-    design: per-job | sweep. lease: model seconds. cadence: half (TTL/2), third, or a fraction of
+    design: a name in `renewal_plane.DESIGNS` (per-job | sweep). lease: model seconds. cadence: half (TTL/2), third, or a fraction of
     the lease. batch: sweep leases per script call (default bounded to stay under 5 ms a call).
     steal: (AT, JOB) or "AT:JOB,…": another token takes that job's key at model second AT; the next
     renewal reports it lost and its holder stops. backend: a Backend, or fake / valkey / a URL.
@@ -140,7 +145,7 @@ def renewal_cost(jobs: int = 6, design: str = SWEEP, ticks: int = 4, batch: int 
     lease_s = positive("lease", lease)
     cad = parse_cadence(cadence)
     if cad.fraction is None:
-        raise BadParameter("renewal cost needs a renewal cadence; allowed: half, third, quarter, or a fraction > 0")
+        raise BadParameter(f"renewal cost needs a renewal cadence; allowed: {cadence_help(renewing=True)}")
     if batch is not None:
         batch = check_count("batch", batch, "leases per sweep script call")
     steals = parse_steals(steal, jobs)
@@ -154,6 +159,7 @@ def renewal_cost(jobs: int = 6, design: str = SWEEP, ticks: int = 4, batch: int 
         keys = [lease_key(run, queue, n) for n in range(1, jobs + 1)]
         tokens = [new_token() for _ in keys]
         detail = design == SWEEP or jobs <= EVENT_LIMIT
+        batched = DESIGNS[design].plane.batched
 
         def on_call(call: Call) -> None:
             if detail:
@@ -161,6 +167,8 @@ def renewal_cost(jobs: int = 6, design: str = SWEEP, ticks: int = 4, batch: int 
                         "wall_ms": round(call.wall_ms, 3), "lost": [h.index + 1 for h in call.lost]}
                 if call.job is not None:
                     data["job"] = call.job + 1
+                if batched:
+                    data["call_sizes"] = list(call.sizes)  # leases in each script call of the round trip
                 run.event(design, "round_trip", **data)
 
         def on_lost(holding: Holding) -> None:
@@ -233,40 +241,153 @@ def renewal_cost(jobs: int = 6, design: str = SWEEP, ticks: int = 4, batch: int 
     return timeline
 
 
+
+
+# -- the facts, and the one place they are put into words ------------------------------------------
+def _by_tick(timeline: Timeline, ticks: int, field: str) -> list[int]:
+    """`field` of every tick, 1..ticks; a tick that sent nothing (every lease lost) counts 0."""
+    seen = {e.data["tick"]: e.data[field] for e in timeline.of("tick", "worker")}
+    return [seen.get(n, 0) for n in range(1, ticks + 1)]
+
+
 def verdict(timeline: Timeline) -> dict[str, Any]:
+    """The facts of a renewal-cost run, read off its counts and events; then its words."""
     c = timeline.counts
-    design = c["design"]
-    lost = c["lost"]
+    ticks = c["ticks"]
+    taken = {}
+    for e in timeline.of("take", "thief"):
+        taken.setdefault(e.data["job"], e.t)
     result = {
-        "design": design,
-        "label": LABELS[design],
+        "design": c["design"],
+        "jobs": c["jobs"],
+        "ticks": ticks,
+        "batch": c["batch"],
+        "round_trips_by_tick": _by_tick(timeline, ticks, "round_trips"),
+        "calls_by_tick": _by_tick(timeline, ticks, "commands"),
         "round_trips_per_tick": c["round_trips_per_tick"],
+        "commands_per_tick": c["commands_per_tick"],
+        "wall_ms_per_tick": float(f"{c['wall_ms_per_tick']:.3g}"),  # as the readout quotes it
         "all_held": c["all_held"],
-        "lost": lost,
+        "held_at_end": c["held_at_end"],
+        "lost": c["lost"],
         "lost_at": {e.actor: e.t for e in timeline.of("lease_lost")},
-        "static": static_verdict(design, c["jobs"]),
+        "stopped": sorted(int(e.actor.split()[1]) for e in timeline.of("work_stopped")),
+        "taken": taken,  # {job: model second another token took its key}
     }
-    result["summary"] = readout(c)
+    w = words(timeline.params, result)
+    result.update(label=w.label, summary=w.readout, static=w.verdict)
     return result
 
 
-def readout(c: dict[str, Any]) -> str:
-    """The one line under the figure: what this run cost per tick and whether the leases held."""
-    k, rt, ticks = c["jobs"], c["round_trips_per_tick"], c["ticks"]
-    if c["design"] == PER_JOB:
-        head = f"K per-job timers: a worker holding K = {k} leases paid {rt:g} extend round trips per tick"
+def _cost(v: dict[str, Any]) -> str:
+    """What the ticks cost: per tick when every tick cost the same, else the total and each tick's."""
+    rts, calls, ticks = v["round_trips_by_tick"], v["calls_by_tick"], v["ticks"]
+
+    def each(n: int) -> str:  # what one script call carries
+        if not v["batch"]:
+            return ", one per lease held"
+        return f" of at most {plural(v['batch'], 'lease')}{' each' if n != 1 else ''}"
+
+    if len(set(rts)) == 1 and len(set(calls)) == 1:
+        return (f"paid {plural(rts[0], 'round trip')} per tick ({plural(calls[0], 'script call')}{each(calls[0])}) "
+                f"over {plural(ticks, 'tick')}")
+    listed = (", ".join(map(str, rts[:-1])) + f", then {rts[-1]}" if ticks <= 6 else f"from {min(rts)} to {max(rts)} a tick")
+    return (f"paid {plural(sum(rts), 'round trip')} over {plural(ticks, 'tick')} ({listed}; "
+            f"{plural(sum(calls), 'script call')}{each(sum(calls))})")
+
+
+def _lost(v: dict[str, Any]) -> str:
+    """Which leases a renewal found gone (lapsed) or re-owned (taken first), when, and whether each holder stopped."""
+    def state(job: int) -> str:
+        taken = v["taken"].get(job)
+        return "re-owned" if taken is not None and taken <= v["lost_at"][f"job {job}"] else "gone"
+
+    lost = v["lost"]
+    all_stopped = set(lost) <= set(v["stopped"])
+    if len(lost) == 1:
+        job = lost[0]
+        return (f"the renewal at {seconds(v['lost_at'][f'job {job}'])} found job {job}'s lease {state(job)} and told "
+                f"its holder at once{', which stopped' if all_stopped else ''}")
+    states = " or ".join(sorted({state(job) for job in lost}))
+    shown = ", ".join(f"job {j} at {seconds(v['lost_at'][f'job {j}'])}" for j in lost[:5])
+    more = f" and {len(lost) - 5} more" if len(lost) > 5 else ""
+    return (f"renewals found {len(lost)} leases {states} ({shown}{more}) and told each holder at once"
+            f"{', and each stopped' if all_stopped else ''}")
+
+
+def _held(v: dict[str, Any]) -> list[str]:
+    """How many leases were still held at the end, and how many lapsed with no renewal saying so."""
+    if v["all_held"]:
+        return ["every lease was held to the end"]
+    others, held = v["jobs"] - len(v["lost"]), v["held_at_end"]
+    if others == 0:
+        parts = []  # every lease was reported lost: nothing else to hold
+    elif v["lost"] and held == others:
+        parts = ["the other lease stayed held" if held == 1 else f"the other {held} leases stayed held"]
+    elif held == 0:
+        parts = ["no lease was held at the end"]
     else:
-        calls = c["commands_per_tick"]
-        head = (f"one sweep: a worker holding K = {k} leases paid {rt:g} round trip per tick "
-                f"({calls:g} bounded script call{'s' if calls != 1 else ''} of at most {c['batch']} leases)")
-    head += f" over {ticks} tick{'s' if ticks != 1 else ''}, {c['wall_ms_per_tick']:.3g} ms of wall time each"
-    if c["lost"]:
-        shown = ", ".join(str(j) for j in c["lost"][:5]) + ("…" if len(c["lost"]) > 5 else "")
-        return (f"{head}; the next renewal found job {shown}'s lease gone or re-owned, told its holder at once "
-                f"and the holder stopped, while the other {c['held_at_end']} leases stayed held.")
-    if c["all_held"]:
-        return f"{head}; every lease was held to the end."
-    return f"{head}; {k - c['held_at_end']} lease(s) lapsed before a renewal reached them."
+        parts = [f"{held} of {plural(v['jobs'], 'lease')} {'was' if held == 1 else 'were'} held at the end"]
+    unseen = others - held
+    if unseen:
+        parts.append(f"{plural(unseen, 'lease')} lapsed before a renewal reached {'it' if unseen == 1 else 'them'}")
+    return parts
 
 
-__all__ = ["renewal_cost", "static_verdict", "DESIGNS", "LABELS"]
+def words(params: dict[str, Any], v: dict[str, Any]) -> ModeWords:
+    """The one place a renewal-cost run is put into words: its readout and its static verdict.
+
+    Every clause is a fact of the verdict `v` (counts and times read from the run's events);
+    model times are quoted through `seconds`, the wall time as the verdict rounded it."""
+    label = DESIGNS[v["design"]].label
+    head = (f"{label}: a worker holding K = {v['jobs']} {'lease' if v['jobs'] == 1 else 'leases'} {_cost(v)}, "
+            f"{v['wall_ms_per_tick']:g} ms of wall time per tick on average")
+    held = _held(v)
+    if v["lost"]:
+        held[:1] = [f"{_lost(v)}, while {held[0]}" if held else _lost(v)]
+    return ModeWords(label, f"{head}; {'; '.join(held)}.", static_verdict(v["design"], v["jobs"]))
+
+
+def figure_words(modes: dict[str, Timeline], labels: dict[str, str] | None = None) -> FigureWords:
+    """Figure 2's words: caption, the prompt before a mode is lit, and each run's words."""
+    ks = " and ".join(str(k) for k in dict.fromkeys(tl.verdict["jobs"] for tl in modes.values()))
+    ticks = " and ".join(str(t) for t in dict.fromkeys(tl.verdict["ticks"] for tl in modes.values()))
+    names = " and ".join(f"“{(labels or {}).get(name) or tl.verdict['label']}”" for name, tl in modes.items())
+    caption = (f"Per-job timers against one sweep: round trips per renewal tick for a worker holding "
+               f"K = {ks} jobs ({ticks} ticks, measured).")
+    prompt = f"A worker holds K = {ks} jobs. Point at {names} to read what each renewal tick costs."
+    return _figure_words(modes, caption, prompt, labels)
+
+
+# -- the benchmark's figures ------------------------------------------------------------------------
+def _row_line(r: dict[str, Any]) -> str:
+    line = f"- {r['design']}, K = {r['k']:,}: "
+    if r.get("wall_ms_per_tick") is None:
+        return line + f"broke: {r.get('broke')}"
+    rt = r["rt_per_tick"]
+    line += (f"{rt:,} round trip{'' if rt == 1 else 's'} per tick, {r['wall_ms_per_tick']:.3g} ms per tick, "
+             f"all held: {r['all_held']}")
+    return line + (f"; broke: {r['broke']}" if r.get("broke") else "")
+
+
+def scaling_words(rows: list[dict[str, Any]], where: str) -> FigureWords:
+    """The scaling figure's words: what it shows and where it was measured, and one line per row."""
+    ks = sorted({r["k"] for r in rows})
+    caption = (f"Renewal cost against K = {', '.join(f'{k:,}' for k in ks)}: round trips and wall time per tick "
+               f"for each design, {where}.")
+    return FigureWords(caption, notes=tuple(_row_line(r) for r in rows))
+
+
+def capacity_words(caps: list[dict[str, Any]], cadence_s: float) -> FigureWords:
+    """The capacity figure's words: the search it shows, and the largest K each design keeps alive."""
+    caption = (f"Capacity on live Valkey, one connection: the largest K whose renewal tick still fits a "
+               f"{seconds(cadence_s)} cadence (a {seconds(2 * cadence_s)} lease at TTL/2), found by measured ticks "
+               "(doubling, then bisection) in benchmarks/renewal_cost.py.")
+    notes = tuple(f"- {c['design']}: keeps K = {c['capacity_k']:,} alive; K = {c['first_over']:,} takes longer "
+                  "than the cadence" if c.get("capacity_k") else f"- {c['design']}: {c.get('note', 'no capacity found')}"
+                  for c in caps)
+    return FigureWords(caption, notes=notes)
+
+
+__all__ = ["renewal_cost", "renewal_scaling", "verdict", "words", "figure_words", "scaling_words", "capacity_words",
+           "static_verdict", "DESIGNS", "LABELS"]

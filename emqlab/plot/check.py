@@ -1,0 +1,85 @@
+"""What a person checks by eye, checked by machine: no text printed on other text, no text too small.
+
+`overprints(fig)` lays the figure out and returns every pair of visible texts whose boxes overlap:
+titles, axis labels, tick labels, annotations, figure texts and legend entries. `small_texts(fig,
+min_px)` returns the texts set smaller than `min_px` pixels at the figure's own dpi. Tests walk
+every figure the package draws through both, at notebook size and at slide size, each mode lit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.text import Text
+
+PAD_PX = 1.0  # boxes that merely touch are not an overprint
+
+
+@dataclass(frozen=True)
+class Placed:
+    text: str
+    role: str  # title, axis label, tick label, annotation, text, legend
+    box: tuple[float, float, float, float]  # x0, y0, x1, y1 in display pixels
+
+    def overlaps(self, other: "Placed") -> bool:
+        a, b = self.box, other.box
+        return (min(a[2], b[2]) - max(a[0], b[0]) > PAD_PX) and (min(a[3], b[3]) - max(a[1], b[1]) > PAD_PX)
+
+
+def _role(artist: Text, fig: Figure) -> str:
+    for ax in fig.axes:
+        if artist in (ax.title, ax._left_title, ax._right_title):
+            return "title"
+        if artist in (ax.xaxis.label, ax.yaxis.label):
+            return "axis label"
+        if artist in ax.get_xticklabels() + ax.get_yticklabels():
+            return "tick label"
+    if any(artist in legend.get_texts() for legend in fig.legends + [ax.get_legend() for ax in fig.axes if ax.get_legend()]):
+        return "legend"
+    return "annotation" if hasattr(artist, "xyann") else "text"
+
+
+def placed_texts(fig: Figure) -> list[Placed]:
+    """Every visible, non-empty text of `fig`, where the renderer put it."""
+    if fig.canvas is None or not hasattr(fig.canvas, "get_renderer"):
+        FigureCanvasAgg(fig)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    ticks = {id(t) for ax in fig.axes for t in ax.get_xticklabels(which="both") + ax.get_yticklabels(which="both")}
+    drawn = {id(label) for ax in fig.axes for axis in (ax.xaxis, ax.yaxis)
+             for tick in axis._update_ticks()  # only the ticks inside the view are drawn
+             for label, on in ((tick.label1, tick.label1.get_visible()), (tick.label2, tick.label2.get_visible())) if on}
+    out = []
+    for artist in fig.findobj(Text):
+        if id(artist) in ticks and id(artist) not in drawn:
+            continue
+        if not artist.get_visible() or not artist.get_text().strip():
+            continue
+        if artist.get_alpha() is not None and artist.get_alpha() == 0:
+            continue
+        box = artist.get_window_extent(renderer)
+        if box.width <= 0 or box.height <= 0:
+            continue
+        out.append(Placed(artist.get_text(), _role(artist, fig), (box.x0, box.y0, box.x1, box.y1)))
+    return out
+
+
+def overprints(fig: Figure) -> list[tuple[Placed, Placed]]:
+    """Pairs of texts printed over each other (tick labels of one axis among themselves excepted
+    when they do not touch, which the check covers like any other pair)."""
+    return [(a, b) for a, b in combinations(placed_texts(fig), 2) if a.overlaps(b)]
+
+
+def small_texts(fig: Figure, min_px: float) -> list[tuple[str, float]]:
+    """Texts set smaller than `min_px` pixels (font size in points × dpi / 72)."""
+    dpi = fig.dpi
+    found = []
+    for artist in fig.findobj(Text):
+        if artist.get_visible() and artist.get_text().strip():
+            px = artist.get_fontsize() * dpi / 72
+            if px + 1e-9 < min_px:
+                found.append((artist.get_text(), round(px, 1)))
+    return found

@@ -1,0 +1,131 @@
+"""The applied scenarios with one OS process per consumer (live Valkey only): the reaper's crash is
+a SIGKILL, chaos's crashes are SIGKILLs and its pauses SIGSTOP … SIGCONT.
+
+The parent records on a `WallRecorder`, the same wall-clock time base the children stamp their
+pushed events on (`emqlab.procs`); their events are collected into the run's timeline at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from ..consumer import ROUTINE, late_completion
+from ..errors import StoreError
+from ..procs import ProcessPool, bands_from_events, collect_events
+from ..queue import Queue
+from ..timeline import WallRecorder
+from .base import Run
+
+BOOT_S = 30  # real seconds a child may take to boot and claim its first job
+
+
+def run_reaper_processes(run: Run, q: Queue, lease_s: float, beat_s: float, job_s: float, crash_s: float,
+                         late_s: float, job_id: str) -> None:
+    """The reaper scenario with two consumer processes; worker-1 is SIGKILLed mid-job."""
+    scale = run.clock.scale
+    events_key = q.base + "events"
+    opts = dict(lease_ms=lease_s * 1000, beat_ms=beat_s * 1000, work_ms=job_s * 1000)
+    q.enqueue(job_id, "order")
+    t0 = time.time()
+    wall = WallRecorder(run.timeline, t0, scale)
+    wall.event("producer", "enqueue", job=job_id)
+    with ProcessPool(run.backend, q, t0_wall=t0, events_key=events_key) as pool:
+        pool.spawn("worker-1", **opts)
+        # worker-1 must hold the job before the clock of the story starts; a child takes a moment to boot
+        while q.where(job_id) != ["active"]:
+            if time.time() - t0 > BOOT_S:
+                raise StoreError(f"worker-1 did not claim the job within {BOOT_S} s (real time)")
+            time.sleep(0.005)
+        # the story's clock starts at the claim as the child stamped it (its event is pushed before work starts)
+        shift = (time.time() - t0) / scale
+        for line in run.backend.client.lrange(events_key, 0, -1):
+            e = json.loads(line)
+            if e["kind"] == "claim" and e["actor"] == "worker-1":
+                shift = e["t"]
+        pool.spawn("worker-2", **opts)
+        wall.sleep_until(shift + crash_s)
+        pool.kill("worker-1")
+        wall.event("worker-1", "crash", signal="SIGKILL", holding=[job_id])
+        wall.sleep_until(shift + late_s)
+        late_completion(wall, q, "worker-1", job_id, attempts=1)
+        give_up = time.time() + (job_s + 2 * lease_s + 4 * beat_s) * scale + BOOT_S
+        while q.sizes()["done"] < 1 and time.time() < give_up:
+            time.sleep(0.01)
+        pool.stop_all()
+    collect_events(run.backend, events_key, run.timeline)
+    claim = next((e for e in sorted(run.timeline.events, key=lambda e: e.t)
+                  if e.kind == "claim" and e.actor == "worker-1"), None)
+    if claim is not None:  # the claim as the child stamped it, finer than the parent's poll
+        shift = claim.t
+    for e in run.timeline.events:  # the story's clock starts at worker-1's claim
+        e.t = round(e.t - shift, 3)
+        if "deadline" in e.data:
+            e.data["deadline"] = round(e.data["deadline"] - shift, 3)
+    bands_from_events(run.timeline)
+
+
+def run_chaos_processes(run: Run, q: Queue, params: dict[str, Any], plan, bar) -> None:
+    """Chaos with one OS process per consumer: crashes are SIGKILLs (a supervisor starts a
+    replacement), pauses are SIGSTOP for `pause_seconds`, then SIGCONT."""
+    scale = run.clock.scale
+    events_key = q.base + "events"
+    effect = "fenced" if params["fencing"] == "on" else "unfenced"
+    opts = dict(lease_ms=params["lease"] * 1000, beat_ms=params["beat"] * 1000, work_ms=params["job"] * 1000,
+                effect=effect, drain_limit=params["drain"], quiet=tuple(sorted(ROUTINE)))
+    jobs, pause_s = params["jobs"], params["pause_seconds"]
+    expected = jobs * params["job"] / params["workers"]
+    t0 = time.time()
+    wall = WallRecorder(run.timeline, t0, scale)
+    names = iter(f"worker-{i}" for i in range(1, 10_000))
+    with ProcessPool(run.backend, q, t0_wall=t0, events_key=events_key) as pool:
+        slots = [next(names) for _ in range(params["workers"])]
+        for name in slots:
+            pool.spawn(name, **opts)
+        # faults are planned on the run's clock from the moment the consumers are up
+        while q.sizes()["done"] == 0 and time.time() - t0 < BOOT_S:
+            time.sleep(0.005)
+        start = wall.t
+        todo = [(start + at, kind, slot) for at, kind, slot in plan]
+        resumes: list[tuple[float, str]] = []
+        seen, give_up = 0, start + 4 * expected + 10 * params["lease"] + BOOT_S / scale
+        while wall.t < give_up:
+            now = wall.t
+            for when, name in [r for r in resumes if r[0] <= now]:
+                resumes.remove((when, name))
+                if pool.procs[name].poll() is None:
+                    pool.resume(name)
+                    wall.event(name, "pause_end")
+            while todo and todo[0][0] <= now:
+                _, kind, slot = todo.pop(0)
+                free = [k for k, n in enumerate(slots) if n not in pool.paused and pool.procs[n].poll() is None]
+                if not free:
+                    continue
+                slot = slot if slot in free else free[0]  # a busy victim passes the fault on
+                name = slots[slot]
+                if kind == "crash":
+                    pool.kill(name)
+                    wall.event(name, "crash", signal="SIGKILL")
+                    slots[slot] = next(names)
+                    pool.spawn(slots[slot], **opts)
+                else:
+                    pool.pause(name)
+                    wall.event(name, "pause_start", seconds=pause_s, signal="SIGSTOP")
+                    band = wall.open(name, "pause", end_planned=round(wall.t + pause_s, 3))
+                    resumes.append((band.start + pause_s, name))
+            sizes = q.sizes()
+            wall.event("monitor", "sample", **sizes)
+            bar.update(sizes["done"] - seen)
+            seen = sizes["done"]
+            if seen >= jobs and not resumes:
+                break
+            time.sleep(min(0.02, params["beat"] * scale))
+        for when, name in resumes:
+            pool.resume(name)
+            wall.event(name, "pause_end")
+        pool.stop_all()
+    for span in run.timeline.spans("pause"):
+        end = next((e.t for e in run.timeline.of("pause_end", span.actor) if e.t >= span.start), None)
+        span.end = end if end is not None else span.data["end_planned"]
+    collect_events(run.backend, events_key, run.timeline)

@@ -1,0 +1,106 @@
+"""The words of a run, and the one object a figure's words travel in.
+
+A run's sentences are written in one place only: its scenario's readout function, fed by the
+verdict computed from the run's events. That function stores them in the verdict as plain data:
+
+    verdict["label"]    the mode's name in words ("renew at TTL/2")
+    verdict["summary"]  the readout: what happened in this run, one or two sentences
+    verdict["static"]   the short verdict line the course page prints beside the mode
+
+`FigureWords` carries what a figure says (its caption, the prompt under it before a mode is lit,
+and each mode's words). Each scenario builds it with its own `figure_words(...)`; the CLI, the
+figures, the widgets, the caption files and the dashboards only read it. Nothing here draws.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+PRECISION = 1  # decimals of a model second quoted in a sentence
+
+
+def seconds(x: float | None) -> str:
+    """A model time or duration in a sentence, to the tenth of a second: "30 s", "30.5 s", "never".
+
+    The one time formatter of the project: a readout quotes every time through it, and the
+    readout property tests compare each quoted number with the verdict's rounded the same way."""
+    if x is None:
+        return "never"
+    value = round(float(x), PRECISION)
+    return f"{value + 0.0:g} s"  # + 0.0: never "-0 s"
+
+
+def times(n: int, once: str = "once", twice: str = "twice") -> str:
+    """1 -> "once", 2 -> "twice", n -> "n times"."""
+    return once if n == 1 else twice if n == 2 else f"{n} times"
+
+
+def plural(n: int, one: str, many: str | None = None) -> str:
+    """"1 renewal", "3 renewals" (or the given plural)."""
+    return f"{n} {one if n == 1 else many or one + 's'}"
+
+
+@dataclass(frozen=True)
+class ModeWords:
+    """What one mode of a figure says: its label, its readout, its static verdict."""
+
+    label: str
+    readout: str
+    verdict: str
+
+    @property
+    def verdict_line(self) -> str:
+        """"label → verdict", as the course page prints it."""
+        return f"{self.label} → {self.verdict}"
+
+    @classmethod
+    def of(cls, verdict: Mapping[str, Any], label: str | None = None) -> "ModeWords":
+        """A run's words, read from the verdict its scenario wrote (a caller may rename the mode)."""
+        return cls(label or verdict["label"], verdict["summary"], verdict["static"])
+
+
+@dataclass(frozen=True)
+class FigureWords:
+    """Everything a figure says, in one object: caption, prompt, and each mode's words."""
+
+    caption: str
+    prompt: str = ""
+    modes: dict[str, ModeWords] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()  # further lines for the caption file (e.g. one per benchmark row)
+
+    def readout(self, lit: str | None) -> str:
+        """The line under the figure: the lit mode's readout, else the prompt."""
+        return self.modes[lit].readout if lit in self.modes else self.prompt
+
+    def readout_texts(self) -> list[str]:
+        """Every readout the figure can show."""
+        return [m.readout for m in self.modes.values()]
+
+    def report(self) -> str:
+        """Every mode's verdict line and readout, one per line: stable text for a checked cell."""
+        return "\n".join(f"{m.verdict_line}\n    {m.readout}" for m in self.modes.values())
+
+    def caption_text(self, lit: str | None = None) -> str:
+        """The caption file written beside an exported figure."""
+        lines = [self.caption]
+        if lit is not None:
+            lines.append(f"readout · {self.modes[lit].readout}")
+        elif self.prompt:
+            lines.append(f"readout · {self.prompt}")
+        if self.modes:
+            lines.append("static verdicts:")
+            lines.extend(f"- {m.verdict_line}" for m in self.modes.values())
+            if lit is None:
+                lines.extend(f"- readout for {m.label}: {m.readout}" for m in self.modes.values())
+        lines.extend(self.notes)
+        return "\n".join(line for line in lines if line) + "\n"
+
+
+def figure_words(modes: Mapping[str, Any], caption: str, prompt: str,
+                 labels: Mapping[str, str] | None = None, notes: tuple[str, ...] = ()) -> FigureWords:
+    """FigureWords for {mode: Timeline}, each mode's words read from its verdict."""
+    labels = labels or {}
+    return FigureWords(caption, prompt, {name: ModeWords.of(tl.verdict, labels.get(name)) for name, tl in modes.items()},
+                       notes)

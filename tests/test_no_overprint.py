@@ -1,0 +1,87 @@
+"""No text on text, and no text too small to read: every figure the package draws, each mode lit,
+at notebook size (the explorer's 80 dpi) and at slide size (1920 × 1080)."""
+
+from __future__ import annotations
+
+import pytest
+
+from emqlab import figures
+from emqlab.plot.check import overprints, small_texts
+from emqlab.scenarios import heartbeat, queue_heartbeat
+from emqlab.scenarios.chaos import chaos
+
+NOTEBOOK = ((12, 7.2), 80, 12)  # inches, dpi, smallest text in px
+SLIDE = ((16, 9), 120, 18)
+
+
+def _lesson03(be):
+    modes = {"none": heartbeat(renew="none", pause="20:40", backend=be),
+             "chosen": heartbeat(renew=1.2, pause="20:40", backend=be)}
+    return figures.heartbeat_figure(modes)
+
+
+def _lesson02(be):
+    runs = {"crash-short": heartbeat(lease=10, renew="half", pause="11:100", backend=be),
+            "crash-long": heartbeat(lease=60, renew="half", pause="11:100", backend=be),
+            "alive-short": heartbeat(lease=10, renew="half", backend=be)}
+    labels = {"crash-short": "10 s lease, holder crashes", "crash-long": "60 s lease, holder crashes",
+              "alive-short": "10 s lease, holder alive"}
+    return figures.heartbeat_figure(runs, labels=labels)
+
+
+def _boundary(be):
+    from emqlab import lab
+
+    lab._current = be
+    try:
+        return figures.boundary_figure(lab.cadence_boundary(cadences=[0.3, 0.5, 0.8], pauses=[5.5, 12.5, 27.5]))
+    finally:
+        lab._current = None
+
+
+BUILDERS = {
+    "heartbeat": lambda be: figures.heartbeat_figure(figures.heartbeat_modes(be)),
+    "lesson02": _lesson02,
+    "lesson03": _lesson03,
+    "renewal": lambda be: figures.renewal_figure(figures.renewal_designs(be)),
+    "scaling": figures.measured_scaling,
+    "capacity": lambda be: figures.measured_capacity(),
+    "reaper": lambda be: figures.reaper_figure(figures.applied_runs(be)["reaper"]),
+    "queue-heartbeat": lambda be: figures.queue_heartbeat_figure(
+        {r: queue_heartbeat(renew=r, backend=be) for r in ("none", "half")}),
+    "fencing": lambda be: figures.fencing_figure(figures.applied_runs(be)["fencing"]),
+    "chaos": lambda be: figures.chaos_figure(chaos(workers=3, jobs=60, backend=be, progress="off")),
+    "boundary": _boundary,
+}
+
+
+def frames(drawing):
+    yield None
+    yield from drawing.modes
+
+
+@pytest.mark.parametrize("size", [NOTEBOOK, SLIDE], ids=["notebook", "slide"])
+@pytest.mark.parametrize("name", list(BUILDERS))
+def test_no_text_is_printed_on_other_text(fake, name, size):
+    inches, dpi, min_px = size
+    drawing = BUILDERS[name](fake)
+    fig = drawing.figure
+    drawing.fit(inches, dpi)
+    for lit in frames(drawing):
+        drawing.light(lit)
+        clashes = [f"{a.role} {a.text!r} × {b.role} {b.text!r}" for a, b in overprints(fig)]
+        assert not clashes, f"{name} at {inches} in, lit {lit}: " + "; ".join(clashes)
+    assert not small_texts(fig, min_px), f"{name}: texts under {min_px} px: {small_texts(fig, min_px)}"
+
+
+def test_the_check_sees_a_label_moved_onto_another(fake):
+    drawing = figures.heartbeat_figure(figures.heartbeat_modes(fake))
+    fig = drawing.figure
+    assert not overprints(fig)
+    ax = fig.axes[0]
+    ax.yaxis.label.set_text("holder lane")
+    ax.title.set_text("a title")  # the centre title, moved onto the left one
+    ax.title.set_position(ax._left_title.get_position())
+    ax.title.set_ha("left")
+    assert any({a.role, b.role} == {"title"} for a, b in overprints(fig))
+    assert small_texts(fig, 100)  # and a threshold no text meets is reported

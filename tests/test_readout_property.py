@@ -1,0 +1,112 @@
+"""A readout that cannot lie: over random heartbeat runs, every clause of the readout is a fact of
+the verdict, and every number it quotes is the verdict's (through the one time formatter).
+
+`check_readout` is the checker; `test_the_checker_catches_a_lying_readout` breaks the words on
+purpose and shows the checker fails, so the property test can fail for a reason."""
+
+from __future__ import annotations
+
+import importlib
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from emqlab.backend import connect
+from emqlab.scenarios.heartbeat import heartbeat, words
+from emqlab.words import seconds
+
+heartbeat_module = importlib.import_module("emqlab.scenarios.heartbeat")
+NUMBER = re.compile(r"(\d+(?:\.\d+)?) s\b")
+
+
+def check_readout(params: dict, v: dict, text: str) -> None:
+    """Raise AssertionError naming the first clause of `text` that the verdict `v` does not hold."""
+    def says(phrase: str, fact: bool) -> None:
+        assert (phrase in text) == bool(fact), f"{phrase!r} said={phrase in text} but fact={fact}: {text}"
+
+    says("paused", v["paused_at"] is not None)
+    says("while the holder was frozen", v["lapsed_in_pause"])
+    says("lapsed at", v["lapsed_at"] is not None or v["contender_lapsed_at"] is not None)
+    says(f"the {seconds(params['lease'])} lease lapsed at", v["lapsed_at"] is not None)
+    says("replied 0", v["renew_lost_at"] is not None)
+    says("stopped at once", v["holder_stopped_at"] is not None and v["renew_lost_at"] is not None)
+    says("reclaimed the job", v["reclaimed_at"] is not None)
+    says("at once for", v["double_run"])
+    says("finished once", v["finished_once"])
+    says("nobody finished", not v["finished_by"])
+    says("finished twice", len(v["finished_by"]) == 2)
+    says("by the contender", "contender" in v["finished_by"])
+    says("by the holder", "holder" in v["finished_by"])
+    says("held the", v["lapsed_at"] is None and v["renewals"] > 0)
+    says("outlasted", v["lapsed_at"] is None and v["renewals"] == 0)
+    if v["lapsed_at"] is None and v["renewals"]:
+        assert re.search(rf"\b{v['renewals']} token-checked extends?\b", text), text
+    # every time quoted is one of the verdict's (or the run's parameters), as the formatter writes it
+    allowed = {seconds(x) for x in (params["lease"], params["job"], v["lapsed_at"], v["reclaimed_at"],
+                                    v["renew_lost_at"], v["paused_at"], v["resumed_at"], v["both_ran_s"],
+                                    v["contender_lapsed_at"]) if x is not None}
+    if v["double_run"] and v["both_ran_s"] < 0.05:
+        allowed.add("0.1 s")  # "for less than 0.1 s": an overlap too short to quote to the tenth
+    if v["double_run"]:
+        quoted = seconds(v["both_ran_s"]) if v["both_ran_s"] >= 0.05 else "less than 0.1 s"
+        assert f"at once for {quoted}" in text, text
+    for number in NUMBER.findall(text):
+        assert f"{number} s" in allowed, f"{number} s is not a fact of the verdict {sorted(allowed)}: {text}"
+    for key, phrase in (("lapsed_at", "lease lapsed at "), ("reclaimed_at", "reclaimed the job at "),
+                        ("renew_lost_at", "extend at "), ("paused_at", "paused from "),
+                        ("contender_lapsed_at", "own lease lapsed at ")):
+        if v[key] is not None and phrase in text:
+            assert f"{phrase}{seconds(v[key])}" in text, f"{key}={v[key]} misquoted: {text}"
+
+
+runs = st.fixed_dictionaries({
+    "lease": st.integers(1_000, 120_000).map(lambda ms: ms / 1000),
+    "job": st.integers(1_000, 300_000).map(lambda ms: ms / 1000),
+    "renew": st.one_of(st.just("none"), st.integers(50, 2000).map(lambda f: f / 1000)),
+    "pause": st.one_of(st.none(), st.tuples(st.integers(0, 300_000), st.integers(1, 200_000)).map(
+        lambda p: f"{p[0] / 1000}:{p[1] / 1000}")),
+})
+
+
+@pytest.fixture(scope="module")
+def store():
+    be = connect("fake")
+    yield be
+    be.close()
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                   HealthCheck.too_slow])
+@given(runs)
+def test_every_clause_of_the_heartbeat_readout_is_true_of_its_verdict(store, p):
+    tl = heartbeat(**p, backend=store)
+    v = tl.verdict
+    check_readout(tl.params, v, v["summary"])
+    assert v["summary"] == words(tl.params, v).readout  # the verdict carries the one function's words
+    assert v["static"] == words(tl.params, v).verdict
+
+
+@pytest.mark.parametrize("lie", ["pause", "finished once", "contender finished", "double run", "number"])
+def test_the_checker_catches_a_lying_readout(store, monkeypatch, lie):
+    """Break the words on purpose, five ways; the checker must fail each time."""
+    honest = words
+
+    def lying(params, v):
+        w = honest(params, v)
+        text = {
+            "pause": w.readout.replace("the 30 s lease", "the holder was paused from 1 s to 2 s; the 30 s lease"),
+            "finished once": w.readout.replace("finished twice", "finished once"),
+            "contender finished": w.readout.replace("by the holder.", "by the contender."),
+            "double run": w.readout.replace("; both ran it at once for 44.5 s", ""),
+            "number": w.readout.replace("30.5 s", "31 s"),
+        }[lie]
+        assert text != w.readout
+        return type(w)(w.label, text, w.verdict)
+
+    monkeypatch.setattr(heartbeat_module, "words", lying)
+    case = {"renew": "half"} if lie == "contender finished" else {"renew": "none"}
+    tl = heartbeat(lease=30, job=75, **case, backend=store)
+    with pytest.raises(AssertionError):
+        check_readout(tl.params, tl.verdict, tl.verdict["summary"])

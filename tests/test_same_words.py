@@ -1,0 +1,72 @@
+"""The same run gives the same words everywhere: the CLI's readout, the caption file `emqlab figures`
+writes, the widget's readout and the dashboard's are one sentence, made by the scenario's words."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from emqlab import cli, lab
+from emqlab.export import export_all, export_figure
+from emqlab.figures import heartbeat_figure, heartbeat_modes
+from emqlab.scenarios.heartbeat import heartbeat
+from emqlab.widgets import ModeExplorer
+
+
+def cli_summary(capsys, *argv: str) -> str:
+    assert cli.main(["heartbeat", *argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)["verdict"]["summary"]
+
+
+def caption_readout(path) -> str:
+    line = next(line for line in path.read_text().splitlines() if line.startswith("readout · "))
+    return line.removeprefix("readout · ")
+
+
+@pytest.mark.parametrize("renew,pause", [("1.2", None), ("half", "20:40"), ("third", None), ("none", "11:100")])
+def test_cli_caption_and_widget_say_the_same_sentence(fake, capsys, tmp_path, renew, pause):
+    args = ["--renew", renew] + (["--pause", pause] if pause else [])
+    said = cli_summary(capsys, *args)
+    run = heartbeat(renew=renew, pause=pause, backend=fake)
+    drawing = heartbeat_figure({"chosen": run})
+    _, caption = export_figure(drawing, tmp_path / "chosen", "png", lit="chosen")
+    explorer = ModeExplorer(heartbeat_figure, {"chosen": run})
+    try:
+        explorer.buttons.value = "chosen"
+        assert said == caption_readout(caption) == explorer.readout_text == drawing.readout_text
+    finally:
+        explorer.close()
+
+
+def test_the_cadence_explorer_at_1_2_ttl_speaks_of_no_pause_and_no_finish(fake, capsys, monkeypatch):
+    monkeypatch.setattr(lab, "_current", fake)
+    explorer = ModeExplorer(heartbeat_figure, run=lab.cadence_modes,
+                            sliders={"lease": (10, 60, 5, 30), "job": (15, 120, 5, 75),
+                                     "cadence": (0.1, 1.5, 0.05, 1.2), "pause_at": (0, 60, 5, 20),
+                                     "pause_for": (0, 60, 5, 0)})
+    try:
+        text = explorer.modes["chosen"].readout
+        assert "pause" not in text and "frozen" not in text
+        assert "nobody finished the job" in text and "finished once" not in text
+        assert text == cli_summary(capsys, "--renew", "1.2")
+    finally:
+        explorer.close()
+        monkeypatch.setattr(lab, "_current", None)
+
+
+def test_figure_1_captions_carry_the_cli_readouts(capsys, tmp_path):
+    export_all(tmp_path, only=["fig1-heartbeat-no-renewal", "fig1-heartbeat-renew-half"], progress=False)
+    assert caption_readout(tmp_path / "fig1-heartbeat-no-renewal.txt") == cli_summary(capsys, "--renew", "none")
+    assert caption_readout(tmp_path / "fig1-heartbeat-renew-half.txt") == cli_summary(capsys, "--renew", "half")
+
+
+def test_the_dashboard_reads_the_same_words(fake, capsys):
+    from emqlab.present import explorer as dashboard
+
+    x = dashboard("heartbeat", backend=fake)
+    try:
+        modes = heartbeat_modes(fake)
+        assert x.modes["none"].readout == modes["none"].verdict["summary"] == cli_summary(capsys, "--renew", "none")
+    finally:
+        x.close()
