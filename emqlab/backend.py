@@ -6,9 +6,9 @@ the round-trip counter, and (for the embedded server) the server's whole life.
 
 from __future__ import annotations
 
-import itertools
 import os
 import re
+import secrets
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
@@ -66,9 +66,27 @@ def _counting_class(base: type, counter: Counter, clock: Any) -> type:
     return type(f"Counting{base.__name__}", (_Counting, base), {"counter": counter, "clock": clock})
 
 
-def redact(url: str) -> str:
-    """A URL with its password replaced by ***, for messages."""
-    return re.sub(r"(://[^:@/]*:)[^@/]*@", r"\1***@", url)
+# The user-info part of a URL: from `scheme://` to the last `@` before the host. A password may hold
+# `@`, `/`, `?` or `:` when a user types it unescaped, so the last `@` of the token ends it.
+_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<info>[^\s'\"]*)@(?=[^@\s'\"]*(?:[\s'\"]|$))")
+_QUERY_SECRET = re.compile(r"(?i)([?&;](?:password|pass|pwd|auth)=)[^&#\s'\"]*")
+
+
+def _mask_userinfo(m: re.Match) -> str:
+    user, colon, _ = m.group("info").partition(":")
+    # `user:pw@` keeps the user; `:pw@` and a bare `pw@` (no colon) hide all of it
+    return f"{m.group('scheme')}{user if colon else ''}{':' if colon else ''}***@"
+
+
+def redact(text: str) -> str:
+    """`text` (a URL, or any message with URLs in it) with every password replaced by ***:
+    `redis://:pw@`, `redis://user:pw@`, `redis://pw@` and `?password=pw` alike."""
+    return _QUERY_SECRET.sub(r"\1***", _USERINFO.sub(_mask_userinfo, str(text)))
+
+
+def glob_escape(text: str) -> str:
+    """`text` as a literal in a SCAN MATCH pattern: a prefix holding `*` or `[` matches itself only."""
+    return re.sub(r"([\\*?\[\]])", r"\\\1", text)
 
 
 def parse_backend(spec: str | None) -> tuple[str, str | None]:
@@ -77,8 +95,14 @@ def parse_backend(spec: str | None) -> tuple[str, str | None]:
     if spec in ("fake", "valkey"):
         return spec, None
     if "://" not in spec:
-        raise BadParameter(f"unknown backend {spec!r}; allowed: {BACKEND_HELP}")
-    parsed, shown = urlparse(spec), redact(spec)
+        raise BadParameter(f"unknown backend {redact(spec)!r}; allowed: {BACKEND_HELP}")
+    scheme, _, rest = spec.partition("://")
+    spec = f"{scheme.lower()}://{rest}"  # REDIS://host reads as redis://host
+    shown = redact(spec)
+    try:
+        parsed = urlparse(spec)  # a malformed netloc ('[::1') raises here
+    except ValueError:
+        raise BadParameter(f"backend URL {shown!r} is malformed; allowed: {BACKEND_HELP}") from None
     if parsed.scheme not in URL_SCHEMES:
         raise BadParameter(f"backend URL scheme {parsed.scheme!r} is not supported; allowed: {BACKEND_HELP}")
     if parsed.scheme == "unix":
@@ -111,7 +135,6 @@ class Backend:
         self.url = url
         self.prefix = prefix
         self._server = server
-        self._runs = itertools.count(1)
         self.scripts = ScriptRegistry(client)
         try:
             client.ping()
@@ -141,12 +164,24 @@ class Backend:
         return self.prefix + ":".join(parts)
 
     def run_prefix(self, scenario: str) -> str:
-        """A fresh key prefix for one run, so runs never see each other's keys."""
-        return f"{self.prefix}{scenario}-{next(self._runs)}:"
+        """A fresh key prefix for one run, `emqlab:<scenario>-<16 random hex digits>:`: random, so two
+        runs never meet, whichever process or machine starts them (numbered per process, they did)."""
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+", scenario):
+            raise BadParameter(f"a run's name {scenario!r} must be letters, digits, '_', '.', '-'")
+        return f"{self.prefix}{scenario}-{secrets.token_hex(8)}:"
+
+    def fresh_client(self) -> redis.Redis:
+        """A client of its own to this backend's live store (not counted, its own connection): what
+        a run's lease renewer uses, so it never waits behind the run's own commands."""
+        if not self.live:
+            raise BadParameter("fakeredis lives inside one client; a second connection needs a live server")
+        if self.kind == "valkey":
+            return redis.Redis(decode_responses=True, socket_timeout=10, **self._server.connection_kwargs)
+        return redis.Redis.from_url(self.url, decode_responses=True, socket_connect_timeout=5, socket_timeout=10)
 
     # -- housekeeping ------------------------------------------------------------------------
     def keys(self, pattern_prefix: str | None = None) -> list[str]:
-        match = (pattern_prefix or self.prefix) + "*"
+        match = glob_escape(pattern_prefix or self.prefix) + "*"
         return sorted(k.decode() if isinstance(k, bytes) else k for k in self.client.scan_iter(match=match, count=1000))
 
     def delete_prefix(self, prefix: str) -> int:
@@ -155,7 +190,7 @@ class Backend:
             raise BadParameter(f"refusing to delete keys under {prefix!r}: emqlab only touches keys under {self.prefix!r}")
         removed = 0
         batch: list[str] = []
-        for key in self.client.scan_iter(match=prefix + "*", count=1000):
+        for key in self.client.scan_iter(match=glob_escape(prefix) + "*", count=1000):
             batch.append(key)
             if len(batch) >= 500:
                 removed += self.client.unlink(*batch)

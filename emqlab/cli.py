@@ -8,15 +8,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
+import threading
+from contextlib import contextmanager
 from typing import Any
 
 import redis
 
-from .backend import BACKEND_HELP, connect
+from .backend import BACKEND_HELP, connect, redact
 from .clock import DEFAULT_SCALE
 from .errors import BadParameter, EmqlabError
-from .renewal import cadence_help
+from .faults import Pause
+from .ranges import arg, check_verb, get, run_limits, help_text, output_dir, output_file, spec_arg
+from .backend import parse_backend
+from .renewal import cadence_help, parse_cadence
 from .renewal_plane import design_help, design_names
 
 
@@ -24,29 +30,50 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, exit 2, no usage dump
         raise BadParameter(f"{message} (see `{self.prog} --help`)")
 
-
-def _scale(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"scale must be a number > 0, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"scale must be a number > 0, got {text!r}")
-    return value
+    def _get_value(self, action, arg_string):  # a type's BadParameter keeps its own sentence (emqlab.ranges)
+        type_func = self._registry_get("type", action.type, action.type)
+        try:
+            return type_func(arg_string) if callable(type_func) else super()._get_value(action, arg_string)
+        except BadParameter as exc:
+            raise argparse.ArgumentError(action, str(exc)) from None
+        except (TypeError, ValueError):
+            return super()._get_value(action, arg_string)  # argparse's own words: "invalid int value: …"
 
 
 def _common() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--backend", default=None, help=f"{BACKEND_HELP} (default: $EMQLAB_URL, $EMQLAB_BACKEND, fake)")
+    common.add_argument("--backend", default=None, type=_backend_spec,
+                        help=f"{BACKEND_HELP} (default: $EMQLAB_URL, $EMQLAB_BACKEND, fake)")
     common.add_argument("--clock", choices=["virtual", "real"], default=None,
                         help="virtual (default on fake) or real (default, and required, on a live server)")
-    common.add_argument("--scale", type=_scale, default=DEFAULT_SCALE,
-                        help=f"real clock: real seconds per model second (default {DEFAULT_SCALE})")
+    common.add_argument("--scale", type=arg("scale"), default=DEFAULT_SCALE,
+                        help=help_text("scale", f"real clock: real seconds per model second (default {DEFAULT_SCALE})"))
     common.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     return common
 
 
+def _backend_spec(text: str) -> str:
+    """A backend checked at parse time: a malformed URL is one line, exit 2; `REDIS://` reads as `redis://`."""
+    spec_arg(parse_backend, "backend URL")(text)  # a bad spec: one line, exit 2
+    return parse_backend(text)[1] or text.strip()  # a URL as parse_backend reads it (scheme in lower case)
+
+
+def _check_cost(args) -> None:
+    """Refuse a run that would last longer than the limits in emqlab/ranges.py (each part in range)."""
+    params = dict(vars(args))
+    if "renew" in params or "cadence" in params:
+        params["cadence"] = parse_cadence(params.get("renew", params.get("cadence"))).fraction
+    pause = Pause.parse(params.get("pause")) if params.get("pause") else None
+    params["pause"] = (pause.at, pause.seconds) if pause else None
+    defaults = {"lease": 10.0, "beat": 1.0, "job": 0.5}  # chaos's own defaults for the flags left unset
+    params.update({k: v for k, v in defaults.items() if params.get(k) is None})
+    kind = parse_backend(args.backend)[0]
+    real = args.clock == "real" or (args.clock is None and kind != "fake")
+    check_verb(args.verb, params, real=real, scale=args.scale)
+
+
 def _open(args):
+    _check_cost(args)  # the whole run's cost, before any server starts
     return connect(args.backend, clock=args.clock, scale=args.scale)
 
 
@@ -132,6 +159,14 @@ def cmd_valkey(args) -> None:
             pass
 
 
+def cmd_clean(args) -> None:
+    from .runs import clean
+
+    with _open(args) as backend:
+        result = clean(backend)
+    _emit(args, result.to_dict(), result.summary)
+
+
 def _scenario_kwargs(args) -> dict[str, Any]:
     """The verb's own options, as keyword arguments (everything but the common ones)."""
     skip = {"backend", "clock", "scale", "json", "func", "verb"}
@@ -143,13 +178,13 @@ def _applied_verbs(sub, common) -> None:
     `emqlab.scenarios.reaper.reaper` / `emqlab.scenarios.chaos.chaos` (chaos's --plot excepted)."""
     p = sub.add_parser("reaper", parents=[common],
                        help="a consumer dies mid-job; the reaper returns its lease on the server clock")
-    p.add_argument("--lease", type=float, default=30.0, help="lease per claim, model seconds (default 30)")
-    p.add_argument("--beat", type=float, default=5.0, help="consumer beat, model seconds (default 5)")
-    p.add_argument("--job", type=float, default=20.0, help="job length, model seconds (default 20)")
-    p.add_argument("--crash-at", dest="crash_at", type=float, default=10.0,
-                   help="when worker-1 dies mid-job, model seconds (default 10)")
-    p.add_argument("--late-at", dest="late_at", type=float, default=None,
-                   help="when worker-1's stale completion arrives (default lease + 3 beats)")
+    p.add_argument("--lease", type=arg("lease"), default=30.0, help=help_text("lease", "lease per claim, model seconds (default 30)"))
+    p.add_argument("--beat", type=arg("beat"), default=5.0, help=help_text("beat", "consumer beat, model seconds (default 5)"))
+    p.add_argument("--job", type=arg("job"), default=20.0, help=help_text("job", "job length, model seconds (default 20)"))
+    p.add_argument("--crash-at", dest="crash_at", type=arg("crash_at"), default=10.0,
+                   help=help_text("crash_at", "when worker-1 dies mid-job, model seconds (default 10)"))
+    p.add_argument("--late-at", dest="late_at", type=arg("late_at"), default=None,
+                   help=help_text("late_at", "when worker-1's stale completion arrives (default lease + 3 beats)"))
     p.add_argument("--queue", default="orders", help="queue name (default orders)")
     p.add_argument("--procs", action="store_true",
                    help="live Valkey only: run the consumers as OS processes; the crash is a SIGKILL")
@@ -157,20 +192,21 @@ def _applied_verbs(sub, common) -> None:
 
     p = sub.add_parser("chaos", parents=[common],
                        help="many consumers, many jobs, random kills and pauses; count lost and duplicate effects")
-    p.add_argument("--workers", type=int, default=4, help="consumers (default 4)")
-    p.add_argument("--jobs", type=int, default=1000, help="jobs to enqueue (default 1000)")
+    p.add_argument("--workers", type=arg("workers"), default=4, help=help_text("workers", "consumers (default 4)"))
+    p.add_argument("--jobs", type=arg("jobs"), default=1000, help=help_text("jobs", "jobs to enqueue (default 1000)"))
     p.add_argument("--fencing", choices=["on", "off"], default="on",
                    help="on: each effect is written by a script that checks attempts (default); off: unchecked")
-    p.add_argument("--kills", type=int, default=None, help="consumer crashes to inflict (default: workers)")
-    p.add_argument("--pauses", type=int, default=None,
-                   help="stop-the-world pauses of 2 × lease to inflict (default: 2 × workers)")
-    p.add_argument("--lease", type=float, default=None, help="lease per claim, model seconds (default 10)")
-    p.add_argument("--beat", type=float, default=None, help="consumer beat, model seconds (default 1)")
-    p.add_argument("--job", type=float, default=None, help="job length, model seconds (default 0.5)")
-    p.add_argument("--seed", type=int, default=1, help="random seed for the faults (default 1)")
+    p.add_argument("--kills", type=arg("kills"), default=None, help=help_text("kills", "consumer crashes to inflict (default: workers)"))
+    p.add_argument("--pauses", type=arg("pauses"), default=None,
+                   help=help_text("pauses", "stop-the-world pauses of 2 × lease to inflict (default: 2 × workers)"))
+    p.add_argument("--lease", type=arg("lease"), default=None, help=help_text("lease", "lease per claim, model seconds (default 10)"))
+    p.add_argument("--beat", type=arg("beat"), default=None, help=help_text("beat", "consumer beat, model seconds (default 1)"))
+    p.add_argument("--job", type=arg("job"), default=None, help=help_text("job", "job length, model seconds (default 0.5)"))
+    p.add_argument("--seed", type=arg("seed"), default=1, help=help_text("seed", "random seed for the faults (default 1)"))
     p.add_argument("--procs", choices=["auto", "on", "off"], default="auto",
                    help="consumers as OS processes: auto (= on for live Valkey, off on fake)")
-    p.add_argument("--plot", default=None, metavar="FILE", help="also write a plot of the run (png or svg)")
+    p.add_argument("--plot", default=None, metavar="FILE", type=output_file(("png", "svg")),
+                   help="also write a plot of the run (png or svg; its folder must exist)")
     p.add_argument("--progress", choices=["auto", "on", "off"], default="auto",
                    help="progress bar on stderr (auto: when stderr is a terminal)")
     p.add_argument("--queue", default="orders", help="queue name (default orders)")
@@ -183,20 +219,23 @@ def build_parser() -> argparse.ArgumentParser:
     common = _common()
 
     p = sub.add_parser("heartbeat", parents=[common], help="a job longer than its lease, with or without renewal")
-    p.add_argument("--lease", type=float, default=30.0, help="lease (TTL) in model seconds (default 30)")
-    p.add_argument("--job", type=float, default=75.0, help="job length in model seconds (default 75)")
-    p.add_argument("--renew", default="none", help=f"{cadence_help()} (default none)")
-    p.add_argument("--pause", default=None, metavar="AT:SECONDS", help="stop the holder's world at AT for SECONDS")
+    p.add_argument("--lease", type=arg("lease"), default=30.0, help=help_text("lease", "lease (TTL) in model seconds (default 30)"))
+    p.add_argument("--job", type=arg("job"), default=75.0, help=help_text("job", "job length in model seconds (default 75)"))
+    p.add_argument("--renew", default="none", type=spec_arg(parse_cadence, "cadence"),
+                   help=help_text("cadence", f"{cadence_help()} (default none)"))
+    p.add_argument("--pause", default=None, metavar="AT:SECONDS", type=spec_arg(Pause.parse, "pause"),
+                   help=f"stop the holder's world at AT [{get('pause_at').text()}] for SECONDS [{get('pause').text()}]")
     p.set_defaults(func=cmd_heartbeat)
 
     p = sub.add_parser("renewal-cost", parents=[common], help="K per-job timers against one sweep")
-    p.add_argument("--jobs", type=int, default=6, help="K, the leases the worker holds (default 6)")
+    p.add_argument("--jobs", type=arg("jobs"), default=6, help=help_text("jobs", "K, the leases the worker holds (default 6)"))
     p.add_argument("--design", choices=design_names(), default="sweep", help=design_help("sweep"))
-    p.add_argument("--ticks", type=int, default=4, help="renewal ticks to run (default 4)")
-    p.add_argument("--batch", type=int, default=None,
-                   help="sweep: leases per script call (default 500, which keeps a call well under 5 ms)")
-    p.add_argument("--lease", type=float, default=30.0, help="lease in model seconds (default 30)")
-    p.add_argument("--cadence", default="half", help=f"{cadence_help(renewing=True)} (default half)")
+    p.add_argument("--ticks", type=arg("ticks"), default=4, help=help_text("ticks", "renewal ticks to run (default 4)"))
+    p.add_argument("--batch", type=arg("batch"), default=None,
+                   help=help_text("batch", "sweep: leases per script call (default 500, which keeps a call well under 5 ms)"))
+    p.add_argument("--lease", type=arg("lease"), default=30.0, help=help_text("lease", "lease in model seconds (default 30)"))
+    p.add_argument("--cadence", default="half", type=spec_arg(parse_cadence, "cadence"),
+                   help=help_text("cadence", f"{cadence_help(renewing=True)} (default half)"))
     p.add_argument("--steal", default=None, metavar="AT:JOB[,AT:JOB]",
                    help="another token takes job JOB's key at model second AT (the next renewal reports it lost)")
     p.set_defaults(func=cmd_renewal_cost)
@@ -204,7 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
     _applied_verbs(sub, common)
 
     p = sub.add_parser("figures", parents=[common], help="write every course figure to a folder")
-    p.add_argument("--out", required=True, help="folder to write into (created if missing)")
+    p.add_argument("--out", required=True, type=output_dir, help="folder to write into (created if missing)")
     p.add_argument("--format", choices=["png", "svg"], default="png")
     p.set_defaults(func=cmd_figures)
 
@@ -216,13 +255,60 @@ def build_parser() -> argparse.ArgumentParser:
     from .present import DASHBOARDS
 
     p.add_argument("name", help="which dashboard: " + "; ".join(f"{k} ({v})" for k, v in DASHBOARDS.items()))
-    p.add_argument("--port", type=int, default=8866)
+    p.add_argument("--port", type=arg("port"), default=8866, help=help_text("port", "where the dashboard serves (default 8866)"))
     p.add_argument("--no-browser", action="store_true")
     p.set_defaults(func=cmd_present)
 
     p = sub.add_parser("valkey", help="start an embedded valkey-server and print its URL until stopped")
     p.set_defaults(func=cmd_valkey)
+
+    p = sub.add_parser("clean", parents=[common],
+                       help="delete the keys of runs that died (their own run-lease lapsed); never a live run's, "
+                            "never a key outside emqlab:")
+    p.set_defaults(func=cmd_clean)
+    for verb in ("heartbeat", "renewal-cost", "reaper", "chaos"):
+        sub.choices[verb].epilog = run_limits()
     return parser
+
+
+ENDINGS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class Ended(BaseException):
+    """A signal ended the run. Not an Exception: no `except Exception` on the way up can swallow it,
+    and every `finally` (the run's keys, its workers, its server) runs as it unwinds."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _on_signal(signum, frame):
+    for sig in ENDINGS:  # the clean-up runs once, to its end: a second Ctrl-C must not cut it short
+        signal.signal(sig, signal.SIG_IGN)
+    raise Ended(signum)
+
+
+@contextmanager
+def _endings_unwind(verb: str):
+    """Ctrl-C (to the process or its whole group), SIGTERM and SIGHUP all unwind the same way.
+    The embedded server and consumer processes run in sessions of their own, so a terminal's
+    signal reaches emqlab alone, which stops them after deleting its run's keys. (`present` keeps
+    its own Ctrl-C handling; the previous handlers come back afterwards, for callers in-process.)"""
+    if verb == "present" or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = {sig: signal.signal(sig, _on_signal) for sig in ENDINGS}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"emqlab: {redact(message)}", file=sys.stderr)  # one line, never a password
+    return code
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -232,17 +318,17 @@ def main(argv: list[str] | None = None) -> int:
             cmd_lab(argparse.Namespace(extra=argv[1:]))
             return 0
         args = build_parser().parse_args(argv)
-        args.func(args)
+        with _endings_unwind(args.verb):
+            args.func(args)
         return 0
     except EmqlabError as exc:
-        print(f"emqlab: error: {exc}", file=sys.stderr)
-        return exc.exit_code
+        return _fail(f"error: {exc}", exc.exit_code)
     except redis.RedisError as exc:
-        print(f"emqlab: error: the store failed: {exc}", file=sys.stderr)
-        return 1
+        return _fail(f"error: the store failed: {exc}", 1)
     except KeyboardInterrupt:
-        print("emqlab: interrupted", file=sys.stderr)
-        return 130
+        return _fail("interrupted (SIGINT)", 130)
+    except Ended as end:
+        return _fail(f"interrupted ({signal.Signals(end.signum).name}); cleaned up", 128 + end.signum)
 
 
 if __name__ == "__main__":

@@ -11,13 +11,13 @@ server with `to_server_ms` / `from_server_ms`.
 
 from __future__ import annotations
 
-import math
 import time
 
 import simpy
 import simpy.rt
 
 from .errors import BadParameter
+from .ranges import check
 
 DEFAULT_SCALE = 0.01
 
@@ -72,9 +72,7 @@ class RealClock(VirtualClock):
     name = "real"
 
     def __init__(self, scale: float = DEFAULT_SCALE, strict: bool = False) -> None:
-        if not (isinstance(scale, (int, float)) and math.isfinite(scale) and scale > 0):
-            raise BadParameter(f"scale must be a number > 0 (real seconds per model second), got {scale!r}")
-        self.scale = float(scale)
+        self.scale = float(check("scale", scale))  # finite and in range: 1e-320 would overflow SimPy
         # lax by default: a late wake-up on a loaded machine shifts the run instead of aborting it;
         # what the store saw is still what the timeline records.
         self.strict = strict

@@ -96,6 +96,21 @@ class LocalCluster:
         per = SLOTS // self.size
         return self._client(min(int(slot) // per, self.size - 1))
 
+    def slot_ranges(self) -> list[tuple[int, int]]:
+        """Each node's slots as the cluster itself reports them (CLUSTER SLOTS), in node order."""
+        ports = {self.address(i)[1]: i for i in range(len(self.nodes))}
+        ranges: list[tuple[int, int]] = [(-1, -1)] * len(self.nodes)
+        with self._client(0) as c:
+            for start, end, primary, *_ in c.execute_command("CLUSTER", "SLOTS"):
+                ranges[ports[int(primary[1])]] = (int(start), int(end))
+        return ranges
+
+    def node_index(self, key: str) -> int:
+        """Which node (0-based) serves `key`'s slot, by the cluster's own slot map."""
+        with self._client(0) as c:
+            slot = int(c.execute_command("CLUSTER", "KEYSLOT", key))
+        return next(i for i, (a, b) in enumerate(self.slot_ranges()) if a <= slot <= b)
+
     def client(self) -> RedisCluster:
         host, port = self.address(0)
         try:

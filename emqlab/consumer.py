@@ -5,6 +5,13 @@ Each beat: check for stop, reap (expired leases back to pending, on the server c
 key until a wake or the beat elapses). Renewal is off by default, as EchoMQ ships it; with
 `renew` set, one batched extend of every held lease runs per tick.
 
+The beat is recorded step by step: one `step` event per step, in the order the steps ran, each
+with the beat's number and what it moved (`moved`: ids reaped, jobs promoted, jobs claimed). The
+reap step carries the server `TIME` the reap script used (`now`, server ms, as the script replied;
+`time_s`, the same reading in model seconds); a claim carries the lease score the server stamped
+(`score` and `score_s`), an extend the new one. Drain and park are recorded when they end, with
+the time they `started`; a crash ends the step in hand (`ended="crash"`).
+
 Faults: `crash()` stops every process of the consumer where it stands (nothing is settled, the
 lease is left to the reaper); `pause(ms)` stops the world; `stop()` is graceful: the jobs in hand
 are settled, then the loop exits. On a virtual clock the park is a clock timeout plus a
@@ -21,14 +28,16 @@ import simpy
 
 from .errors import BadParameter, StaleToken
 from .faults import World
-from .queue import REAP_LIMIT, Claimed, Queue
+from .queue import MAX_SLICE, REAP_LIMIT, Claimed, Queue
 from .timeline import ClockRecorder, Recorder, Timeline
 
 CRASH, STOP, LOST = "crash", "stop", "lease-lost"
 EFFECTS = ("none", "fenced", "unfenced")
 
 
-ROUTINE = frozenset({"claim", "work_start", "work_done", "complete", "started"})  # one each per job
+# one each per job, and the steps of each beat (`step`): what a run of many jobs leaves out
+ROUTINE = frozenset({"claim", "work_start", "work_done", "complete", "started", "step"})
+STEPS = ("reap", "promote", "drain", "park")  # a beat's steps, in the order they run
 
 
 def unusual(routine: frozenset[str] = ROUTINE):
@@ -77,6 +86,8 @@ class Consumer:
         for what, value in (("batch", batch), ("drain limit", drain_limit)):
             if not (isinstance(value, int) and value >= 1):
                 raise BadParameter(f"a consumer's {what} must be a whole number >= 1, got {value!r}")
+        if isinstance(reap_limit, bool) or not (isinstance(reap_limit, int) and 1 <= reap_limit <= MAX_SLICE):
+            raise BadParameter(f"a consumer's reap limit must be a whole number from 1 to {MAX_SLICE}, got {reap_limit!r}")
         self.queue, self.name = queue, name
         self.clock = queue.clock
         self.lease_ms, self.beat_ms, self.batch = lease_ms, beat_ms, batch
@@ -96,6 +107,8 @@ class Consumer:
         self.beats = self.completed = self.refused = 0
         self.main: simpy.Process | None = None
         self._parked = False
+        self._step_open: tuple[int, str, float] | None = None  # (beat, step, started) of a drain or park
+        self._taken = 0  # jobs claimed by the drain in hand
 
     # -- control ---------------------------------------------------------------------------
     def start(self) -> simpy.Process:
@@ -115,6 +128,10 @@ class Consumer:
         self.crashed = self.stopping = True
         t = self.rec.t
         self.rec.event(self.name, "crash", holding=sorted(self.held))
+        if self._step_open is not None:  # the drain or park in hand ends here
+            beat, step, started = self._step_open
+            self._step(beat, step, started=started, ended="crash",
+                       **({"moved": self._taken} if step == "drain" else {"woken": False}))
         for proc in self.world.members:
             if proc.is_alive and proc is not self.clock.env.active_process:
                 proc.interrupt(CRASH)
@@ -148,21 +165,40 @@ class Consumer:
                 raise
 
     # -- the beat ------------------------------------------------------------------------------
+    def _step(self, beat: int, step: str, **data) -> None:
+        self.rec.event(self.name, "step", beat=beat, step=step, **data)
+
+    def _server_s(self, server_ms: int) -> float:
+        """A server clock reading (ms) in model seconds (absolute: compare two, never read one alone)."""
+        return round(self.clock.from_server_ms(server_ms) / 1000, 3)
+
     def loop(self):
         queue, run = self.queue, self.rec
         while not self.stopping:  # check for stop
             self.beats += 1
-            reaped = queue.reap(self.reap_limit)
+            beat = self.beats
+            # the reap script replies the server TIME it compared the lease scores with, then the ids
+            now, reaped = queue._do_reap(self.reap_limit)
+            self._step(beat, "reap", moved=len(reaped), now=now, time_s=self._server_s(now), jobs=reaped)
             if reaped:
-                run.event(self.name, "reap", jobs=reaped)
+                run.event(self.name, "reap", jobs=reaped, now=now)
             promoted = queue.promote(self.promote_limit)
+            self._step(beat, "promote", moved=promoted)
             if promoted:
                 run.event(self.name, "promote", count=promoted)
+            started, self._taken = run.t, 0
+            self._step_open = (beat, "drain", started)
             busy = yield from self.drain()
+            self._step_open = None
+            self._step(beat, "drain", moved=self._taken, started=started)
             if self.stopping:
                 break
             if not busy:
-                yield from self.park()
+                started = run.t
+                self._step_open = (beat, "park", started)
+                woken = yield from self.park()
+                self._step_open = None
+                self._step(beat, "park", started=started, woken=bool(woken))
         if not self.crashed:
             run.event(self.name, "stopped")
 
@@ -177,6 +213,7 @@ class Consumer:
             if not jobs:
                 return False
             taken += len(jobs)
+            self._taken = taken
             procs = []
             for job in jobs:
                 self._claimed(job)
@@ -192,33 +229,34 @@ class Consumer:
                         raise
 
     def park(self):
-        """Wait for a wake or the end of the beat."""
+        """Wait for a wake or the end of the beat; True if a wake token was taken."""
         queue = self.queue
         if self.blocking_park:
             timeout = max(0.001, self.clock.to_server_ms(self.beat_ms) / 1000)
             started = time.monotonic()
-            queue.backend.client.blpop([queue.wake_key], timeout=timeout)
+            woken = queue.backend.client.blpop([queue.wake_key], timeout=timeout)
             # The wait happened outside SimPy; catch its time up. The clock is lax, so this
             # already-due timeout fires at once and model time stays on the wall clock.
             yield self.clock.timeout((time.monotonic() - started) / self.clock.scale * 1000)
-            return
+            return woken is not None
         self._parked = True
         try:
             yield from self.world.sleep(self.beat_ms, work=False)
         except simpy.Interrupt as interrupt:
             if interrupt.cause != STOP:
                 raise
-            return
+            return False
         finally:
             self._parked = False
-        queue.backend.client.lpop(queue.wake_key)
+        return queue.backend.client.lpop(queue.wake_key) is not None
 
     # -- one job -----------------------------------------------------------------------------
     def _claimed(self, job: Claimed) -> None:
         rec = self.rec
         self.held[job.id] = job
         deadline = round(rec.t + job.lease_ms / 1000, 3)
-        rec.event(self.name, "claim", job=job.id, attempts=job.attempts, deadline=deadline)
+        rec.event(self.name, "claim", job=job.id, attempts=job.attempts, deadline=deadline, now=job.server_now,
+                  time_s=self._server_s(job.server_now), score=job.deadline, score_s=self._server_s(job.deadline))
         self.bands[job.id] = rec.open(self.name, "lease", job=job.id, attempts=job.attempts, deadline=deadline,
                                       ended=None)
 
@@ -292,7 +330,9 @@ class Consumer:
                     continue
                 if job_id in self.bands:
                     self.bands[job_id].data["deadline"] = deadline
-            run.event(self.name, "renew", jobs=[h[0] for h in held], deadline=deadline, lost=list(ext.lost))
+            run.event(self.name, "renew", jobs=[h[0] for h in held], deadline=deadline, lost=list(ext.lost),
+                      now=ext.server_now, time_s=self._server_s(ext.server_now), score=ext.deadline,
+                      score_s=self._server_s(ext.deadline))
             for job_id in ext.lost:
                 proc = self.workers.get(job_id)
                 if proc is not None and proc.is_alive:

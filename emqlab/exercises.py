@@ -1,4 +1,4 @@
-"""Checks for the recap exercises (lesson 07). Each runs the learner's answer against the store
+"""Checks for the recap exercises (lesson 08). Each runs the learner's answer against the store
 where it can, and replies with a `Feedback`: right or not yet, and why, in plain words.
 
 A check never raises on a wrong answer: being wrong is the normal first step of an exercise.
@@ -12,16 +12,21 @@ from typing import Any
 
 import redis
 
-from .errors import BadParameter, EmqlabError
+from .errors import BadParameter, EmqlabError, StoreError
+from .measured import load_benchmark
 from .renewal import parse_cadence
 from .scenarios.base import run_on
+from .scenarios.fencing import fencing
 from .scenarios.heartbeat import heartbeat
-from .scenarios.renewal_cost import renewal_cost
-from .words import plural, seconds
+from .words import seconds
 
 LEASE, JOB = 30, 75
 CRASH_FREE_WITHIN = 10  # seconds: exercise 3's bound on how long a crashed holder may block others
-GC_PAUSE = (21, 3)  # exercise 3's stop-the-world pause: at 21 s, for 3 s
+GC_PAUSE = (21, 3)
+TICK_S = 15.0  # exercise 4: a 30 s lease renewed at TTL/2
+FENCE_LEASE, FENCE_BEAT, FENCE_PAUSE = 30, 5, "5:40"  # exercise 5's run
+ASKED_MS = 60_000  # exercise 2: the time to live the check asks the learner's extend to set
+CAPACITY_TOLERANCE = 0.25  # exercise 4: an estimate within 25 % of the arithmetic is right  # exercise 3's stop-the-world pause: at 21 s, for 3 s
 
 
 @dataclass(frozen=True)
@@ -96,7 +101,7 @@ def check_extend_script(lua: Any, backend: Any = None) -> Feedback:
 
 def _try_extend(client, lua: str, key: str) -> Feedback:
     def call(token: str) -> Any:
-        return client.eval(lua, 1, key, token, 60_000)
+        return client.eval(lua, 1, key, token, ASKED_MS)
 
     client.set(key, "mine", px=10_000)
     reply = call("mine")
@@ -107,6 +112,14 @@ def _try_extend(client, lua: str, key: str) -> Feedback:
     if ttl <= 10_000:
         return Feedback(False, "When the token matched, the time to live did not change: call PEXPIRE on "
                                "KEYS[1] with ARGV[2].")
+    if ttl > ASKED_MS:
+        hours = ttl / 3_600_000
+        if ttl > 100 * ASKED_MS:
+            return Feedback(False, f"Your script set a time to live of about {hours:.3g} hours, not "
+                                   f"{ASKED_MS // 1000} seconds: ARGV[2] is in milliseconds, and EXPIRE reads its "
+                                   "argument as seconds. Use PEXPIRE, which takes milliseconds.")
+        return Feedback(False, f"Your script set a time to live of {ttl} ms, more than the {ASKED_MS} ms asked for "
+                               "in ARGV[2]; pass ARGV[2] to PEXPIRE as it is.")
     if not reply:
         return Feedback(False, "The lease was extended, but the script replied 0 (or nothing), which tells the "
                                "holder it lost the lock. Return PEXPIRE's reply (1) when the token matched.")
@@ -159,55 +172,78 @@ def check_lease(lease: Any, backend: Any = None) -> Feedback:
                           f"long enough to outlast a pause. The run: {paused['summary']}")
 
 
-# -- 4. what renewal costs ----------------------------------------------------------------------------
-def check_round_trips(per_job: Any, sweep: Any, jobs: int = 6, backend: Any = None) -> Feedback:
-    """Exercise 4: round trips per renewal tick for a worker holding `jobs` leases, per-job timers
-    against one sweep. Both designs are run on the store and the answers checked against what
-    the runs measured."""
-    if _unanswered(per_job) or _unanswered(sweep):
-        return Feedback(False, "Set both `per_job` and `sweep` to a number of round trips per tick.")
-    measured = {design: renewal_cost(jobs=jobs, design=design, ticks=2, backend=backend).counts["round_trips_per_tick"]
-                for design in ("per-job", "sweep")}
-    a, b = _number(per_job), _number(sweep)
-    if a != measured["per-job"]:
-        return Feedback(False, f"With one timer per job, each of the {jobs} held jobs sends its own extend every "
-                               f"tick: the run measured {plural(measured['per-job'], 'round trip')} per tick, not {per_job!r}.")
-    if b != measured["sweep"]:
-        return Feedback(False, f"One sweep sends every held lease in bounded calls written together each tick: the "
-                               f"run measured {plural(measured['sweep'], 'round trip')} per tick, not {sweep!r}.")
-    return Feedback(True, f"The runs agree: {measured['per-job']:g} round trips per tick for per-job timers, "
-                          f"{measured['sweep']:g} for the sweep. The first grows with the jobs held, the second "
-                          "only with the ticks.")
+# -- 4. how many leases can per-job timers keep? --------------------------------------------------
+def renewal_budget() -> dict[str, float]:
+    """What exercise 4 gives the learner, read from the live benchmark that ships with emqlab:
+    the wall time of one per-job extend (K = 1,000, one connection) and the 15 s tick of a 30 s
+    lease renewed at TTL/2; and what the benchmark's capacity search then measured."""
+    bench = load_benchmark() or {}
+    row = next((r for r in bench.get("rows", []) if r["design"] == "emqlab per-job" and r["k"] == 1000), None)
+    cap = next((c for c in bench.get("capacity", []) if c["design"] == "emqlab per-job"), None)
+    if row is None or cap is None:
+        raise StoreError("exercise 4 reads the benchmark's measurements (emqlab/data/renewal_cost.json), "
+                         "and they are missing; run `.venv/bin/python benchmarks/renewal_cost.py`")
+    return {"per_extend_us": round(row["wall_ms_per_tick"] * 1000 / row["k"], 1), "tick_s": TICK_S,
+            "measured_capacity": cap["capacity_k"], "first_over": cap["first_over"]}
 
 
-# -- 5. which write does fencing refuse ----------------------------------------------------------------
-def check_fencing(refused: Any) -> Feedback:
-    """Exercise 5: a worker claimed a job (attempts 1), froze past its lease; the reaper returned
-    the job and another worker re-claimed it (attempts 2). Whose write does the store refuse:
-    "first" or "second"?"""
-    if _unanswered(refused):
-        return Feedback(False, 'Set `refused` to "first" or "second".')
-    answer = str(refused).strip().lower()
-    if answer not in ("first", "second"):
-        return Feedback(False, f'Answer "first" (the worker that froze) or "second" (the one that re-claimed); '
-                               f"{refused!r} is neither.")
-    if answer == "second":
-        return Feedback(False, "The second worker holds the current attempt (2): its write matches the job and "
-                               "lands. The write that must be refused is the late one from the first worker, "
-                               "who still carries attempt 1.")
-    return Feedback(True, "The first worker woke up carrying attempt 1, but the job is on attempt 2 since the "
-                          "re-claim: the store compares the two and refuses its write, so the effect lands once.")
+def check_capacity(k_max: Any) -> Feedback:
+    """Exercise 4: from the measured cost of one per-job extend, the K at which a tick of per-job
+    timers (K extends one after another) no longer fits in the 15 s cadence."""
+    if _unanswered(k_max):
+        return Feedback(False, "Set `k_max` to a number of leases.")
+    value = _number(k_max)
+    if value is None or value <= 0:
+        return Feedback(False, f"K is a number of leases greater than 0; {k_max!r} is not one.")
+    budget = renewal_budget()
+    estimate = budget["tick_s"] * 1_000_000 / budget["per_extend_us"]
+    measured = (f"The benchmark's capacity search, run for real, kept K = {budget['measured_capacity']:,} alive "
+                f"and failed at K = {budget['first_over']:,}: per extend the cost is not quite constant as K grows, "
+                "so the straight-line estimate is an upper bound.")
+    if abs(value - estimate) > CAPACITY_TOLERANCE * estimate:
+        return Feedback(False, f"One tick sends K extends one after another, so it lasts about K × "
+                               f"{budget['per_extend_us']:g} µs; it must end within {budget['tick_s']:g} s. "
+                               f"Solve K × {budget['per_extend_us']:g} µs = {budget['tick_s']:g} s; {k_max!r} is "
+                               f"not close to that.")
+    return Feedback(True, f"About {estimate:,.0f} leases: {budget['tick_s']:g} s / {budget['per_extend_us']:g} µs. "
+                          + measured)
+
+
+# -- 5. when is the job back, and whose write is refused? ----------------------------------------------
+def check_fencing(reaped_at: Any, attempts: Any, refused: Any, backend: Any = None) -> Feedback:
+    """Exercise 5: worker-1 claims a job with a 30 s lease and freezes at 5 s for 40 s; worker-2
+    beats every 5 s, first at 2.5 s. When does a beat reap the job, what attempts number does the
+    re-claim carry, and whose late write does the store refuse? A real run checks the answers."""
+    if any(_unanswered(a) for a in (reaped_at, attempts, refused)):
+        return Feedback(False, 'Set `reaped_at` (seconds), `attempts` (a number) and `refused` ("first" or '
+                               '"second").')
+    run = fencing(fencing="on", lease=FENCE_LEASE, job=20, pause=FENCE_PAUSE, beat=FENCE_BEAT, backend=backend).verdict
+    when, count = _number(reaped_at), _number(attempts)
+    who = str(refused).strip().lower()
+    if when is None or abs(when - run["reaped_at"]) > 0.5:
+        return Feedback(False, f"The lease runs out at {seconds(FENCE_LEASE)}; a reap happens only on a beat, and "
+                               f"worker-2's beats fall at 2.5 s, 7.5 s, … every {seconds(FENCE_BEAT)}. The first "
+                               f"beat at or after the deadline is the answer; {reaped_at!r} is not it.")
+    if count != run["reclaim_attempts"]:
+        return Feedback(False, f"The first claim made attempts 1; every claim adds one. {attempts!r} is not what "
+                               "the re-claim carries.")
+    if who != "first":
+        return Feedback(False, "The second worker holds the current attempt: its write matches the job and lands. "
+                               "The write to refuse is the late one from the first worker, who still carries "
+                               "attempt 1.")
+    return Feedback(True, f"The run agrees: {run['summary']}")
 
 
 def check_all(answers: dict[str, Any], backend: Any = None) -> list[Feedback]:
-    """Every check, in order, from a dict of answers (keys: cadence, extend_lua, lease, per_job, sweep, refused)."""
+    """Every check, in order, from a dict of answers (keys: cadence, extend_lua, lease, k_max, reaped_at,
+    attempts, refused)."""
     try:
         return [
             check_cadence(answers.get("cadence"), backend),
             check_extend_script(answers.get("extend_lua"), backend),
             check_lease(answers.get("lease"), backend),
-            check_round_trips(answers.get("per_job"), answers.get("sweep"), backend=backend),
-            check_fencing(answers.get("refused")),
+            check_capacity(answers.get("k_max")),
+            check_fencing(answers.get("reaped_at"), answers.get("attempts"), answers.get("refused"), backend),
         ]
     except EmqlabError as exc:  # e.g. the store went away: say so, in one line
         return [Feedback(False, f"The check could not run: {exc}")]

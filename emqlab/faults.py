@@ -8,12 +8,12 @@ returns at the moment the world resumes (an overdue timer fires late, it is not 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import simpy
 
 from .errors import BadParameter
+from .ranges import check
 
 PAUSE = "pause"
 
@@ -37,10 +37,7 @@ class Pause:
                 at, seconds = float(at_text), float(seconds_text)
             except ValueError:
                 raise BadParameter(f"pause {spec!r} must be AT:SECONDS, e.g. 20:40 (model seconds)") from None
-        if not (math.isfinite(at) and at >= 0):
-            raise BadParameter(f"pause start must be a time >= 0 in model seconds, got {at!r}")
-        if not (math.isfinite(seconds) and seconds > 0):
-            raise BadParameter(f"pause length must be > 0 model seconds, got {seconds!r}")
+        at, seconds = check("pause_at", at), check("pause", seconds)  # finite, in range, before anything runs
         return cls(float(at), float(seconds))
 
 

@@ -17,7 +17,8 @@ from .backend import Backend
 from .errors import StoreError
 from .measured import load_benchmark
 from .plot import Drawing, as_modes
-from .plot.applied import draw_chaos, draw_fencing, draw_queue_heartbeat, draw_reaper
+from .plot.applied import draw_chaos, draw_queue_heartbeat, draw_reaper
+from .plot.fencing import draw_fencing
 from .plot.heartbeat import draw_boundary, draw_heartbeat
 from .plot.renewal import draw_capacity, draw_renewal_cost, draw_scaling
 from .renewal_plane import DESIGNS
@@ -133,3 +134,32 @@ def measured_capacity() -> Drawing:
         raise StoreError("the capacity figure draws the measured capacity search that ships with emqlab "
                          "(emqlab/data/renewal_cost.json); run `.venv/bin/python benchmarks/renewal_cost.py` to make it")
     return capacity_figure(bench["capacity"])
+
+
+# -- the cluster lesson (07): a queue's keys on a three-node cluster --------------------------------
+def cluster_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None) -> Drawing:
+    """Lesson 07: one queue's keys on the cluster's nodes, with and without the `{q}` hashtag."""
+    from .plot.cluster import draw_cluster
+    from .scenarios.cluster import figure_words as cluster_words
+
+    return _build(draw_cluster, cluster_words, lambda tl: "hashtag" if tl.params.get("hashtag") else "none",
+                  "cluster_figure", timelines, fig, labels)
+
+
+def cluster_modes(cluster: Any) -> dict[str, Any]:
+    """The cluster lesson's runs on a live `emqlab.cluster.LocalCluster`: with the hashtag and without."""
+    from .scenarios.cluster import placement
+
+    return {"hashtag": placement(cluster, hashtag=True), "none": placement(cluster, hashtag=False)}
+
+
+# -- lesson 05: the beat lane ----------------------------------------------------------------------
+def beats_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None) -> Drawing:
+    """Lesson 05: each consumer's beats step by step (reap → promote → drain → park), over the
+    server's TIME at each beat against the lease scores (runs of `reaper` or `queue_heartbeat`)."""
+    from .plot.beats import draw_beats
+    from .scenarios.reaper import beats_figure_words
+
+    return _build(draw_beats, beats_figure_words,
+                  lambda tl: "processes" if tl.params.get("procs") else tl.scenario, "beats_figure",
+                  timelines, fig, labels)

@@ -3,7 +3,7 @@
 In a notebook, `lab.backend()` is the store every lesson runs on: fakeredis on the virtual clock
 by default, or what EMQLAB_BACKEND / EMQLAB_URL name (`valkey` starts an embedded server, stopped
 when the kernel exits). `lab.use("valkey")` switches with one line; `lab.reset()` deletes
-emqlab's keys (and nothing else).
+what dead runs left behind (and nothing else).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import atexit
 import importlib.util
 import os
 import sys
+from importlib import resources
 from pathlib import Path
 
 from .backend import Backend, connect
@@ -24,6 +25,7 @@ NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 START = "00-start-here.ipynb"
 
 _current: Backend | None = None
+_held: dict = {}  # name -> RunLease of a prefix a notebook holds (see `prefix`)
 
 
 def backend() -> Backend:
@@ -54,13 +56,43 @@ def describe() -> str:
 
 
 def reset() -> int:
-    """Delete every key emqlab wrote to the current store; returns how many went."""
-    return backend().reset()
+    """Delete what dead runs left behind on the current store (keys under `emqlab:` of runs whose
+    run-lease has lapsed); a live run's keys, this notebook's own included, and anything outside
+    `emqlab:` are never touched. Returns how many keys went."""
+    from .runs import clean
+
+    return clean(backend()).keys_removed
+
+
+def prefix(name: str) -> str:
+    """A key prefix of this notebook's own, for cells that write keys outside a scenario run:
+    unique on the server (two learners never meet), held by a run-lease while the kernel lives (so
+    `emqlab clean` leaves it alone), and deleted by `done(name)` or when the kernel stops."""
+    if name not in _held:
+        from .runs import RunLease
+
+        lease = RunLease(backend(), backend().run_prefix(name)).take()
+        _held[name] = lease
+    return _held[name].prefix
+
+
+def done(name: str) -> int:
+    """Let go of `prefix(name)`: release its run-lease and delete its keys; how many keys went."""
+    lease = _held.pop(name, None)
+    if lease is None:
+        return 0
+    try:
+        lease.release()
+    finally:
+        removed = lease.backend.delete_prefix(lease.prefix)
+    return removed
 
 
 def close() -> None:
     """Close the shared backend (stopping an embedded server); the next `backend()` opens a fresh one."""
     global _current
+    for name in list(_held):
+        done(name)
     current, _current = _current, None
     if current is not None:
         current.close()
@@ -70,7 +102,7 @@ atexit.register(close)
 
 
 def lab_command(extra_args: list[str] | None = None) -> list[str]:
-    """The command `emqlab lab` runs: JupyterLab on the first lesson."""
+    """The command `emqlab lab` runs: JupyterLab, serving the course folder, opened on lesson 00."""
     start = NOTEBOOKS / START
     if not start.is_file():
         raise EmqlabError(f"the course notebooks are not beside this installation (looked for {start}); "
@@ -82,14 +114,27 @@ def lab_command(extra_args: list[str] | None = None) -> list[str]:
         extra = extra[1:]
     if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in extra:
         extra.append("--allow-root")  # containers often run as root; Jupyter refuses it unless told
-    return [sys.executable, "-m", "jupyterlab", str(start), *extra]
+    course = [f"--LabApp.default_url=/lab/tree/{START}",  # the URL printed and opened lands on lesson 00
+              "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+    if not any(a.startswith(("--ServerApp.root_dir", "--notebook-dir", "--ServerApp.notebook_dir")) for a in extra):
+        course.insert(0, f"--ServerApp.root_dir={NOTEBOOKS}")  # serve the course folder, unless told otherwise
+    return [sys.executable, "-m", "jupyterlab", *course, *extra]
+
+
+def lab_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment `emqlab lab` runs JupyterLab in: the course's own lab settings come first on
+    the config path, which turn off JupyterLab's news prompt for the course (and nothing else)."""
+    env = dict(os.environ if env is None else env)
+    course = str(resources.files("emqlab").joinpath("dashboards", "share", "labconfig-course"))
+    env["JUPYTER_CONFIG_PATH"] = os.pathsep.join(p for p in (course, env.get("JUPYTER_CONFIG_PATH", "")) if p)
+    return env
 
 
 def open_lab(extra_args: list[str] | None = None) -> None:
     """Replace this process with JupyterLab, opened on notebooks/00-start-here.ipynb."""
     argv = lab_command(extra_args)
     os.chdir(NOTEBOOKS)  # the file browser opens on the course
-    os.execv(argv[0], argv)
+    os.execve(argv[0], argv, lab_env())
 
 
 # -- small helpers the lessons call --------------------------------------------------------------
@@ -175,12 +220,12 @@ def benchmark_rows() -> list[dict]:
     return (load_benchmark() or {}).get("rows", [])
 
 
-# -- lesson 08: a three-node cluster ------------------------------------------------------------------
+# -- lesson 07: a three-node cluster ------------------------------------------------------------------
 _cluster = None
 
 
 def cluster():
-    """A three-node Valkey cluster for lesson 08, started once and stopped with the kernel."""
+    """A three-node Valkey cluster for lesson 07, started once and stopped with the kernel."""
     global _cluster
     if _cluster is None:
         from .cluster import LocalCluster
@@ -209,7 +254,7 @@ def _cluster_queue(hashtag: bool):
     from .queue import Queue
 
     cb = ClusterBackend(cluster())
-    return cb, Queue(cb, "orders", prefix=cb.prefix + "lesson08:", hashtag=hashtag)
+    return cb, Queue(cb, "orders", prefix=cb.prefix + "lesson07:", hashtag=hashtag)
 
 
 def enqueue_on_cluster(hashtag: bool = True, job_id: str = "ORD0NgWEfAEJfs") -> str:
@@ -230,7 +275,7 @@ def enqueue_on_cluster(hashtag: bool = True, job_id: str = "ORD0NgWEfAEJfs") -> 
         return f"refused by the server: {exc}"
     finally:
         node.close()
-        cb.delete_prefix(cb.prefix + "lesson08:")
+        cb.delete_prefix(cb.prefix + "lesson07:")
         cb.close()
 
 
@@ -250,5 +295,47 @@ def work_on_cluster(job_id: str = "ORD0NgWEfAEJfs") -> str:
         q.complete(job_id, claimed.attempts)
         return f"claimed with attempts {claimed.attempts}, completed; the job is now in: {', '.join(q.where(job_id))}"
     finally:
-        cb.delete_prefix(cb.prefix + "lesson08:")
+        cb.delete_prefix(cb.prefix + "lesson07:")
         cb.close()
+
+
+def cluster_placements() -> dict:
+    """The cluster figure's two runs on the lesson's cluster: the queue's keys with and without the hashtag."""
+    from .figures import cluster_modes
+
+    return cluster_modes(cluster())
+
+
+# -- lesson 05 --------------------------------------------------------------------------------------
+class Script(str):
+    """A Lua script's text as the package ships it; a notebook shows it as the file reads."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def script(name: str) -> Script:
+    """The text of `emqlab/lua/<name>.lua`, read from the package itself (`emqlab.scripts.source`), so
+    the lesson shows the script the queue runs, never a copy: `lab.script("reap")`."""
+    from .scripts import source
+
+    return Script(source(name))
+
+
+def beats(timeline, actor: str | None = None, moved_only: bool = False) -> str:
+    """A run's beats, one step per line in the order they ran: beat number, time, step, what it
+    moved, and for a reap the server TIME it compared the scores with (on the run's time base,
+    pinned at the run's first claim). `moved_only`: only the steps that moved something."""
+    claim = next((e for e in timeline.of("claim") if e.data.get("time_s") is not None), None)
+    lines = []
+    for e in timeline.of("step", actor):
+        d = e.data
+        if moved_only and not d.get("moved"):
+            continue
+        what = f"moved {d['moved']}" if "moved" in d else ("woke on a wake token" if d.get("woken") else "no wake token")
+        if d.get("ended") == "crash":
+            what += ", cut short by the crash"
+        if d["step"] == "reap" and claim is not None:
+            what += f", TIME {seconds(claim.t + d['time_s'] - claim.data['time_s'])}"
+        lines.append(f"{e.actor:<9} beat {d['beat']:>2}  {d['step']:<6} at {seconds(e.t)}: {what}")
+    return "\n".join(lines)

@@ -3,9 +3,15 @@ SIGSTOP … SIGCONT, a graceful stop is SIGTERM (the job in hand is settled firs
 
 Every child is tracked and always reaped: by `ProcessPool.close()` (also when the parent is
 interrupted with Ctrl-C or an exception unwinds through the `with`), at interpreter exit, and by
-the kernel if the parent itself is killed (PR_SET_PDEATHSIG). A child is started as
-`python -m emqlab.procs consumer …` and reports what it did as JSON events pushed to a list under
-the run's prefix, stamped on the parent's model time base (wall time since `t0`, over `scale`).
+the kernel if the parent itself is killed (PR_SET_PDEATHSIG). Each child runs in a session of its
+own: a terminal's signals reach the parent alone, which decides what its children do.
+
+A child is started as `python -m emqlab.procs consumer …` and reports what it did as JSON events
+pushed to a list under the run's prefix, stamped on the parent's model time base (wall time since
+`t0`, over `scale`). The store's address never goes on its command line (any local user can read
+those): it travels in the child's environment (`EMQLAB_CHILD_URL`), readable by its owner alone.
+A child's stderr goes to a file the parent reads, never to the user's terminal; a child that fails
+writes one line there and exits 1, and the parent reports the failure in one line of its own.
 The scenarios that drive these processes live in `emqlab.scenarios.processes`.
 """
 
@@ -13,30 +19,28 @@ from __future__ import annotations
 
 import argparse
 import atexit
-import ctypes
 import json
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from typing import Any
 
+from .embedded import die_with_parent
 from .errors import BadParameter
 from .timeline import Filtered, Recorder, Timeline
 
 _live: set[subprocess.Popen] = set()
 _live_lock = threading.Lock()
-PR_SET_PDEATHSIG = 1
+URL_ENV = "EMQLAB_CHILD_URL"  # the store's address, for the child only; never on a command line
 
 
-def _die_with_parent() -> None:  # runs in the child between fork and exec
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    except OSError:
-        pass
-    # Ctrl-C in a terminal goes to the whole foreground group; the parent decides what children do.
+def _child_setup() -> None:  # runs in the child between fork and exec
+    die_with_parent()
+    # a Ctrl-C meant for the parent must not reach a child, even one sent with kill(pid) by hand
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
@@ -83,20 +87,35 @@ class ProcessPool:
         self.queue, self.t0_wall, self.events_key = queue, t0_wall, events_key
         self.procs: dict[str, subprocess.Popen] = {}
         self.paused: set[str] = set()
+        self._stderr: dict[str, Any] = {}
 
     def spawn(self, name: str, *, lease_ms: float, beat_ms: float, work_ms: float, effect: str = "none",
               batch: int = 1, drain_limit: int = 100, quiet: tuple[str, ...] = ()) -> subprocess.Popen:
         prefix = self.queue.base[: -len(f"emq:{{{self.queue.name}}}:")]
-        args = [sys.executable, "-m", "emqlab.procs", "consumer", "--url", self.url, "--scale", str(self.scale),
+        args = [sys.executable, "-m", "emqlab.procs", "consumer", "--scale", str(self.scale),
                 "--prefix", prefix, "--queue", self.queue.name, "--name", name, "--lease-ms", str(lease_ms),
                 "--beat-ms", str(beat_ms), "--work-ms", str(work_ms), "--effect", effect, "--batch", str(batch),
                 "--drain-limit", str(drain_limit), "--t0", repr(self.t0_wall), "--events", self.events_key,
                 "--quiet", ",".join(quiet)]
-        proc = subprocess.Popen(args, preexec_fn=_die_with_parent, stdin=subprocess.DEVNULL)
+        env = {**os.environ, URL_ENV: self.url}
+        err = self._stderr[name] = tempfile.TemporaryFile()  # unlinked at once: gone with the parent
+        proc = subprocess.Popen(args, preexec_fn=_child_setup, start_new_session=True, env=env,
+                                stdin=subprocess.DEVNULL, stderr=err)
         with _live_lock:
             _live.add(proc)
         self.procs[name] = proc
         return proc
+
+    def failures(self) -> dict[str, str]:
+        """{name: the last line a child wrote to stderr} for children that exited with an error."""
+        found = {}
+        for name, proc in self.procs.items():
+            if proc.poll() not in (None, 0, -signal.SIGKILL, -signal.SIGTERM):
+                err = self._stderr[name]
+                err.seek(0)
+                lines = err.read().decode(errors="replace").strip().splitlines()
+                found[name] = lines[-1] if lines else f"exit {proc.returncode}"
+        return found
 
     def alive(self) -> list[str]:
         return [n for n, p in self.procs.items() if p.poll() is None]
@@ -135,6 +154,8 @@ class ProcessPool:
     def close(self) -> None:
         for proc in self.procs.values():
             _finish(proc, graceful=False)
+        for err in self._stderr.values():
+            err.close()
 
     def pids(self) -> list[int]:
         return [p.pid for p in self.procs.values()]
@@ -226,7 +247,6 @@ def child_main(argv: list[str]) -> int:
     from .queue import Queue
 
     p = argparse.ArgumentParser(prog="python -m emqlab.procs consumer")
-    p.add_argument("--url", required=True)
     p.add_argument("--scale", type=float, required=True)
     p.add_argument("--prefix", required=True)
     p.add_argument("--queue", required=True)
@@ -241,7 +261,10 @@ def child_main(argv: list[str]) -> int:
     p.add_argument("--events", required=True)
     p.add_argument("--quiet", default="", help="comma-separated event kinds not to report")
     a = p.parse_args(argv)
-    with connect(a.url, clock="real", scale=a.scale) as backend:
+    url = os.environ.pop(URL_ENV, None)
+    if not url:
+        raise BadParameter(f"a consumer process reads the store's URL from ${URL_ENV}; it is not set")
+    with connect(url, clock="real", scale=a.scale) as backend:
         queue = Queue(backend, a.queue, prefix=a.prefix)
         blocking = blpop_can_time(backend, a.beat_ms)
         pushed = ProcessRecorder(backend.client, a.events, a.t0, a.scale)
@@ -260,8 +283,26 @@ def child_main(argv: list[str]) -> int:
     return 0
 
 
+def child_entry(argv: list[str]) -> int:
+    """A child's top level: whatever happens, one line on its stderr (a file the parent reads) and
+    an exit code, never a traceback. A store that dies under it is exit 1."""
+    from .backend import redact
+    from .errors import EmqlabError
+
+    try:
+        return child_main(argv)
+    except EmqlabError as exc:
+        print(f"consumer: {redact(exc)}", file=sys.stderr)
+        return exc.exit_code
+    except SystemExit as exc:  # argparse: its usage line is already on stderr
+        return exc.code if isinstance(exc.code, int) else 2
+    except BaseException as exc:  # noqa: BLE001 - the store died, or anything else: one line
+        print(f"consumer: {type(exc).__name__}: {redact(exc)}", file=sys.stderr)
+        return 1
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "consumer":
-        sys.exit(child_main(sys.argv[2:]))
-    print("usage: python -m emqlab.procs consumer --url URL …", file=sys.stderr)
+        sys.exit(child_entry(sys.argv[2:]))
+    print("usage: python -m emqlab.procs consumer … (the store's URL in $EMQLAB_CHILD_URL)", file=sys.stderr)
     sys.exit(2)

@@ -18,17 +18,21 @@ is still active. Public methods validate and speak model milliseconds; `_do_*` t
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
 from .errors import BadParameter, StaleToken, StoreError
+from .ranges import get
 
 NAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 ID_RE = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+DIGITS_RE = re.compile(r"[0-9]{1,19}")
 NAME_RULE = "1-64 letters, digits, '_', '.' or '-' (no ':', braces or spaces, which would break the keyspace)"
 ID_RULE = "1-128 letters, digits, '_', '.' or '-' (no ':', braces or spaces, which would break the keyspace)"
 
+ATTEMPTS = get("attempts")
 REAP_LIMIT = 100  # the course's LIMIT 0 100: one bounded slice per beat
 
 
@@ -36,6 +40,21 @@ def check_name(name: Any) -> str:
     if not isinstance(name, str) or not NAME_RE.fullmatch(name):
         raise BadParameter(f"queue name {name!r} is not allowed; a queue name is {NAME_RULE}")
     return name
+
+
+def check_attempts(attempts: Any) -> str:
+    """A fencing token, exactly: an int (not a bool) or a string of ASCII decimal digits, from 1 to
+    2**63 - 1 (the store's counter). Returned as the canonical decimal string the scripts compare
+    with the stored value: 1.9, True, " 1", "1e0", 1.0 and -1 are refused, never rounded to 1."""
+    number = None
+    if isinstance(attempts, numbers.Integral) and not isinstance(attempts, bool):
+        number = int(attempts)
+    elif isinstance(attempts, str) and DIGITS_RE.fullmatch(attempts):
+        number = int(attempts)
+    if number is None or not ATTEMPTS.low <= number <= ATTEMPTS.high:
+        raise BadParameter(f"attempts {attempts!r} is not a fencing token; {ATTEMPTS.rule()} (an int or a string "
+                           "of decimal digits, exactly as the claim returned it)")
+    return str(number)
 
 
 def check_id(job_id: Any) -> str:
@@ -100,6 +119,7 @@ class Queue:
         self.pending, self.active = self.base + "pending", self.base + "active"
         self.schedule, self.wake_key = self.base + "schedule", self.base + "wake"
         self.done, self.effects = self.base + "done", self.base + "effects"
+        self.reaped_key = self.base + "reaped"  # the reap script's own count of leases it returned
 
     def job_key(self, job_id: str) -> str:
         return f"{self.base}job:{job_id}"
@@ -125,15 +145,17 @@ class Queue:
         _check_limit("claim count", count)
         return self._do_claim(lease_ms, count)
 
-    def complete(self, job_id: str, attempts: int) -> None:
+    def complete(self, job_id: str, attempts: int | str) -> None:
         """Settle a job done; StaleToken if `attempts` is not the current attempt of an active job."""
-        self._settle(self._do_complete(check_id(job_id), attempts), "completion", job_id, attempts)
+        token = check_attempts(attempts)
+        self._settle(self._do_complete(check_id(job_id), token), "completion", job_id, token)
 
     def retry(self, job_id: str, attempts: int, *, delay_ms: float = 0) -> None:
         """Hand a job back (scheduled after `delay_ms` if > 0); StaleToken as for complete."""
         check_id(job_id)
+        token = check_attempts(attempts)
         _check_ms("delay", delay_ms, zero=True)
-        self._settle(self._do_retry(job_id, attempts, delay_ms), "retry", job_id, attempts)
+        self._settle(self._do_retry(job_id, token, delay_ms), "retry", job_id, token)
 
     def reap(self, limit: int = REAP_LIMIT) -> list[str]:
         """Return up to `limit` leases past the server's TIME to pending; the ids returned."""
@@ -149,6 +171,10 @@ class Queue:
             if len(ids) < limit:
                 return total
 
+    def reaped(self) -> int:
+        """How many leases the reap script has returned to pending on this queue, as the server counted."""
+        return int(self.backend.client.get(self.reaped_key) or 0)
+
     def promote(self, limit: int = REAP_LIMIT) -> int:
         """Move up to `limit` due scheduled jobs to pending."""
         return self._do_promote(_check_limit("promote limit", limit, MAX_SLICE))
@@ -156,17 +182,18 @@ class Queue:
     def extend(self, held: Iterable[tuple[str, int]], lease_ms: float) -> Extended:
         """One batched extend of (id, attempts) leases; `lost` names those no longer held."""
         _check_ms("lease", lease_ms)
-        held = [(check_id(i), int(a)) for i, a in held]
+        held = [(check_id(i), check_attempts(a)) for i, a in held]
         return self._do_extend(held, lease_ms)
 
     def record_effect(self, job_id: str, attempts: int, *, fenced: bool = True) -> int:
         """Apply the job's effect to the results store. Fenced: refused (StaleToken) unless the
         attempt is current and active, and the job is settled done in the same step. Returns how
         many times the effect has now been applied."""
-        reply = self._do_record_effect(check_id(job_id), attempts, fenced)
+        token = check_attempts(attempts)
+        reply = self._do_record_effect(check_id(job_id), token, fenced)
         if reply < 0:
             raise StaleToken(f"effect of job {job_id} refused: attempt {attempts} is no longer the job's current "
-                             "active attempt, nothing was written", key=self.job_key(job_id), token=str(attempts))
+                             "active attempt, nothing was written", key=self.job_key(job_id), token=token)
         return reply
 
     def wake(self) -> None:
@@ -179,6 +206,7 @@ class Queue:
 
     def where(self, job_id: str) -> list[str]:
         """Which of pending, active, schedule, done hold `job_id` (exactly one, if all is well)."""
+        check_id(job_id)
         pipe = self.backend.client.pipeline(transaction=False)
         pipe.zscore(self.pending, job_id)
         pipe.zscore(self.active, job_id)
@@ -201,7 +229,7 @@ class Queue:
         return {k: int(v) for k, v in self.backend.client.hgetall(self.effects).items()}
 
     # -- private: the server ------------------------------------------------------------------
-    def _settle(self, reply: str, what: str, job_id: str, attempts: int) -> None:
+    def _settle(self, reply: str, what: str, job_id: str, attempts: str) -> None:
         if reply == "ok":
             return
         if reply == "missing":
@@ -226,22 +254,23 @@ class Queue:
         return [Claimed(reply[i], int(reply[i + 1]), reply[i + 2], now, deadline, lease)
                 for i in range(2, len(reply), 3)]
 
-    def _do_complete(self, job_id: str, attempts: int) -> str:
-        return self.backend.scripts("complete", [self.job_key(job_id), self.active, self.done], [job_id, int(attempts)])
+    # `attempts` below is always check_attempts()'s canonical decimal string: the scripts compare strings
+    def _do_complete(self, job_id: str, attempts: str) -> str:
+        return self.backend.scripts("complete", [self.job_key(job_id), self.active, self.done], [job_id, attempts])
 
-    def _do_retry(self, job_id: str, attempts: int, delay_ms: float) -> str:
+    def _do_retry(self, job_id: str, attempts: str, delay_ms: float) -> str:
         delay = self.clock.to_server_ms(delay_ms) if delay_ms > 0 else 0
         return self.backend.scripts("retry", [self.job_key(job_id), self.active, self.pending, self.schedule],
-                                    [job_id, int(attempts), delay])
+                                    [job_id, attempts, delay])
 
     def _do_reap(self, limit: int) -> tuple[int, list[str]]:
-        reply = self.backend.scripts("reap", [self.active, self.pending], [self.base, limit])
+        reply = self.backend.scripts("reap", [self.active, self.pending, self.reaped_key], [self.base, limit])
         return int(reply[0]), list(reply[1:])
 
     def _do_promote(self, limit: int) -> int:
         return int(self.backend.scripts("promote", [self.schedule, self.pending, self.wake_key], [self.base, limit]))
 
-    def _do_extend(self, held: list[tuple[str, int]], lease_ms: float) -> Extended:
+    def _do_extend(self, held: list[tuple[str, str]], lease_ms: float) -> Extended:
         args: list[Any] = [self.base, self.clock.to_server_ms(lease_ms)]
         for job_id, attempts in held:
             args += [job_id, attempts]
@@ -249,6 +278,6 @@ class Queue:
         now, deadline = int(reply[0]), int(reply[1])
         return Extended(now, deadline, self.clock.from_server_ms(deadline - now), tuple(reply[2:]))
 
-    def _do_record_effect(self, job_id: str, attempts: int, fenced: bool) -> int:
+    def _do_record_effect(self, job_id: str, attempts: str, fenced: bool) -> int:
         keys = [self.job_key(job_id), self.effects, self.active, self.done]
-        return int(self.backend.scripts("record_effect", keys, [job_id, int(attempts), "1" if fenced else "0"]))
+        return int(self.backend.scripts("record_effect", keys, [job_id, attempts, "1" if fenced else "0"]))

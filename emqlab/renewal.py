@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass
 
 from .errors import BadParameter
+from .ranges import get
 
 
 @dataclass(frozen=True)
@@ -37,10 +38,11 @@ OTHER_COLOUR = "#000000"  # a fraction the course does not name
 def cadence_help(renewing: bool = False) -> str:
     """The allowed cadences in words, for the CLI help and error messages (renewing: leave out "none")."""
     names = [name for name, c in CADENCES.items() if not (renewing and c.fraction is None)]
-    return f"{', '.join(names)}, or a fraction of the lease > 0 (e.g. 0.5, 1/3, 1.2)"
+    return f"{', '.join(names)}, or a fraction of the lease from {get('cadence').text()} (e.g. 0.5, 1/3, 1.2)"
 
 
 CADENCE_HELP = cadence_help()
+CADENCE_RANGE = get("cadence")
 
 
 @dataclass(frozen=True)
@@ -84,8 +86,9 @@ def parse_cadence(spec: str | float | None) -> Cadence:
             value = float(text)
     except (ValueError, ZeroDivisionError):
         raise BadParameter(f"unknown renewal cadence {spec!r}; allowed: {CADENCE_HELP}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise BadParameter(f"renewal cadence must be a fraction of the lease > 0, got {spec!r}; allowed: {CADENCE_HELP}")
+    if not math.isfinite(value) or not CADENCE_RANGE.low <= value <= CADENCE_RANGE.high:
+        raise BadParameter(f"renewal cadence must be a fraction of the lease from {CADENCE_RANGE.text()}, got {spec!r}; "
+                           f"allowed: {CADENCE_HELP}")
     for name, fraction in NAMED.items():
         if math.isclose(value, fraction):
             return Cadence(name, fraction)

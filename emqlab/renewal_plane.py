@@ -27,6 +27,7 @@ from redis.crc import key_slot
 
 from .errors import BadParameter, LeaseLost, StoreError
 from .lease import Leases
+from .ranges import RANGES, check
 from .scripts import source
 
 # Leases per sweep script call. Measured on this 2-core machine (Valkey 9.1, loopback, slow log):
@@ -40,7 +41,9 @@ PER_JOB, SWEEP = "per-job", "sweep"
 
 
 def check_count(name: str, value: Any, what: str) -> int:
-    """A whole number >= 1, or BadParameter saying so."""
+    """A whole number >= 1 (inside its range in `emqlab.ranges` when the table names it), or BadParameter."""
+    if name in RANGES:
+        return int(check(name, value))
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not float(value).is_integer() or value < 1:
         raise BadParameter(f"{name} must be a whole number >= 1 ({what}), got {value!r}")
     return int(value)

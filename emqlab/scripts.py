@@ -18,7 +18,7 @@ KEY_COUNTS: dict[str, int] = {
     "claim": 2,
     "complete": 3,
     "retry": 4,
-    "reap": 2,
+    "reap": 3,
     "promote": 3,
     "extend_active": 1,
     "record_effect": 4,

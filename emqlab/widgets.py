@@ -61,6 +61,20 @@ def _slider(name: str, spec: Any) -> w.ValueWidget:
                 style={"description_width": "initial"})
 
 
+def event_in_words(event) -> str:
+    """"holder · renew · deadline 45 s, ttl 30 s": an event's actor, kind and data, read as words."""
+    def value(key: str, v: Any) -> str:
+        if isinstance(v, list):
+            return ", ".join(map(str, v[:6])) + (" …" if len(v) > 6 else "") if v else "none"
+        return f"{v:g} s" if key in TIMED and isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)
+
+    data = ", ".join(f"{k.replace('_', ' ')} {value(k, v)}" for k, v in event.data.items())
+    return f"{event.actor} · {event.kind.replace('_', ' ')}" + (f" · {data}" if data else "")
+
+
+TIMED = frozenset({"deadline", "ttl", "seconds", "t"})  # event data given in model seconds
+
+
 class ModeExplorer:
     """Drive any drawing: `ModeExplorer(heartbeat_figure, timelines)`, or with `run` and `sliders`
     to re-run on change: `ModeExplorer(heartbeat_figure, run=fn, sliders={"lease": (5, 60, 5, 30)})`."""
@@ -190,8 +204,7 @@ class ModeExplorer:
             self.fig.clear()
             self._cursors = []
             self.drawing = self.build(self.data, fig=self.fig, **self.build_kw)
-            if self.drawing.readout is not None:  # the readout is said once, in the widget below the canvas
-                self.drawing.readout.set_visible(False)
+            self._readout_in_figure(False)  # the readout is said once, in the widget below the canvas
             keep = self.selected if self.selected in self.modes else None
             self.buttons.options = [(m.label, name) for name, m in self.modes.items()]
             self.buttons.value = keep
@@ -223,7 +236,7 @@ class ModeExplorer:
                               f"{html.escape(self.readout_text)}</div>")
         items = "".join(f"<li style='{'font-weight:bold' if name == lit else 'opacity:0.6'}'>"
                         f"{html.escape(m.verdict_line)}</li>" for name, m in self.modes.items())
-        self.verdicts.value = f"<div>static verdicts<ul style='margin:0'>{items}</ul></div>"
+        self.verdicts.value = f"<div>each mode, in short (its verdict)<ul style='margin:0'>{items}</ul></div>"
         if self.stepper:
             self._sync_stepper()
         self._redraw()
@@ -252,9 +265,7 @@ class ModeExplorer:
         for line in self._cursors:
             line.set_xdata([event.t, event.t])
             line.set_visible(True)
-        extra = ", ".join(f"{k}={v}" for k, v in event.data.items())
-        self.event_label.value = (f"<code>t = {event.t:g} s · {html.escape(event.actor)} · "
-                                  f"{html.escape(event.kind)}</code> {html.escape(extra)}")
+        self.event_label.value = f"t = {event.t:g} s · {html.escape(event_in_words(event))}"
 
     @_guarded
     def _on_step(self, change) -> None:
@@ -315,16 +326,26 @@ class ModeExplorer:
         import base64
         import io
 
-        readout = self.drawing.readout
-        if readout is not None:
-            readout.set_visible(True)
+        self._readout_in_figure(True)
         try:
             buf = io.BytesIO()
             self.fig.savefig(buf, format="png", dpi=dpi or self.fig.dpi)
         finally:
-            if readout is not None:
-                readout.set_visible(False)
+            self._readout_in_figure(False)
         return base64.b64encode(buf.getvalue()).decode("ascii")
+
+    def _readout_in_figure(self, shown: bool) -> None:
+        """Show the figure's own readout line (and keep room for it), or hide it and give the room back."""
+        readout = self.drawing.readout
+        if readout is None:
+            return
+        readout.set_visible(shown)
+        if shown:
+            self.drawing.fit()
+        else:
+            engine = self.fig.get_layout_engine()
+            if hasattr(engine, "set"):
+                engine.set(rect=(0, 0, 1, 1))
 
     def close(self) -> None:
         """Close this explorer's widgets (and only these)."""

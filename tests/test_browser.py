@@ -19,7 +19,6 @@ import secrets
 import shutil
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -50,17 +49,19 @@ class Server:
     """A jupyter lab / voila process on a loopback port with a token; always stopped."""
 
     def __init__(self, argv: list[str], port: int, token: str, home: Path, ready_path: str,
-                 env: dict[str, str] | None = None):
+                 env: dict[str, str] | None = None, quiet_news: bool = True):
         self.port, self.token, self.home = port, token, home
         self.log = home / "server.log"
         env = {k: v for k, v in (env or os.environ).items() if k not in ("EMQLAB_BACKEND", "EMQLAB_URL")}
         env.update(JUPYTER_CONFIG_DIR=str(home / "config"), JUPYTER_RUNTIME_DIR=str(home / "runtime"),
                    IPYTHONDIR=str(home / "ipython"), JUPYTER_PLATFORM_DIRS="1")
-        # the user's own settings must not change what the test sees (e.g. the news toast)
+        # the user's own settings must not change what the test sees; the news toast is turned off here
+        # unless the command under test is meant to turn it off itself (the course lab does)
         labconfig = home / "config" / "labconfig"
         labconfig.mkdir(parents=True)
-        (labconfig / "page_config.json").write_text(json.dumps(
-            {"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}}))
+        if quiet_news:
+            (labconfig / "page_config.json").write_text(json.dumps(
+                {"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}}))
         with open(self.log, "wb") as log:
             self.proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=home,
                                          start_new_session=True)
@@ -101,12 +102,14 @@ class Server:
 
 
 def _server_argv(kind: str, port: int, token: str, home: Path, target: Path) -> list[str]:
-    if kind == "lab":
-        return [sys.executable, "-m", "jupyterlab", f"--port={port}", "--no-browser",
-                f"--IdentityProvider.token={token}", "--ServerApp.ip=127.0.0.1",
-                "--ServerApp.port_retries=0", "--allow-root", f"--ServerApp.root_dir={target}",
-                "--LabApp.expose_app_in_browser=True",  # window.jupyterapp: run cells, reach the kernel
-                f"--LabApp.workspaces_dir={home / 'workspaces'}", f"--LabApp.user_settings_dir={home / 'settings'}"]
+    if kind == "lab":  # the command `./run lab` runs (emqlab lab), with a port, a token and a copy of the course
+        from emqlab.lab import lab_command
+
+        return lab_command([f"--port={port}", "--no-browser", f"--IdentityProvider.token={token}",
+                            "--ServerApp.ip=127.0.0.1", "--ServerApp.port_retries=0", f"--ServerApp.root_dir={target}",
+                            "--LabApp.expose_app_in_browser=True",  # window.jupyterapp: run cells, reach the kernel
+                            f"--LabApp.workspaces_dir={home / 'workspaces'}",
+                            f"--LabApp.user_settings_dir={home / 'settings'}"])
     from emqlab.present import voila_command
 
     argv = voila_command(target, port=port, open_browser=False)
@@ -120,7 +123,10 @@ def lab_server(tmp_path_factory):
     course = home / "course"
     shutil.copytree(NOTEBOOKS, course, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     port, token = free_port(), secrets.token_hex(16)
-    server = Server(_server_argv("lab", port, token, home, course), port, token, home, "/api/status")
+    from emqlab.lab import lab_env
+
+    server = Server(_server_argv("lab", port, token, home, course), port, token, home, "/api/status",
+                    env=lab_env(), quiet_news=False)
     yield server
     server.stop()
 
@@ -268,8 +274,10 @@ def point_in(box_px: dict, frac: list[float]) -> tuple[float, float]:
             box_px["y"] + (top + bottom) / 2 * box_px["height"])
 
 
-def hover_lights(page, notebook: str, label: str, shot: str) -> None:
-    """Move the pointer onto the lane of the mode labelled `label`; check readout and lighting."""
+def hover_lights(page, notebook: str, label: str, shot: str, let_go: bool = True) -> None:
+    """Move the pointer onto the lane of the mode labelled `label`; check readout and lighting.
+    let_go: first click outside the lanes (a lesson may pin a mode); False: the lesson must leave
+    nothing pinned, so the hover has to work with no click at all."""
     probe = json.loads(kernel_run(page, notebook, PROBE % label))
     assert "error" not in probe, probe["error"]
     modes, lanes = probe["modes"], probe["lanes"]
@@ -285,9 +293,10 @@ def hover_lights(page, notebook: str, label: str, shot: str) -> None:
     box = canvas.bounding_box()
     assert box and box["width"] > 200, f"the figure's canvas is not shown: {box}"
 
-    # a lesson may leave a mode pinned by its buttons; a click outside the lanes lets go,
-    # as the figure's own help says
-    page.mouse.click(box["x"] + 6, box["y"] + 6)
+    if let_go:  # a lesson may leave a mode pinned by its buttons; a click outside the lanes lets go
+        page.mouse.click(box["x"] + 6, box["y"] + 6)
+    else:
+        assert not probe["pinned"] and probe["lit"] is None, f"{notebook} leaves a mode pinned: {probe}"
     # first light the other mode, so that what the target hover changes is visible
     _hover_until(page, box, lanes[other], readout, modes[other])
     page.wait_for_timeout(800)  # the canvas image follows the readout by one round trip
@@ -384,7 +393,20 @@ def test_hover_lights_the_lane_in_jupyterlab(lab_server, page, prefix, label):
     ARTIFACTS.mkdir(exist_ok=True)
     notebook = lesson(prefix)
     open_and_run(page, lab_server, notebook)
-    hover_lights(page, notebook, label, shot=f"lab-{prefix}")
+    hover_lights(page, notebook, label, shot=f"lab-{prefix}", let_go=prefix != "01")
+
+
+def test_the_lab_opens_on_lesson_00_with_no_news_prompt(lab_server, page):
+    """`./run lab` prints (and opens) the server's default URL: it must land on lesson 00."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.goto(lab_server.url("/"))
+    page.wait_for_function("() => window.jupyterapp && [...window.jupyterapp.shell.widgets('main')]"
+                           ".some(w => w.context && w.context.path === '00-start-here.ipynb')")
+    current = page.evaluate("() => window.jupyterapp.shell.currentWidget.context.path")
+    assert current == "00-start-here.ipynb"
+    page.wait_for_timeout(3000)  # the news prompt, when on, shows within a second or two of start
+    page.screenshot(path=str(ARTIFACTS / "lab-start.png"))
+    assert page.get_by_text("official Jupyter news").count() == 0
 
 
 def test_heartbeat_dashboard_renders_offline(voila_server, page):

@@ -87,16 +87,16 @@ def test_the_cli_prints_the_scenarios_own_readout(verb, args, run):
 
 
 @pytest.mark.parametrize("args,says", [
-    (["--lease", "0"], "lease must be a number > 0"),
-    (["--lease", "-30"], "lease must be a number > 0"),
-    (["--job", "0"], "job must be a number > 0"),
+    (["--lease", "0"], "lease must be a number from 0.1 to 3600"),
+    (["--lease", "-30"], "lease must be a number from 0.1 to 3600"),
+    (["--job", "0"], "job must be a number from 0.1 to 3600"),
     (["--job", "abc"], "invalid float value"),
-    (["--pause", "20:0"], "pause length must be > 0"),
-    (["--pause", "20:-5"], "pause length must be > 0"),
-    (["--pause=-1:5"], "pause start must be a time >= 0"),
+    (["--pause", "20:0"], "pause must be a number from 0.1 to 3600"),
+    (["--pause", "20:-5"], "pause must be a number from 0.1 to 3600"),
+    (["--pause=-1:5"], "pause_at must be a number from 0 to 3600"),
     (["--pause", "20"], "must be AT:SECONDS"),
-    (["--renew", "0"], "renewal cadence must be a fraction of the lease > 0"),
-    (["--renew", "-0.5"], "renewal cadence must be a fraction of the lease > 0"),
+    (["--renew", "0"], "renewal cadence must be a fraction of the lease from 0.05 to 2"),
+    (["--renew", "-0.5"], "renewal cadence must be a fraction of the lease from 0.05 to 2"),
     (["--renew", "often"], "unknown renewal cadence"),
     (["--backend", "memcached"], "unknown backend 'memcached'"),
     (["--backend", "http://localhost:6379"], "scheme 'http' is not supported"),
@@ -104,7 +104,7 @@ def test_the_cli_prints_the_scenarios_own_readout(verb, args, run):
     (["--backend", "redis://localhost:notaport"], "bad port"),
     (["--backend", "redis://localhost:6379/zero"], "a database is a number"),
     (["--clock", "sundial"], "invalid choice"),
-    (["--scale", "0"], "scale must be a number > 0"),
+    (["--scale", "0"], "scale must be a number from 0.0001 to 1"),
     (["--backend", "valkey", "--clock", "virtual"], "virtual clock runs only on the fake backend"),
 ])
 def test_bad_input_is_one_line_exit_2(args, says):
@@ -181,9 +181,10 @@ def test_lab_opens_the_first_lesson_and_passes_jupyter_options_through(monkeypat
 
     seen = {}
     monkeypatch.setattr(lab.os, "chdir", lambda path: seen.setdefault("cwd", path))
-    monkeypatch.setattr(lab.os, "execv", lambda path, argv: seen.setdefault("argv", argv))
+    monkeypatch.setattr(lab.os, "execve", lambda path, argv, env: seen.update(argv=argv, env=env))
     assert cli.main(["lab", "--no-browser", "--port", "8891"]) == 0
     argv = seen["argv"]
-    assert argv[1:3] == ["-m", "jupyterlab"] and argv[3].endswith("notebooks/00-start-here.ipynb")
-    assert argv[4:7] == ["--no-browser", "--port", "8891"]
+    assert argv[1:3] == ["-m", "jupyterlab"] and "--LabApp.default_url=/lab/tree/00-start-here.ipynb" in argv
+    assert argv[-3:] == ["--no-browser", "--port", "8891"] or argv[-4:-1] == ["--no-browser", "--port", "8891"]
+    assert "labconfig-course" in seen["env"]["JUPYTER_CONFIG_PATH"]  # the course's news-prompt setting
     assert Path(seen["cwd"]).name == "notebooks"

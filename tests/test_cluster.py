@@ -114,3 +114,80 @@ def test_fewer_than_three_primaries_is_bad_input():
 
     with pytest.raises(BadParameter, match="at least three primaries, got 2"):
         LocalCluster(2)
+
+
+# -- the cluster lesson's figure: keys per node, from the real cluster ------------------------------------
+@pytest.fixture(scope="module")
+def placements(cluster):
+    from emqlab.figures import cluster_modes
+
+    return cluster_modes(cluster)
+
+
+def test_placement_reports_where_the_cluster_put_each_key(cluster, placements):
+    from redis.crc import key_slot
+
+    from emqlab.scenarios.cluster import KEYS
+
+    ranges = cluster.slot_ranges()
+    assert ranges == [(0, 5460), (5461, 10921), (10922, 16383)]
+    for mode, tl in placements.items():
+        v = tl.verdict
+        assert sorted(k["name"] for k in v["keys"]) == sorted(KEYS)  # all seven, `active` among them
+        for k in v["keys"]:
+            assert k["slot"] == key_slot(k["key"].encode())
+            assert k["node"] == f"node {cluster.node_index(k['key']) + 1}"
+            first, last = ranges[int(k["node"].split()[1]) - 1]
+            assert first <= k["slot"] <= last
+        assert ("{orders}" in v["keys"][0]["key"]) is (mode == "hashtag")
+    tagged, bare = placements["hashtag"].verdict, placements["none"].verdict
+    assert (tagged["slots_used"], tagged["nodes_used"], tagged["script_accepted"]) == (1, 1, True)
+    assert tagged["script_reply"] == 1
+    assert bare["slots_used"] == 7 and bare["nodes_used"] >= 2 and not bare["script_accepted"]
+    assert bare["crossslot"] and bare["script_error"].startswith("CROSSSLOT")
+    # nothing of the run is left on the cluster
+    for i in range(3):
+        with redis.Redis(**cluster.nodes[i].connection_kwargs) as n:
+            assert not list(n.scan_iter(match="emqlab:emq:*"))
+
+
+def test_placement_words_say_only_what_the_run_holds(placements):
+    from test_reaper import clauses
+
+    for tl in placements.values():
+        v = tl.verdict
+        readout, static = v["summary"], v["static"]
+        assert readout.startswith(v["label"] + ": ")
+        one = v["slots_used"] == 1
+        clauses(readout, {"holds them all": one, f"hash to {v['slots_used']} slots": not one,
+                          "ran the enqueue script": v["script_accepted"], "refused the enqueue script": not v["script_accepted"],
+                          "CROSSSLOT": v["crossslot"], f"{v['script_node']} ": True})
+        clauses(static, {"enqueue runs": v["script_accepted"], "refused (CROSSSLOT)": v["crossslot"],
+                         f"{v['key_count']} keys": True, f"{v['nodes_used']} node": True})
+
+
+def test_cluster_figure_draws_the_keys_where_the_nodes_hold_them(placements):
+    from emqlab.figures import cluster_figure
+    from emqlab.plot.check import overprints, small_texts
+    from test_reaper import check_protocol
+
+    drawing = cluster_figure(placements)
+    check_protocol(drawing, ["hashtag", "none"])
+    for ax, (mode, tl) in zip(drawing.figure.axes, placements.items()):
+        heads = [t.get_text() for t in ax.get_xticklabels()]
+        rows = {t.get_text(): y for t, y in zip(ax.get_yticklabels(), ax.get_yticks())}
+        boxes = {(round(t.get_position()[0]), round(t.get_position()[1], 3)): t.get_text() for t in ax.texts
+                 if t.get_text().startswith("slot ")}
+        for k in tl.verdict["keys"]:
+            col = next(i for i, h in enumerate(heads) if h.startswith(k["node"] + "\n"))
+            assert boxes[(col, round(rows[k["key"]], 3))] == f"slot {k['slot']}"
+        assert len(boxes) == 7
+        answer = [t.get_text() for t in ax.texts if t.get_text().startswith(("ran on", "refused by"))]
+        assert answer == (["ran on node 1\nreply 1"] if mode == "hashtag" else
+                          [f"refused by {tl.verdict['script_node']}:\nCROSSSLOT"])
+    for inches, dpi, px in (((12, 7.2), 80, 12), ((16, 9), 120, 18)):  # the overprint walk, on a live cluster
+        drawing.fit(inches, dpi)
+        for lit in (None, "hashtag", "none"):
+            drawing.light(lit)
+            assert not overprints(drawing.figure), (inches, lit)
+        assert not small_texts(drawing.figure, px)

@@ -14,10 +14,15 @@ LESSONS = course.lessons()
 WIDGET = "application/vnd.jupyter.widget-view+json"
 
 
+def is_figure(out) -> bool:
+    """A live explorer or a static image; a prediction widget is words, not a figure."""
+    data = out.get("data", {})
+    prediction = "".join(data.get("text/plain", "")).startswith("Predict first.")
+    return "image/png" in data or (WIDGET in data and not prediction)
+
+
 def figure_cells(nb):
-    """Code cells whose output is a figure: a live explorer, or a static image."""
-    return [c for c in nb.cells if c.cell_type == "code"
-            and any(WIDGET in o.get("data", {}) or "image/png" in o.get("data", {}) for o in c.outputs)]
+    return [c for c in nb.cells if c.cell_type == "code" and any(is_figure(o) for o in c.outputs)]
 
 
 def test_saved_outputs_come_from_todays_sources():
@@ -32,7 +37,7 @@ def test_every_figure_is_saved_as_an_image(path):
             continue
         for out in cell.outputs:
             assert out.get("output_type") != "error", f"{path.name}: a saved cell raised:\n{cell.source}"
-            if WIDGET in out.get("data", {}):
+            if is_figure(out):
                 assert out["data"].get("image/png"), f"{path.name}: a live figure without its image:\n{cell.source}"
 
 

@@ -25,8 +25,8 @@ def test_unanswered_exercises_say_what_to_fill_in(answer):
     assert "Set `cadence`" in str(ex.check_cadence(answer))
     assert "Write the extend" in str(ex.check_extend_script(answer))
     assert "Set `lease`" in str(ex.check_lease(answer))
-    assert "Set both" in str(ex.check_round_trips(answer, 1))
-    assert 'Set `refused`' in str(ex.check_fencing(answer))
+    assert "Set `k_max`" in str(ex.check_capacity(answer))
+    assert "Set `reaped_at`" in str(ex.check_fencing(answer, 2, "first"))
 
 
 def test_cadence(fake):
@@ -80,19 +80,34 @@ def test_lease_bounds_crash_and_rides_out_the_pause(fake):
     assert "greater than 0" in ex.check_lease(-1, fake).text
 
 
-def test_round_trips_and_fencing(fake):
-    assert ex.check_round_trips(6, 1, backend=fake)
-    assert "the run measured 6 round trips per tick, not 1" in ex.check_round_trips(1, 1, backend=fake).text
-    assert "the run measured 1 round trip per tick, not 6" in ex.check_round_trips(6, 6, backend=fake).text
-    assert ex.check_round_trips(100, 1, jobs=100, backend=fake)
-    assert ex.check_fencing("first") and ex.check_fencing(" First ")
-    wrong = ex.check_fencing("second")
+def test_capacity_is_worked_out_from_the_measured_cost():
+    budget = ex.renewal_budget()
+    estimate = budget["tick_s"] * 1_000_000 / budget["per_extend_us"]
+    right = ex.check_capacity(round(estimate, -3))
+    assert right and f"{budget['measured_capacity']:,}" in right.text  # the measured run is quoted beside it
+    assert not ex.check_capacity(estimate * 2) and not ex.check_capacity(estimate / 2)
+    assert "Solve K ×" in ex.check_capacity(10).text and "greater than 0" in ex.check_capacity(-5).text
+
+
+def test_fencing_answers_are_checked_by_a_run(fake):
+    right = ex.check_fencing(32.5, 2, "first", fake)
+    assert right and "The run agrees" in right.text and "was refused" in right.text
+    assert "first beat at or after the deadline" in ex.check_fencing(30, 2, "first", fake).text
+    assert "every claim adds one" in ex.check_fencing(32.5, 1, "first", fake).text
+    wrong = ex.check_fencing(32.5, 2, "second", fake)
     assert not wrong and "still carries attempt 1" in wrong.text
-    assert "is neither" in ex.check_fencing("both").text
+
+
+def test_extend_with_expire_in_milliseconds_is_caught(fake):
+    blind = ex.check_extend_script('return redis.call("expire", KEYS[1], ARGV[2])', fake)
+    checked = ex.check_extend_script(GOOD_EXTEND.replace("pexpire", "expire"), fake)
+    for result in (blind, checked):
+        assert not result and "about 16.7 hours" in result.text and "Use PEXPIRE" in result.text
 
 
 def test_check_all_in_order(fake):
-    results = ex.check_all({"cadence": 0.5, "extend_lua": GOOD_EXTEND, "lease": 8, "per_job": 6, "sweep": 1,
-                            "refused": "first"}, fake)
+    k = round(15_000_000 / ex.renewal_budget()["per_extend_us"])
+    results = ex.check_all({"cadence": 0.5, "extend_lua": GOOD_EXTEND, "lease": 8, "k_max": k, "reaped_at": 32.5,
+                            "attempts": 2, "refused": "first"}, fake)
     assert [bool(r) for r in results] == [True] * 5
     assert [bool(r) for r in ex.check_all({}, fake)] == [False] * 5

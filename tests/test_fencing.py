@@ -50,7 +50,7 @@ def test_fencing_validates(fake, kw, match):
 
 
 def test_draw_fencing_follows_the_figure_protocol(fake):
-    from emqlab.plot.applied import draw_fencing
+    from emqlab.plot.fencing import draw_fencing
     from test_reaper import check_protocol
 
     modes = {"off": fencing(fencing="off", backend=fake), "on": fencing(fencing="on", backend=fake)}
@@ -72,9 +72,10 @@ def says_only_what_the_verdict_holds(tl):
     assert v["label"] == MODES[p["fencing"]] and readout.startswith(v["label"] + ": ")
     taken = v["reclaimed_at"] is not None
     clauses(readout, {"landed": v["stale_write_landed"], "was refused": v["stale_write_refused"],
-                      "was not taken over": not taken, f"the effect was applied {times(v['effects_applied'])}.": True,
+                      "was not taken over": not taken, f"the effect was applied {times(v['effects_applied'])}": True,
                       "re-claimed the job": taken, f"attempts {v['reclaim_attempts']}": taken,
-                      f"woke with attempts {v['stale_write_attempts']}": v["stale_write_refused"]})
+                      f"woke with attempts {v['stale_write_attempts']}": v["stale_write_refused"],
+                      "turned away, by complete's own state check": v["late_completion_turned_away"]})
     clauses(static, {"lands": v["stale_write_landed"], "refused": v["stale_write_refused"],
                      "no takeover": not taken})
     if taken:
@@ -96,7 +97,8 @@ def test_readout_says_only_what_the_verdict_holds(fake, mode, pause):
         assert tl.summary == f"{MODES[mode]}: worker-1's lease was not taken over during its pause; " \
                              "the effect was applied once."
     if (mode, pause) == ("off", "5:40"):
-        assert tl.summary.endswith("worker-1's late write at 60 s landed, so the effect was applied twice.")
+        assert tl.summary.endswith("worker-1's late write at 60 s landed, so the effect was applied twice; only the "
+                                   "completion sent after it was turned away, by complete's own state check.")
     if (mode, pause) == ("on", "5:40"):
         assert tl.summary == ("fenced by attempts: worker-1 slept from 5 s to 45 s, past its 30 s lease; worker-2 "
                               "re-claimed the job (attempts 2) at 32.5 s; worker-1 woke with attempts 1 and its write "
@@ -112,3 +114,69 @@ def test_words_say_nothing_of_a_write_that_did_not_happen():
     assert w.readout.endswith("worker-1 wrote nothing after it woke; the effect was applied once.")
     assert "landed" not in w.readout and "refused" not in w.readout
     assert w.verdict == "no late write · effect applied 1×"
+
+
+# -- the storage lane: drawn from what the store answered ------------------------------------------------
+def _lane_texts(drawing, mode):
+    return [t.get_text() for t in drawing.figure.findobj(lambda a: hasattr(a, "get_text") and a.get_gid() == f"mode:{mode}")]
+
+
+@pytest.mark.parametrize("mode", ["off", "on"])
+def test_the_store_records_each_write_with_its_attempts(backend, mode):
+    tl = fencing(fencing=mode, pause="5:40", backend=backend)
+    writes = tl.of("write", "store")
+    assert [(w.data["writer"], w.data["attempts"]) for w in writes] == [("worker-2", 2), ("worker-1", 1)]
+    # the store's answers agree with what each worker recorded
+    assert writes[0].data["accepted"] and writes[0].data["applied"] == 1
+    assert writes[1].data["accepted"] is (mode == "off")
+    assert tl.verdict["writes_refused"] == (mode == "on") and tl.verdict["store_writes"][1]["accepted"] is (mode == "off")
+    landed = [e for e in tl.of("effect", "worker-1")]
+    assert bool(landed) is (mode == "off")
+    # a completion is only turned away after an unfenced write; a fenced write settles the job itself
+    turned = [e for e in tl.of("completion", "store") if not e.data["accepted"]]
+    assert [(e.data["writer"], e.data["check"]) for e in turned] == ([("worker-1", "state")] if mode == "off" else [])
+    assert tl.verdict["late_completion_turned_away"] is (mode == "off")
+
+
+def test_the_storage_lane_marks_match_the_store_events(fake):
+    from emqlab.figures import fencing_figure
+    from emqlab.plot.fencing import store_marks
+
+    modes = {"off": fencing(fencing="off", backend=fake), "on": fencing(fencing="on", backend=fake)}
+    drawing = fencing_figure(modes)
+    for mode, tl in modes.items():
+        marks = store_marks(tl)
+        writes = [m for m in marks if m["kind"] == "write"]
+        assert [(m["t"], m["attempts"], m["accepted"]) for m in writes] == \
+            [(e.t, e.data["attempts"], e.data["accepted"]) for e in tl.of("write", "store")]
+        texts = _lane_texts(drawing, mode)
+        for m in writes:
+            assert f"attempts {m['attempts']}" in texts and m["label"] in texts
+        refused = [t for t in texts if "refused" in t]
+        if mode == "off":
+            # nothing is marked as a refused write; the one refusal says what refused it
+            assert refused == ["completion refused by\ncomplete's state check"]
+            assert not any(t.startswith("refused") for t in texts)
+        else:
+            assert refused == ["refused: not the\ncurrent attempt"]
+
+
+def test_the_paused_worker_does_no_work_while_frozen(fake):
+    from matplotlib.patches import Rectangle
+
+    from emqlab.figures import fencing_figure
+    from emqlab.plot import style
+
+    tl = fencing(fencing="on", pause="5:40", backend=fake)
+    drawing = fencing_figure({"on": tl})
+    [pause] = tl.spans("pause", "worker-1")
+    ax = drawing.figure.axes[0]
+    bars = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_facecolor()[:3] == _rgb(style.RUN)]
+    worker1 = [(b.get_x(), b.get_x() + b.get_width()) for b in bars if b.get_y() > 1.5]
+    assert worker1 == [(0.0, pause.start), (pause.end, 60.0)]
+
+
+def _rgb(hex_colour):
+    from matplotlib.colors import to_rgb
+
+    return to_rgb(hex_colour)

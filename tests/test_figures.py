@@ -156,6 +156,6 @@ def test_out_must_be_a_folder(tmp_path, capsys):
     a_file.write_text("")
     assert cli.main(["figures", "--out", str(a_file)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("emqlab: error: --out") and "is a file" in err and err.count("\n") == 1
+    assert err.startswith("emqlab: error: ") and "--out" in err and "is a file" in err and err.count("\n") == 1
     with pytest.raises(BadParameter, match="format must be one of png, svg"):
         export_all(tmp_path, fmt="gif")

@@ -52,6 +52,8 @@ BUILDERS = {
     "fencing": lambda be: figures.fencing_figure(figures.applied_runs(be)["fencing"]),
     "chaos": lambda be: figures.chaos_figure(chaos(workers=3, jobs=60, backend=be, progress="off")),
     "boundary": _boundary,
+    "beats": lambda be: figures.beats_figure(figures.applied_runs(be)["reaper"]),
+    "beats-queue": lambda be: figures.beats_figure({"none": queue_heartbeat(renew="none", backend=be)}),
 }
 
 

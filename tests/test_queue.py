@@ -223,3 +223,21 @@ def test_reap_in_slices_drains_a_backlog_in_bounded_calls(q):
     assert q.sizes() == {"pending": 2_000, "active": 0, "schedule": 0, "done": 0}
     with pytest.raises(BadParameter, match="from 1 to 1000"):
         q.reap(5_000)
+
+
+def test_a_reaped_job_is_claimed_before_jobs_that_arrived_normally(backend):
+    """Pending is scored by arrival (the server's TIME); the reap scores 0, so the reaped job goes
+    ahead of every normal arrival, older or newer (what reap.lua's comment says)."""
+    from emqlab.scenarios.base import run_on
+
+    with run_on(backend, "order-test", {}) as run:
+        q = Queue(backend, "orders", prefix=run.prefix)
+        clock = backend.clock
+        q.enqueue("Z9")
+        [held] = q.claim(30_000)
+        q.enqueue("B1")  # arrived before the reap
+        clock.run(until=clock.now_ms + 31_000)
+        assert q.reap() == ["Z9"]
+        q.enqueue("A1")  # arrived after it
+        assert [job.id for job in q.claim(30_000, 3)] == ["Z9", "B1", "A1"]
+        assert held.attempts == 1

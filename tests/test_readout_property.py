@@ -39,6 +39,8 @@ def check_readout(params: dict, v: dict, text: str) -> None:
     says("finished twice", len(v["finished_by"]) == 2)
     says("by the contender", "contender" in v["finished_by"])
     says("by the holder", "holder" in v["finished_by"])
+    says("never reached the store", v["missed_at"])
+    says("the closest extend landed with", v["missed_at"] and v["tightest_margin_s"] is not None)
     says("held the", v["lapsed_at"] is None and v["renewals"] > 0)
     says("outlasted", v["lapsed_at"] is None and v["renewals"] == 0)
     if v["lapsed_at"] is None and v["renewals"]:
@@ -46,7 +48,8 @@ def check_readout(params: dict, v: dict, text: str) -> None:
     # every time quoted is one of the verdict's (or the run's parameters), as the formatter writes it
     allowed = {seconds(x) for x in (params["lease"], params["job"], v["lapsed_at"], v["reclaimed_at"],
                                     v["renew_lost_at"], v["paused_at"], v["resumed_at"], v["both_ran_s"],
-                                    v["contender_lapsed_at"]) if x is not None}
+                                    v["contender_lapsed_at"], v["tightest_margin_s"], *v["missed_at"])
+               if x is not None}
     if v["double_run"] and v["both_ran_s"] < 0.05:
         allowed.add("0.1 s")  # "for less than 0.1 s": an overlap too short to quote to the tenth
     if v["double_run"]:
@@ -65,8 +68,9 @@ runs = st.fixed_dictionaries({
     "lease": st.integers(1_000, 120_000).map(lambda ms: ms / 1000),
     "job": st.integers(1_000, 300_000).map(lambda ms: ms / 1000),
     "renew": st.one_of(st.just("none"), st.integers(50, 2000).map(lambda f: f / 1000)),
-    "pause": st.one_of(st.none(), st.tuples(st.integers(0, 300_000), st.integers(1, 200_000)).map(
+    "pause": st.one_of(st.none(), st.tuples(st.integers(0, 300_000), st.integers(100, 200_000)).map(
         lambda p: f"{p[0] / 1000}:{p[1] / 1000}")),
+    "miss": st.lists(st.integers(1, 6), max_size=2, unique=True),
 })
 
 

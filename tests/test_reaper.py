@@ -17,9 +17,10 @@ from emqlab.errors import BadParameter
 from emqlab.queue import Queue
 from emqlab.plot import Drawing
 from emqlab.scenarios.base import run_on
+from emqlab.timeline import Timeline
 from emqlab.scenarios.reaper import (queue_heartbeat, queue_heartbeat_figure_words, queue_heartbeat_words, reaper,
                                      reaper_figure_words, reaper_words)
-from emqlab.words import seconds, times
+from emqlab.words import plural, seconds, times
 
 
 def test_reaper_returns_the_crashed_job_and_fences_the_dead_worker(backend):
@@ -50,6 +51,15 @@ def test_reaper_is_deterministic_on_the_virtual_clock(fake):
     b = reaper(backend=fake).to_dict()
     for d in (a, b):
         d.pop("round_trips"), d.pop("commands")
+        # the server's TIME goes on between the two runs: keep each reading relative to the run's first
+        first = min(e["now"] for e in d["events"] if "now" in e)
+        for e in d["events"]:
+            for key in ("now", "score"):
+                if key in e:
+                    e[key] -= first
+            for key in ("time_s", "score_s"):
+                if key in e:
+                    e[key] = round(e[key] - first / 1000, 3)
     assert a == b
 
 
@@ -88,7 +98,7 @@ def test_graceful_stop_settles_the_job_in_hand(fake):
         fake.clock.run(until=fake.clock.now_ms + 60_000)
         assert not c.main.is_alive
         assert q.where("A1") == ["done"]
-        assert [e.kind for e in run.timeline.events][-2:] == ["complete", "stopped"]
+        assert [e.kind for e in run.timeline.events if e.kind != "step"][-2:] == ["complete", "stopped"]
         assert run.timeline.of("complete")[0].t == 20.0
 
 
@@ -208,6 +218,11 @@ def clauses(text: str, expected: dict[str, bool]) -> None:
 def says_only_what_the_reaper_verdict_holds(tl):
     v, p = tl.verdict, tl.params
     readout, static = v["summary"], v["static"]
+    n = v.get("beats_before_reap")
+    clauses(readout, {"read a server TIME before that deadline and left the job alone":
+                      bool(v.get("first_beat_past_score")) and bool(n),
+                      f"{plural(n or 0, 'beat')} read a server TIME": bool(v.get("first_beat_past_score")) and bool(n),
+                      "the first beat whose TIME had reached it": bool(v.get("first_beat_past_score"))})
     assert v["label"] == f"reaper ({'processes' if p['procs'] else 'in-process'})"
     reaped = v["reaped_at"] is not None
     clauses(readout, {"never reaped": not reaped, "was refused": v["stale_complete_refused"],
@@ -269,6 +284,14 @@ def says_only_what_the_queue_heartbeat_verdict_holds(tl):
     if v["lapsed_at"] is not None:
         assert f"ran out at {seconds(v['lapsed_at'])}" in readout and seconds(v["lapsed_at"]) in static
     assert readout.startswith(v["label"] + ": ") and seconds(p["lease"]) in readout and seconds(p["job"]) in readout
+    lapsed_ok = v["accepted_after_lapse_by"] is not None
+    clauses(readout, {"own lease ran out at": lapsed_ok,
+                      "no consumer beat in between, so no reap took the job back and nobody claimed it again":
+                      lapsed_ok and v["beats_in_gap"] == 0 and v["claims_in_gap"] == 0})
+    if lapsed_ok:
+        assert (f"ran out at {seconds(v['accepted_lapsed_at'])}, yet its completion at {seconds(v['accepted_at'])} "
+                "was accepted") in readout
+        assert f"attempt {v['accepted_attempts']} was still the current one" in readout
 
 
 @pytest.mark.parametrize("renew,job", [("none", 75), ("half", 75), ("none", 20), ("third", 75), ("none", 200)])
@@ -278,7 +301,9 @@ def test_queue_heartbeat_readout_says_only_what_the_verdict_holds(fake, renew, j
     if (renew, job) == ("none", 75):
         assert tl.summary == ("no renewal: the 30 s lease ran out at 30 s, the reaper returned the job at 32.5 s to a "
                               "second consumer, and the 75 s job ran twice, both runs overlapping; the first "
-                              "holder's completion was refused.")
+                              "holder's completion was refused. worker-2's own lease ran out at 62.5 s, yet its "
+                              "completion at 107.5 s was accepted: no consumer beat in between, so no reap took the "
+                              "job back and nobody claimed it again, and attempt 2 was still the current one.")
     if (renew, job) == ("none", 20):  # the job fits in its lease: no reap, no extend, and the words say so
         assert tl.summary == "no renewal: the 30 s lease never ran out, with no extend; the 20 s job finished once."
 
@@ -380,3 +405,148 @@ def test_one_recorder_protocol_filtered_and_wall(fake):
     # a consumer given no recorder keeps a timeline of its own on its queue's clock
     c = Consumer(Queue(fake, "orders"), "w", lease_ms=30_000, beat_ms=5_000, work_ms=1_000)
     assert isinstance(c.rec, ClockRecorder) and c.rec.timeline.scenario == "w"
+
+
+# -- lesson 05: the beat, step by step, on the server's clock -------------------------------------------
+def _beats(tl):
+    """{(actor, beat): [steps in the order they were recorded]}"""
+    beats: dict = {}
+    for e in tl.of("step"):
+        beats.setdefault((e.actor, e.data["beat"]), []).append(e)
+    return beats
+
+
+def test_each_beat_runs_reap_promote_drain_park_in_order(backend):
+    from emqlab.consumer import STEPS
+
+    tl = reaper(lease=30, beat=5, job=20, crash_at=10, backend=backend)
+    beats = _beats(tl)
+    assert {actor for actor, _ in beats} == {"worker-1", "worker-2"}
+    for (actor, n), steps in beats.items():
+        names = [e.data["step"] for e in steps]
+        assert names == list(STEPS[:len(names)]) and names[:2] == ["reap", "promote"], (actor, n, names)
+        assert [e.t for e in steps] == sorted(e.t for e in steps)  # in time order too
+        for e in steps:
+            if e.data["step"] in ("drain", "park"):
+                assert e.data["started"] <= e.t
+        reap = steps[0]
+        assert isinstance(reap.data["now"], int) and reap.data["moved"] == len(reap.data["jobs"])
+        assert reap.data["time_s"] == round(backend.clock.from_server_ms(reap.data["now"]) / 1000, 3)
+    for actor in ("worker-1", "worker-2"):  # beats are numbered 1, 2, 3, … per consumer
+        numbers = sorted(n for a, n in beats if a == actor)
+        assert numbers == list(range(1, len(numbers) + 1))
+    # worker-1 dies in its first beat's drain, holding the job it claimed there
+    [drain] = [e for e in tl.of("step", "worker-1") if e.data["step"] == "drain"]
+    assert drain.data["ended"] == "crash" and drain.data["moved"] == 1 and drain.data["beat"] == 1
+    # the claim carries the lease score the server stamped: its TIME + the lease
+    claim = tl.of("claim", "worker-1")[0]
+    assert claim.data["score"] - claim.data["now"] == backend.clock.to_server_ms(30_000)
+
+
+def test_the_reap_comes_at_the_first_beat_whose_time_reached_the_score(backend):
+    tl = reaper(lease=30, beat=5, job=20, crash_at=10, backend=backend)
+    v = tl.verdict
+    claim = tl.of("claim", "worker-1")[0]
+    after = tl.events[tl.events.index(claim) + 1:]
+    reaps = [e for e in after if e.kind == "step" and e.data["step"] == "reap"]
+    k = next(i for i, e in enumerate(reaps) if e.data["moved"])
+    # exact on both stores: the scores and the TIME readings come from the same server clock
+    assert reaps[k].data["jobs"] == [claim.data["job"]] and reaps[k].data["now"] >= claim.data["score"]
+    assert all(e.data["now"] < claim.data["score"] for e in reaps[:k])
+    assert v["first_beat_past_score"] is True and v["beats_before_reap"] == k
+    assert reaps[k].t == pytest.approx(v["reaped_at"], abs=0.05) and reaps[k].actor == v["reaped_by"]
+    if not backend.clock.real:
+        assert (v["lease_score_at"], v["reap_time_at"], v["beats_before_reap"]) == (30.0, 32.5, 6)
+        assert [e.t for e in reaps[:k + 1]] == [2.5, 7.5, 12.5, 17.5, 22.5, 27.5, 32.5]
+    else:  # the model times shift on a loaded machine; the order and the bound hold
+        assert v["lease_score_at"] <= v["reap_time_at"] + 0.5
+        assert 0 <= v["reaped_at"] - v["lease_deadline"] <= 5 + 3
+
+
+def test_the_lapsed_but_unreaped_completion_is_told_as_it_happened(backend):
+    tl = queue_heartbeat(renew="none", backend=backend)
+    v = tl.verdict
+    assert v["accepted_after_lapse_by"] == "worker-2" and v["accepted_attempts"] == 2
+    assert v["beats_in_gap"] == 0 and v["claims_in_gap"] == 0
+    lapse, done = v["accepted_lapsed_at"], v["accepted_at"]
+    # from the events themselves: no reap step between the lapse and the completion
+    assert not [e for e in tl.of("step") if e.data["step"] == "reap" and lapse <= e.t < done]
+    if not backend.clock.real:
+        assert (lapse, done) == (62.5, 107.5)
+    says_only_what_the_queue_heartbeat_verdict_holds(tl)
+    assert queue_heartbeat(renew="half", backend=backend).verdict["accepted_after_lapse_by"] is None
+
+
+def test_reaper_words_for_the_beats():
+    base = {"reaped_at": 32.5, "crashed_at": 10.0, "died_holding": True, "lease_deadline": 30.0,
+            "reaped_by": "worker-2", "back_in_pending_after": 32.5, "within_lease_plus_beat": True,
+            "reclaimed_by": "worker-2", "reclaim_attempts": 2, "completed_by": "worker-2", "completed_at": 52.5,
+            "stale_complete_refused": True, "stale_complete_accepted": False, "lost": 0}
+    p = {"lease": 30.0, "beat": 5.0}
+    w = reaper_words(p, {**base, "first_beat_past_score": True, "beats_before_reap": 6})
+    assert ("its 30 s lease ran out on the server clock at 30 s; 6 beats read a server TIME before that deadline "
+            "and left the job alone; the first beat whose TIME had reached it, worker-2's beat at 32.5 s, reaped it "
+            "back to pending (32.5 s after the claim") in w.readout
+    w = reaper_words(p, {**base, "first_beat_past_score": True, "beats_before_reap": 0})
+    assert "read a server TIME" not in w.readout and "; the first beat whose TIME had reached it, worker-2's" in w.readout
+    w = reaper_words(p, {**base, "first_beat_past_score": False, "beats_before_reap": 6})
+    assert "TIME" not in w.readout and "worker-2's beat reaped it back to pending at 32.5 s" in w.readout
+
+
+def test_queue_heartbeat_words_for_a_completion_after_the_lapse():
+    v = {"lapsed_at": 30.0, "reaped_at": 32.5, "reclaimed_by": "worker-2", "renewals": 0, "runs": 2,
+         "double_run": True, "completions": 1, "completions_refused": 1, "first_holder_refused": True,
+         "accepted_after_lapse_by": "worker-2", "accepted_lapsed_at": 62.5, "accepted_at": 107.5,
+         "accepted_attempts": 2, "beats_in_gap": 0, "claims_in_gap": 0}
+    w = queue_heartbeat_words({"renew": "none", "lease": 30.0, "job": 75.0}, v)
+    assert w.readout.endswith("refused. worker-2's own lease ran out at 62.5 s, yet its completion at 107.5 s was "
+                              "accepted: no consumer beat in between, so no reap took the job back and nobody "
+                              "claimed it again, and attempt 2 was still the current one.")
+    w = queue_heartbeat_words({"renew": "none", "lease": 30.0, "job": 75.0}, {**v, "beats_in_gap": 2})
+    assert "no consumer beat" not in w.readout and "2 beats and 0 claims came in between" in w.readout
+    w = queue_heartbeat_words({"renew": "none", "lease": 30.0, "job": 75.0}, {**v, "accepted_after_lapse_by": None})
+    assert "own lease" not in w.readout
+
+
+def test_beats_figure_follows_the_figure_protocol(fake):
+    from emqlab.figures import beats_figure
+    from emqlab.scenarios.reaper import beats_figure_words
+
+    tl = reaper(backend=fake)
+    drawing = beats_figure(tl)
+    assert drawing.readout_text == drawing.words.prompt
+    check_protocol(drawing, ["reaper"])
+    drawing.light("reaper")
+    assert drawing.readout_text.startswith("worker-1 died at 10 s")
+    assert "reap" in drawing.words.caption and "TIME" in drawing.words.caption
+    qh = queue_heartbeat(renew="none", backend=fake)
+    check_protocol(beats_figure({"none": qh}), ["none"])
+    assert beats_figure_words([tl, qh]).modes.keys() == {"reaper", "queue-heartbeat"}
+    old = Timeline.from_dict(tl.to_dict())  # a run recorded before the claims carried the server's TIME
+    for e in old.of("claim"):
+        e.data.pop("time_s")
+    with pytest.raises(BadParameter, match="server's TIME"):
+        beats_figure(old)
+
+
+def test_consumer_validates_the_reap_limit(fake):
+    for bad in (0, 1001, 2.5, True):
+        with pytest.raises(BadParameter, match="reap limit"):
+            Consumer(Queue(fake, "orders"), "w", lease_ms=30_000, beat_ms=5_000, work_ms=1_000, reap_limit=bad)
+
+
+def test_lab_script_shows_the_package_own_lua_file():
+    from pathlib import Path
+
+    import emqlab
+    from emqlab import lab
+    from emqlab.queue import REAP_LIMIT
+
+    text = lab.script("reap")
+    assert text == (Path(emqlab.__file__).parent / "lua" / "reap.lua").read_text(encoding="utf-8")
+    assert repr(text) == str(text)  # a notebook shows the file as it reads, not a quoted string
+    for needle in ("redis.call('TIME')", "'ZRANGEBYSCORE', active_key, '-inf', now, 'LIMIT', 0, limit"):
+        assert needle in text
+    assert REAP_LIMIT == 100  # the bound the consumer passes as `limit` on every beat
+    with pytest.raises(KeyError, match="no Lua script named"):
+        lab.script("reaper")

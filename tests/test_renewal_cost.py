@@ -185,14 +185,14 @@ def test_cli_json_live(valkey_url, design, per_tick):
 
 
 @pytest.mark.parametrize("args, says", [
-    (["--jobs", "0"], "jobs must be a whole number >= 1"),
-    (["--jobs", "-5"], "jobs must be a whole number >= 1"),
-    (["--design", "sweep", "--batch", "0"], "batch must be a whole number >= 1"),
-    (["--design", "per-job", "--batch", "-1"], "batch must be a whole number >= 1"),
-    (["--cadence", "0"], "cadence must be a fraction of the lease > 0"),
-    (["--cadence", "-0.5"], "cadence must be a fraction of the lease > 0"),
+    (["--jobs", "0"], "jobs must be a whole number from 1 to 100000"),
+    (["--jobs", "-5"], "jobs must be a whole number from 1 to 100000"),
+    (["--design", "sweep", "--batch", "0"], "batch must be a whole number from 1 to 2000"),
+    (["--design", "per-job", "--batch", "-1"], "batch must be a whole number from 1 to 2000"),
+    (["--cadence", "0"], "cadence must be a fraction of the lease from 0.05 to 2"),
+    (["--cadence", "-0.5"], "cadence must be a fraction of the lease from 0.05 to 2"),
     (["--cadence", "none"], "needs a renewal cadence"),
-    (["--ticks", "0"], "ticks must be a whole number >= 1"),
+    (["--ticks", "0"], "ticks must be a whole number from 1 to 10000"),
     (["--design", "timers"], "invalid choice"),
 ])
 def test_cli_bad_input_is_one_line_exit_2(args, says):

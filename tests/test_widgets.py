@@ -168,8 +168,11 @@ def test_lab_backend_is_shared_and_switchable(valkey_url):
     try:
         first = lab.backend()
         assert first is lab.backend() and first.name == "fake" and "virtual clock" in lab.describe()
-        first.client.set(first.key("x"), "1")
-        assert lab.reset() == 1
+        first.client.set(first.key("dead-run", "x"), "1")  # a run that died without its lease: reset takes it
+        held = lab.prefix("mine")
+        first.client.set(held + "y", "1")  # a prefix this notebook holds: reset leaves it
+        assert lab.reset() == 1 and first.client.exists(held + "y")
+        assert lab.done("mine") == 1 and not first.client.exists(held + "y")
         live = lab.use(valkey_url)
         assert lab.backend() is live and live.live and "real clock" in lab.describe()
         with pytest.raises(Exception, match="unknown backend"):
@@ -182,10 +185,19 @@ def test_lab_backend_is_shared_and_switchable(valkey_url):
 def test_lab_command_opens_the_first_lesson():
     argv = lab.lab_command(["--no-browser"])
     assert argv[1:3] == ["-m", "jupyterlab"]
-    assert argv[3].endswith("notebooks/00-start-here.ipynb") and argv[4] == "--no-browser"
-    assert lab.lab_command(["--", "--no-browser"])[4] == "--no-browser"
+    assert f"--ServerApp.root_dir={lab.NOTEBOOKS}" in argv
+    assert "--LabApp.default_url=/lab/tree/00-start-here.ipynb" in argv
+    assert argv[-1] == "--no-browser" or argv[-2:] == ["--no-browser", "--allow-root"]
+    assert lab.lab_command(["--", "--no-browser"]).count("--no-browser") == 1
     # as root (containers), Jupyter must be told; otherwise nothing is added
     assert ("--allow-root" in argv) == (lab.os.geteuid() == 0)
+    # the course's own lab settings come first: they turn off the news prompt
+    import json
+    from pathlib import Path
+
+    first = lab.lab_env({})["JUPYTER_CONFIG_PATH"].split(lab.os.pathsep)[0]
+    page = json.loads((Path(first) / "labconfig" / "page_config.json").read_text())
+    assert page["disabledExtensions"]["@jupyterlab/apputils-extension:announcements"] is True
 
 
 # -- every figure with modes, through the same explorer ----------------------------------------------

@@ -2,6 +2,8 @@
 --
 -- KEYS[1]  emq:{q}:active      sorted set of leased ids, scored by lease deadline (server ms)
 -- KEYS[2]  emq:{q}:pending     sorted set of ready ids
+-- KEYS[3]  emq:{q}:reaped      counter: every lease this script ever returned (what the server did,
+--                              read by chaos at the end; a worker that dies after reaping cannot lose it)
 -- ARGV[1]  the queue's key base, "…emq:{q}:", to name each job's hash
 -- ARGV[2]  the most leases to return in this call
 --
@@ -9,6 +11,7 @@
 --          Fewer ids than the limit means no expired lease is left.
 local active_key = KEYS[1]
 local pending_key = KEYS[2]
+local reaped_key = KEYS[3]
 local base = ARGV[1]
 local limit = tonumber(ARGV[2])
 
@@ -24,7 +27,11 @@ end
 redis.call('ZREM', active_key, unpack(expired))
 local scored = {}
 for _, id in ipairs(expired) do
-  -- Score 0: a job that already waited once goes to the front.
+  -- Score 0. The lab scores pending by arrival time (enqueue, promote and retry write the server's
+  -- TIME), so 0 puts a reaped job ahead of every job that arrived normally: it already waited its
+  -- turn once and is claimed next; reaped jobs among themselves go in id order (a score tie).
+  -- EchoMQ scores every pending job 0 and orders pending by id alone, its ids being minted in
+  -- time order; the lab's ids are any name, so it keeps arrival time in the score instead.
   scored[#scored + 1] = 0
   scored[#scored + 1] = id
   -- state = pending is what fences the lapsed holder: its extend and its completion both
@@ -33,4 +40,5 @@ for _, id in ipairs(expired) do
   reply[#reply + 1] = id
 end
 redis.call('ZADD', pending_key, unpack(scored))
+redis.call('INCRBY', reaped_key, #expired)
 return reply

@@ -48,6 +48,27 @@ def as_modes(timelines: Any, key: Callable[[Timeline], str], what: str) -> dict[
     return modes
 
 
+def modes_of(timelines: Any, words: FigureWords, what: str) -> dict[str, Timeline]:
+    """{mode: Timeline} for a drawing; a list is named in the order of the words' modes, so the
+    names always match the words the scenario wrote."""
+    names = iter(words.modes)
+    modes = as_modes(timelines, lambda tl: next(names, tl.scenario), what)
+    missing = [name for name in modes if name not in words.modes]
+    if missing:
+        raise BadParameter(f"{what}: the words have no mode {', '.join(missing)}; they have: {', '.join(words.modes)}")
+    return modes
+
+
+def figure_for(fig: Figure | None, figsize: tuple[float, float]) -> Figure:
+    """A new constrained-layout figure, or `fig` (an explorer's) cleared and laid out the same way."""
+    if fig is None:
+        return Figure(figsize=figsize, layout="constrained")
+    fig.clear()
+    if not isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine):
+        fig.set_layout_engine("constrained")
+    return fig
+
+
 LIT_LANE, UNLIT_LANE = "#E8F1FA", "#F2F2F2"
 CHAR_EM = 0.56  # a generous average character width of the sans-serif font, in ems
 

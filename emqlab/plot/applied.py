@@ -17,22 +17,13 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
-from ..errors import BadParameter
 from ..timeline import Timeline
 from ..words import FigureWords
-from . import Drawing, as_modes, style
+from . import Drawing, figure_for, modes_of, style
 
 BAND_Y, BAND_H = 0.06, 0.30
 RUN_Y, RUN_H = -0.30, 0.20
 EFFECT = style.OKABE_ITO["sky"]
-
-
-def _figure(fig: Figure | None, panels: int, height: float = 3.0) -> Figure:
-    if fig is None:
-        fig = Figure(figsize=(11, 1.2 + height * panels), layout="constrained")
-    else:
-        fig.clear()
-    return fig
 
 
 def _actors(timeline: Timeline) -> list[str]:
@@ -45,6 +36,20 @@ def _end(timeline: Timeline) -> float:
     return max(ends, default=1.0)
 
 
+def lease_bands(ax, tl: Timeline, actor: str, y0: float, height: float, gid: str, x_max: float) -> None:
+    """`actor`'s leases as bands from `y0`, each labelled with its attempts (the fencing token) and
+    marked where it lapsed; a band ends where the server's deadline (or the settle) put it."""
+    for lease in tl.spans("lease", actor):
+        end = lease.end if lease.end is not None else lease.data.get("deadline", x_max)
+        ax.add_patch(Rectangle((lease.start, y0), max(end - lease.start, 0.15), height, color=style.LEASE,
+                               alpha=0.55, lw=0, gid=gid))
+        ax.text(lease.start + 0.3, y0 + height / 2, f"lease · attempts {lease.data.get('attempts')}",
+                va="center", fontsize=style.FONT["tick"], color="white", gid=gid)
+        if lease.data.get("ended") == "lapsed":
+            ax.plot([end], [y0 + height / 2], marker="X", markersize=12, color=style.LAPSE,
+                    markeredgecolor="white", linestyle="none", gid=gid)
+
+
 def _lanes(ax, name: str, tl: Timeline, x_max: float) -> None:
     gid = f"mode:{name}"
     ax.add_patch(Rectangle((0, 0), 1, 1, transform=ax.transAxes, facecolor="#F2F2F2", lw=0, zorder=-10,
@@ -52,15 +57,7 @@ def _lanes(ax, name: str, tl: Timeline, x_max: float) -> None:
     actors = _actors(tl)
     ys = {a: float(len(actors) - 1 - k) for k, a in enumerate(actors)}
     for actor, y in ys.items():
-        for lease in tl.spans("lease", actor):
-            end = lease.end if lease.end is not None else lease.data.get("deadline", x_max)
-            ax.add_patch(Rectangle((lease.start, y + BAND_Y), max(end - lease.start, 0.15), BAND_H, color=style.LEASE,
-                                   alpha=0.55, lw=0, gid=gid))
-            ax.text(lease.start + 0.3, y + BAND_Y + BAND_H / 2, f"lease · attempts {lease.data.get('attempts')}",
-                    va="center", fontsize=style.FONT["tick"], color="white", gid=gid)
-            if lease.data.get("ended") == "lapsed":
-                ax.plot([end], [y + BAND_Y + BAND_H / 2], marker="X", markersize=12, color=style.LAPSE,
-                        markeredgecolor="white", linestyle="none", gid=gid)
+        lease_bands(ax, tl, actor, y + BAND_Y, BAND_H, gid, x_max)
         for run in tl.spans("run", actor):
             end = run.end if run.end is not None else x_max
             ax.add_patch(Rectangle((run.start, y + RUN_Y), end - run.start, RUN_H, color=style.RUN, lw=0, gid=gid))
@@ -91,24 +88,14 @@ def _lanes(ax, name: str, tl: Timeline, x_max: float) -> None:
     ax.set_xlabel("model seconds", fontsize=style.FONT["label"])
 
 
-def _modes(timelines: Any, words: FigureWords, what: str) -> dict[str, Timeline]:
-    """{mode: Timeline}; a list is named in the order of the words' modes, so names always match."""
-    names = iter(words.modes)
-    modes = as_modes(timelines, lambda tl: next(names, tl.scenario), what)
-    missing = [name for name in modes if name not in words.modes]
-    if missing:
-        raise BadParameter(f"{what}: the words have no mode {', '.join(missing)}; they have: {', '.join(words.modes)}")
-    return modes
-
-
 def _title(ax, words: FigureWords, name: str) -> None:
     mode = words.modes[name]
     ax.set_title(f"{mode.label}\n{mode.verdict}", fontsize=style.FONT["label"], loc="left")
 
 
 def _draw(timelines: Any, words: FigureWords, fig: Figure | None, what: str) -> Drawing:
-    modes = _modes(timelines, words, what)
-    fig = _figure(fig, len(modes))
+    modes = modes_of(timelines, words, what)
+    fig = figure_for(fig, (11, 1.2 + 3.0 * len(modes)))
     x_max = max(_end(tl) for tl in modes.values())
     axes = fig.subplots(len(modes), 1, squeeze=False, sharex=True)[:, 0]
     for ax, (name, tl) in zip(axes, modes.items()):
@@ -127,16 +114,11 @@ def draw_queue_heartbeat(timelines: Any, words: FigureWords, fig: Figure | None 
     return _draw(timelines, words, fig, "draw_queue_heartbeat")
 
 
-def draw_fencing(timelines: Any, words: FigureWords, fig: Figure | None = None) -> Drawing:
-    """Lesson 06 (`fencing` runs): one panel per mode, fencing off and on."""
-    return _draw(timelines, words, fig, "draw_fencing")
-
-
 def draw_chaos(timelines: Any, words: FigureWords, fig: Figure | None = None) -> Drawing:
     """Chaos runs: pending / active / done over time, with the crashes and pauses marked; one panel
     per run (e.g. fencing on and off)."""
-    modes = _modes(timelines, words, "draw_chaos")
-    fig = _figure(fig, len(modes), height=3.4)
+    modes = modes_of(timelines, words, "draw_chaos")
+    fig = figure_for(fig, (11, 1.2 + 3.4 * len(modes)))
     axes = fig.subplots(len(modes), 1, squeeze=False)[:, 0]
     for ax, (name, tl) in zip(axes, modes.items()):
         gid = f"mode:{name}"

@@ -39,7 +39,7 @@ def _end_of(timeline: Timeline) -> float:
 
 def _draw_lane(ax, timeline: Timeline, actor: str, gid: str, x_max: float) -> None:
     y = LANES[actor]
-    mid, top = y + BAND_Y + BAND_H / 2, y + BAND_Y + BAND_H
+    top = y + BAND_Y + BAND_H
     for lease in timeline.spans("lease", actor):
         end = lease.end if lease.end is not None else lease.data.get("deadline", x_max)
         ax.add_patch(Rectangle((lease.start, y + BAND_Y), max(end - lease.start, 0.15), BAND_H, color=style.LEASE,

@@ -1,6 +1,7 @@
-"""What every scenario run shares: a backend (opened here if none is given), a fresh key prefix
-that is deleted when the run ends however it ends, a timeline it records to (a `Run` is the run's
-`ClockRecorder`), and the run's round-trip count."""
+"""What every scenario run shares: a backend (opened here if none is given), a key prefix of its
+own (random: runs from any process or machine never meet) guarded by the run's own lease
+(`emqlab.runs`), deleted when the run ends however it ends, a timeline it records to (a `Run` is
+the run's `ClockRecorder`), and the run's round-trip count."""
 
 from __future__ import annotations
 
@@ -11,12 +12,21 @@ from typing import Any, Iterator
 
 from ..backend import Backend, connect
 from ..consumer import Consumer
-from ..errors import BadParameter
+import redis
+
+from ..errors import BadParameter, StoreError
+from ..runs import RunLease
+from ..ranges import ALIASES, RANGES, check, get
 from ..timeline import ClockRecorder, Timeline
 
 
 def positive(name: str, value: Any, unit: str = "model seconds") -> float:
-    """Validate a duration or count that must be > 0."""
+    """Validate a duration or count that must be > 0, inside its range in `emqlab.ranges` when the
+    table names it (lease, job, beat, poll, crash_at, late_at, pause, …): finite, in range, not a bool."""
+    if name in RANGES or name in ALIASES:
+        if not get(name).low > 0:
+            raise LookupError(f"positive({name!r}): its range in emqlab/ranges.py starts at {get(name).low}, not > 0")
+        return float(check(name, value))
     try:
         number = float(value)
     except (TypeError, ValueError):
@@ -33,6 +43,7 @@ class Run(ClockRecorder):
         super().__init__(Timeline(scenario, params, backend=backend.name, clock=backend.clock.name), backend.clock)
         self.backend = backend
         self.prefix = backend.run_prefix(scenario)
+        self.lease = RunLease(backend, self.prefix)
         self._counter_start = backend.counter.snapshot()
 
     def key(self, *parts: str) -> str:
@@ -73,18 +84,48 @@ def named(modes: Any, key: Callable[[Timeline], str]) -> dict[str, Timeline]:
     return {(n if names.index(n) == k else f"{n}-{k + 1}"): tl for k, (n, tl) in enumerate(zip(names, runs))}
 
 
+def _end(run: Run) -> None:
+    """Stop renewing and release the run's lease, then delete every key of the run. (The lease goes
+    first: a renewer that found it deleted under it would report a lapse that never happened.)"""
+    try:
+        run.lease.release()
+    finally:
+        run.backend.delete_prefix(run.prefix)
+
+
+def _end_quietly(run: Run) -> None:
+    try:
+        _end(run)
+    except (redis.RedisError, OSError):
+        pass  # the store is already failing: report the first failure, not this one
+
+
 @contextmanager
 def run_on(backend: Backend | str | None, scenario: str, params: dict[str, Any], **connect_kw: Any) -> Iterator[Run]:
-    """Open (or reuse) a backend, give the run its own prefix, and always delete the run's keys."""
+    """Open (or reuse) a backend, give the run its own prefix and lease, and always delete the run's
+    keys. If the store fails (or a signal ends the run), the clean-up is tried and its own failure
+    never hides the first one; a run whose lease lapsed under it fails rather than report counts
+    a `emqlab clean` beside it may have cut short."""
     owned = not isinstance(backend, Backend)
     be = connect(backend, **connect_kw) if owned else backend
     try:
         run = Run(be, scenario, params)
         try:
+            run.lease.take()  # before the run writes any key: a key without a live lease is a dead run's
+            run._counter_start = be.counter.snapshot()  # the run's own round trips, not its bookkeeping
             yield run
+            if run.lease.lost:
+                raise StoreError(f"this run's own lease ({run.lease.key}) lapsed while it ran (was the process "
+                                 "stopped?): `emqlab clean` may have removed its keys, so its counts are not trusted")
             run.close()  # count before the clean-up's own round trips
-        finally:
-            be.delete_prefix(run.prefix)
+        except BaseException:
+            _end_quietly(run)
+            raise
+        try:
+            _end(run)
+        except BaseException:  # a signal mid-clean-up: once more (the CLI ignores any further signal)
+            _end_quietly(run)
+            raise
     finally:
         if owned:
             be.close()

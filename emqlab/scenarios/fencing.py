@@ -6,6 +6,11 @@ re-claims it (attempts 2) and writes the job's effect. Then worker-1 wakes, fini
 and writes the effect too. Without fencing that late write lands: the effect is applied twice.
 With fencing, the store checks the writer's attempts (1) against the job's current attempt (2)
 and refuses the write.
+
+What the store did is recorded as the store's own events (actor "store"), from each script's
+reply: `write` (the effect write: writer, attempts, accepted, applied) and, where a completion
+follows an unfenced write, `completion` (writer, attempts, accepted, check="state"). The figure's
+storage lane is drawn from these, never inferred from what a worker believed.
 """
 
 from __future__ import annotations
@@ -21,6 +26,29 @@ from ..words import FigureWords, ModeWords, seconds, times
 from ..words import figure_words as _figure_words
 from .base import named, play, positive, run_on
 from .reaper import JOB_ID
+
+STORE = "store"  # the actor of the store's own events
+
+
+class _Store(Queue):
+    """The queue as one writer reaches it, recording what the store replied to each write."""
+
+    def __init__(self, backend, writer: str, recorder, **kw: Any):
+        super().__init__(backend, "orders", **kw)
+        self.writer, self.rec = writer, recorder
+
+    def _do_record_effect(self, job_id: str, attempts: int, fenced: bool) -> int:
+        reply = super()._do_record_effect(job_id, attempts, fenced)
+        self.rec.event(STORE, "write", writer=self.writer, job=job_id, attempts=int(attempts), fenced=fenced,
+                       accepted=reply >= 0, applied=reply if reply >= 0 else None)
+        return reply
+
+    def _do_complete(self, job_id: str, attempts: int) -> str:
+        reply = super()._do_complete(job_id, attempts)
+        self.rec.event(STORE, "completion", writer=self.writer, job=job_id, attempts=int(attempts),
+                       accepted=reply == "ok", check="state")
+        return reply
+
 
 MODES = {"off": "no fencing", "on": "fenced by attempts"}  # each mode's label; figures read it through the words
 
@@ -49,7 +77,8 @@ def fencing(fencing: str = "on", lease: float = 30, job: float = 20, pause: Any 
         run.event("producer", "enqueue", job=JOB_ID)
         effect = "fenced" if fencing == "on" else "unfenced"
         opts = dict(lease_ms=lease_s * ms, beat_ms=beat_s * ms, work_ms=job_s * ms, effect=effect, recorder=run)
-        w1, w2 = Consumer(q, "worker-1", **opts), Consumer(q, "worker-2", **opts)
+        w1, w2 = (Consumer(_Store(run.backend, name, run, prefix=run.prefix), name, **opts)
+                  for name in ("worker-1", "worker-2"))
 
         def script():
             w1.start()
@@ -82,6 +111,11 @@ def fencing_verdict(timeline: Timeline) -> dict[str, Any]:
              and reclaim is not None and e.t >= reclaim.t]
     late = stale[0] if stale else None
     landed = late is not None and late.kind == "effect"
+    writes = [{"t": e.t, "writer": e.data["writer"], "attempts": e.data["attempts"], "accepted": e.data["accepted"],
+               "applied": e.data["applied"]} for e in timeline.of("write", STORE)]
+    # with fencing off, the completion sent after a landed late write meets complete's own state check
+    turned_away = landed and any(e.data["writer"] == "worker-1" and not e.data["accepted"] and e.t >= late.t
+                                 for e in timeline.of("completion", STORE))
     v = {
         "mode": MODES[p["fencing"]],
         "paused_at": p["pause"]["at"],
@@ -95,6 +129,10 @@ def fencing_verdict(timeline: Timeline) -> dict[str, Any]:
         "stale_write_attempts": late.data.get("attempts") if late else None,
         "stale_write_landed": landed,
         "stale_write_refused": late is not None and late.kind == "complete_refused",
+        "store_writes": writes,
+        "writes_accepted": sum(w["accepted"] for w in writes),
+        "writes_refused": sum(not w["accepted"] for w in writes),
+        "late_completion_turned_away": turned_away,
         "effects_applied": c["effects_applied"],
         "duplicate_effect": c["duplicate_effects"] > 0,
     }
@@ -116,7 +154,9 @@ def words(p: dict[str, Any], v: dict[str, Any]) -> ModeWords:
              f"{v['reclaimed_by']} re-claimed the job (attempts {v['reclaim_attempts']}) at "
              f"{seconds(v['reclaimed_at'])}; ")
     if v["stale_write_landed"]:
-        readout = slept + f"worker-1's late write at {seconds(v['stale_write_at'])} landed, so {effect}."
+        readout = slept + f"worker-1's late write at {seconds(v['stale_write_at'])} landed, so {effect}"
+        readout += ("; only the completion sent after it was turned away, by complete's own state check."
+                    if v.get("late_completion_turned_away") else ".")
         static = f"late write lands · effect applied {v['effects_applied']}×"
     elif v["stale_write_refused"]:
         readout = slept + (f"worker-1 woke with attempts {v['stale_write_attempts']} and its write at "

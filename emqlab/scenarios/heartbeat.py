@@ -13,7 +13,7 @@ from typing import Any
 
 import simpy
 
-from ..errors import LeaseLost, StaleToken, StoreError
+from ..errors import BadParameter, LeaseLost, StaleToken, StoreError
 from ..faults import Pause, World
 from ..lease import Leases, new_token
 from ..renewal import Cadence, parse_cadence
@@ -29,16 +29,18 @@ STOP = "stop"
 class Worker:
     """One worker holding (or hoping to hold) the job's lock."""
 
-    def __init__(self, run: Run, name: str, lease_ms: float, job_ms: float, cadence: Cadence):
+    def __init__(self, run: Run, name: str, lease_ms: float, job_ms: float, cadence: Cadence,
+                 missed: frozenset[int] = frozenset()):
         self.run, self.name = run, name
         self.clock = run.clock
-        self.leases = Leases(run.backend)
+        self.leases = Leases(run.backend, prefix=run.prefix)  # nothing outside this run
         self.lease_ms, self.job_ms, self.cadence = lease_ms, job_ms, cadence
         self.world = World(run.clock)
         self.lock_key, self.done_key = run.key("lock", "job"), run.key("done", "job")
         self.token = new_token()
         self.lease: Interval | None = None
         self.finished = False
+        self.missed = missed  # which extends (1 = the first) are lost on the way to the store
 
     # -- the lease band, as the server reports it ------------------------------------------
     def _took(self, grant) -> None:
@@ -97,6 +99,7 @@ class Worker:
         """A process: extend the lease every `every_ms`, starting from the acquire; stop at a 0 reply."""
         clock = self.clock
         next_tick = clock.now_ms + every_ms
+        tick = 0
         while True:
             try:
                 yield from self.world.sleep(next_tick - clock.now_ms, work=False)
@@ -106,6 +109,11 @@ class Worker:
                 raise
             if self.finished:
                 return
+            tick += 1
+            if tick in self.missed:  # sent, but it never reaches the store: the lease is not touched
+                self.run.event(self.name, "renew_missed", tick=tick)
+                next_tick = clock.now_ms + every_ms
+                continue
             try:
                 grant = self.leases.extend(self.lock_key, self.token, self.lease_ms)
             except LeaseLost:
@@ -148,21 +156,32 @@ class Worker:
             return
 
 
+def _missed(miss: Any) -> frozenset[int]:
+    ticks = (miss,) if isinstance(miss, int) else tuple(miss or ())
+    if not all(isinstance(t, int) and not isinstance(t, bool) and 1 <= t <= 1000 for t in ticks):
+        raise BadParameter(f"miss names the extends lost on the way, as whole numbers from 1 (the first) to 1000, "
+                           f"got {miss!r}")
+    return frozenset(ticks)
+
+
 def heartbeat(lease: float = 30, job: float = 75, renew: Any = "none", pause: Any = None, poll: float = 1.0,
-              backend=None, **connect_kw: Any) -> Timeline:
+              miss: Any = (), backend=None, **connect_kw: Any) -> Timeline:
     """Run the renewal heartbeat and return its timeline.
 
     lease, job, poll: model seconds. renew: none | half | third | a fraction of the lease.
     pause: AT:SECONDS, a stop-the-world pause of the holder (its renewer included).
+    miss: the holder's extends (1 = the first, or a list) lost on the way: sent, never received.
     backend: a Backend, or fake / valkey / a URL (opened and closed here).
     """
     lease_s, job_s, poll_s = positive("lease", lease), positive("job", job), positive("poll", poll)
-    cadence, pause = parse_cadence(renew), Pause.parse(pause)
+    cadence, pause, missed = parse_cadence(renew), Pause.parse(pause), _missed(miss)
     params = {"lease": lease_s, "job": job_s, "renew": cadence.name, "cadence": cadence.fraction,
               "pause": None if pause is None else {"at": pause.at, "seconds": pause.seconds}, "poll": poll_s}
+    if missed:
+        params["miss"] = sorted(missed)
     lease_ms, job_ms, poll_ms = lease_s * 1000, job_s * 1000, poll_s * 1000
     with run_on(backend, "heartbeat", params, **connect_kw) as run:
-        holder = Worker(run, "holder", lease_ms, job_ms, cadence)
+        holder = Worker(run, "holder", lease_ms, job_ms, cadence, missed)
         contender = Worker(run, "contender", lease_ms, job_ms, cadence)
         clock = run.clock
         holder.world.join(clock.process(holder.start_holding()))
@@ -195,6 +214,20 @@ def _lapsed(timeline: Timeline, actor: str) -> list[float]:
     return [lease.end for lease in timeline.spans("lease", actor) if lease.data.get("ended") == "lapsed"]
 
 
+def _tightest_margin(timeline: Timeline) -> float | None:
+    """The least lease an extend of the holder's still found left (deadline it had to beat − when it landed)."""
+    deadline, margins = None, []
+    for e in timeline.events:
+        if e.actor != "holder":
+            continue
+        if e.kind == "acquire":
+            deadline = round(e.t + e.data["ttl"], 3)
+        elif e.kind == "renew" and deadline is not None:
+            margins.append(round(deadline - e.t, 3))
+            deadline = e.data["deadline"]
+    return min(margins) if margins else None
+
+
 def verdict(timeline: Timeline) -> dict[str, Any]:
     """The facts of a heartbeat run, read off its events and intervals; then its words."""
     lapsed = _lapsed(timeline, "holder")
@@ -225,6 +258,8 @@ def verdict(timeline: Timeline) -> dict[str, Any]:
         "resumed_at": pause.end if pause else None,
         "lapsed_in_pause": bool(pause and lapsed and pause.start <= lapsed[0] <= pause.end),
         "contender_lapsed_at": contender_lapsed[0] if contender_lapsed else None,
+        "missed_at": [e.t for e in timeline.of("renew_missed", "holder")],
+        "tightest_margin_s": _tightest_margin(timeline),
     }
     w = words(timeline.params, result)
     result.update(label=w.label, summary=w.readout, static=w.verdict)
@@ -242,6 +277,11 @@ def words(params: dict[str, Any], v: dict[str, Any]) -> ModeWords:
     if v["paused_at"] is not None:
         said.append(f"the holder was paused from {seconds(v['paused_at'])} to {seconds(v['resumed_at'])}")
         short.append(f"paused {seconds(v['paused_at'])}–{seconds(v['resumed_at'])}")
+    if v["missed_at"]:
+        lost = ", ".join(seconds(t) for t in v["missed_at"])
+        said.append(f"the holder's {'extend' if len(v['missed_at']) == 1 else 'extends'} at {lost} never reached "
+                    "the store")
+        short.append(f"{plural(len(v['missed_at']), 'extend')} lost")
     if v["lapsed_at"] is None:
         if v["renewals"]:
             said.append(f"{plural(v['renewals'], 'token-checked extend')} held the {lease} lease to the end")
@@ -264,6 +304,8 @@ def words(params: dict[str, Any], v: dict[str, Any]) -> ModeWords:
         stop = " and it stopped at once" if v["holder_stopped_at"] is not None else ""
         said.append(f"the holder's extend at {seconds(v['renew_lost_at'])} replied 0{stop}")
         short.append("extend replies 0" + (" · holder stops" if stop else ""))
+    if v["missed_at"] and v["tightest_margin_s"] is not None:
+        said.append(f"the closest extend landed with {seconds(v['tightest_margin_s'])} of the lease left")
     if v["contender_lapsed_at"] is not None:
         said.append(f"the contender's own lease lapsed at {seconds(v['contender_lapsed_at'])}")
     finished = v["finished_by"]

@@ -21,6 +21,14 @@ from .base import Run
 BOOT_S = 30  # real seconds a child may take to boot and claim its first job
 
 
+def _check_children(pool: ProcessPool) -> None:
+    """A child that failed (its store died, most often) ends the run with one line, its own."""
+    failed = pool.failures()
+    if failed:
+        name, line = sorted(failed.items())[0]
+        raise StoreError(f"{name} failed: {line}")
+
+
 def run_reaper_processes(run: Run, q: Queue, lease_s: float, beat_s: float, job_s: float, crash_s: float,
                          late_s: float, job_id: str) -> None:
     """The reaper scenario with two consumer processes; worker-1 is SIGKILLed mid-job."""
@@ -35,6 +43,7 @@ def run_reaper_processes(run: Run, q: Queue, lease_s: float, beat_s: float, job_
         pool.spawn("worker-1", **opts)
         # worker-1 must hold the job before the clock of the story starts; a child takes a moment to boot
         while q.where(job_id) != ["active"]:
+            _check_children(pool)
             if time.time() - t0 > BOOT_S:
                 raise StoreError(f"worker-1 did not claim the job within {BOOT_S} s (real time)")
             time.sleep(0.005)
@@ -52,6 +61,7 @@ def run_reaper_processes(run: Run, q: Queue, lease_s: float, beat_s: float, job_
         late_completion(wall, q, "worker-1", job_id, attempts=1)
         give_up = time.time() + (job_s + 2 * lease_s + 4 * beat_s) * scale + BOOT_S
         while q.sizes()["done"] < 1 and time.time() < give_up:
+            _check_children(pool)
             time.sleep(0.01)
         pool.stop_all()
     collect_events(run.backend, events_key, run.timeline)
@@ -85,6 +95,7 @@ def run_chaos_processes(run: Run, q: Queue, params: dict[str, Any], plan, bar) -
             pool.spawn(name, **opts)
         # faults are planned on the run's clock from the moment the consumers are up
         while q.sizes()["done"] == 0 and time.time() - t0 < BOOT_S:
+            _check_children(pool)
             time.sleep(0.005)
         start = wall.t
         todo = [(start + at, kind, slot) for at, kind, slot in plan]
@@ -114,6 +125,7 @@ def run_chaos_processes(run: Run, q: Queue, params: dict[str, Any], plan, bar) -
                     wall.event(name, "pause_start", seconds=pause_s, signal="SIGSTOP")
                     band = wall.open(name, "pause", end_planned=round(wall.t + pause_s, 3))
                     resumes.append((band.start + pause_s, name))
+            _check_children(pool)
             sizes = q.sizes()
             wall.event("monitor", "sample", **sizes)
             bar.update(sizes["done"] - seen)

@@ -36,6 +36,38 @@ def _reaped(timeline: Timeline, job: str):
     return next((e for e in timeline.of("reap") if job in e.data.get("jobs", [])), None)
 
 
+def _on_server(claim, server_s: float | None) -> float | None:
+    """A server clock reading (model seconds, as the consumer recorded it) on the run's time base,
+    pinned at the claim: the claim's own TIME is the claim's moment."""
+    if claim is None or server_s is None or claim.data.get("time_s") is None:
+        return None
+    return round(claim.t + server_s - claim.data["time_s"], 3)
+
+
+def beat_facts(timeline: Timeline, claim, reap) -> dict[str, Any]:
+    """What the beats saw of one lease, from the consumers' `step` events: the lease's score and the
+    server TIME of the beat that reaped it (both on the run's time base), how many beats ran between
+    the claim and that reap, and whether every one of them read a TIME short of the score while the
+    reaping beat's TIME had reached it (the reap script returns score <= TIME)."""
+    facts: dict[str, Any] = {"lease_score_at": None, "reap_time_at": None, "beats_before_reap": None,
+                             "first_beat_past_score": None}
+    score = claim.data.get("score") if claim else None
+    if score is None:
+        return facts
+    facts["lease_score_at"] = _on_server(claim, claim.data.get("score_s"))
+    job = claim.data["job"]
+    events = timeline.events
+    start = next(k for k, e in enumerate(events) if e is claim)
+    reaps = [e for e in events[start + 1:] if e.kind == "step" and e.data.get("step") == "reap"]
+    reaping = next((e for e in reaps if job in e.data.get("jobs", [])), None)
+    if reap is None or reaping is None:
+        return facts
+    before = reaps[:reaps.index(reaping)]
+    facts.update(reap_time_at=_on_server(claim, reaping.data.get("time_s")), beats_before_reap=len(before),
+                 first_beat_past_score=reaping.data["now"] >= score and all(e.data["now"] < score for e in before))
+    return facts
+
+
 def _counts(queue: Queue, jobs: int, completions: int) -> dict[str, int]:
     done = queue.sizes()["done"]
     effects = queue.effects_applied()
@@ -134,6 +166,7 @@ def reaper_verdict(timeline: Timeline) -> dict[str, Any]:
         v["within_lease_plus_beat"] = reap.t - claim.t <= p["lease"] + p["beat"] + 1e-9
     else:
         v["back_in_pending_after"], v["within_lease_plus_beat"] = None, False
+    v.update(beat_facts(timeline, claim, reap))
     w = reaper_words(p, v)
     v.update(label=w.label, summary=w.readout, static=w.verdict)
     return v
@@ -156,10 +189,16 @@ def reaper_words(p: dict[str, Any], v: dict[str, Any]) -> ModeWords:
         died = "worker-1 never crashed"
     else:
         died = f"worker-1 died at {seconds(v['crashed_at'])}{' holding the job' if v['died_holding'] else ''}"
-    reaped = (f"its {seconds(p['lease'])} lease ran out on the server clock at {seconds(v['lease_deadline'])}, "
-              f"{v['reaped_by']}'s beat reaped it back to pending at {seconds(v['reaped_at'])} "
-              f"({seconds(v['back_in_pending_after'])} after the claim, within lease + beat: "
-              f"{'yes' if v['within_lease_plus_beat'] else 'no'})")
+    ran_out = f"its {seconds(p['lease'])} lease ran out on the server clock at {seconds(v['lease_deadline'])}"
+    if v.get("first_beat_past_score"):  # the beats' own TIME readings against the lease's score
+        n = v["beats_before_reap"]
+        earlier = (f"; {plural(n, 'beat')} read a server TIME before that deadline and left the job alone; the first "
+                   f"beat whose TIME had reached it, " if n else "; the first beat whose TIME had reached it, ")
+        reaped = f"{ran_out}{earlier}{v['reaped_by']}'s beat at {seconds(v['reaped_at'])}, reaped it back to pending "
+    else:
+        reaped = f"{ran_out}, {v['reaped_by']}'s beat reaped it back to pending at {seconds(v['reaped_at'])} "
+    reaped += (f"({seconds(v['back_in_pending_after'])} after the claim, within lease + beat: "
+               f"{'yes' if v['within_lease_plus_beat'] else 'no'})")
     if v["reclaimed_by"] is None:
         reclaimed, static_reclaim = "; nobody re-claimed it", "not re-claimed"
     else:
@@ -192,6 +231,15 @@ def reaper_figure_words(modes: Any, labels: dict[str, str] | None = None) -> Fig
                                "consumer claims it again, and the dead consumer's late completion is checked "
                                "against the new attempt count.",
                         "Point at a run to read what happened to its job.", labels)
+
+
+def beats_figure_words(modes: Any, labels: dict[str, str] | None = None) -> FigureWords:
+    """The beat lane's words (runs of `reaper` or `queue_heartbeat`); each run speaks its own readout."""
+    modes = named(modes, lambda tl: "processes" if tl.params.get("procs") else tl.scenario)
+    return figure_words(modes, "Each consumer's beats, step by step: reap, promote, drain, park. Every reap reads "
+                               "the server's TIME and returns the leases whose score that TIME has reached; the "
+                               "lower panel puts each reap's TIME beside the lease scores in the active set.",
+                        "Point at a run to read what its beats did.", labels)
 
 
 # -- the heartbeat, on the queue ------------------------------------------------------------------
@@ -239,6 +287,7 @@ def queue_heartbeat_verdict(timeline: Timeline) -> dict[str, Any]:
     overlap = any(max(a[0], b[0]) < min(a[1], b[1]) for k, a in enumerate(spans) for b in spans[k + 1:])
     refused = timeline.of("complete_refused")
     v = {
+        **_accepted_after_lapse(timeline),
         "lapsed_at": min(lapsed) if lapsed else None,
         "reaped_at": reap[0].t if reap else None,
         "reclaimed_by": reclaim.actor if reclaim else None,
@@ -253,6 +302,38 @@ def queue_heartbeat_verdict(timeline: Timeline) -> dict[str, Any]:
     w = queue_heartbeat_words(p, v)
     v.update(label=w.label, summary=w.readout, static=w.verdict)
     return v
+
+
+def _accepted_after_lapse(timeline: Timeline) -> dict[str, Any]:
+    """A completion accepted although its lease had run out: the lease lapsed on the server clock,
+    but no beat ran between the lapse and the completion (so no reap took the job back) and nobody
+    claimed the job again, so the attempt was still the current one. The first such, from the events."""
+    for done in timeline.of("complete"):
+        job, attempts = done.data.get("job"), done.data.get("attempts")
+        band = next((i for i in timeline.spans("lease", done.actor)
+                     if i.data.get("job") == job and i.data.get("attempts") == attempts), None)
+        if band is None or band.data.get("ended") != "lapsed" or band.end is None or band.end >= done.t:
+            continue
+        beats = [e for e in timeline.of("step") if e.data.get("step") == "reap" and band.end <= e.t < done.t]
+        claims = [e for e in timeline.of("claim") if e.data.get("job") == job and band.end <= e.t < done.t]
+        return {"accepted_after_lapse_by": done.actor, "accepted_lapsed_at": band.end, "accepted_at": done.t,
+                "accepted_attempts": attempts, "beats_in_gap": len(beats), "claims_in_gap": len(claims)}
+    return {"accepted_after_lapse_by": None, "accepted_lapsed_at": None, "accepted_at": None,
+            "accepted_attempts": None, "beats_in_gap": None, "claims_in_gap": None}
+
+
+def _lapse_words(v: dict[str, Any]) -> str:
+    """The clause for a completion accepted after its lease ran out, or "" when there was none."""
+    if v.get("accepted_after_lapse_by") is None:
+        return ""
+    if v["beats_in_gap"] == 0 and v["claims_in_gap"] == 0:
+        why = ("no consumer beat in between, so no reap took the job back and nobody claimed it again, and attempt "
+               f"{v['accepted_attempts']} was still the current one")
+    else:
+        why = (f"{plural(v['beats_in_gap'], 'beat')} and {plural(v['claims_in_gap'], 'claim')} came in between, "
+               "and the attempt was still the current one")
+    return (f" {v['accepted_after_lapse_by']}'s own lease ran out at {seconds(v['accepted_lapsed_at'])}, yet its "
+            f"completion at {seconds(v['accepted_at'])} was accepted: {why}.")
 
 
 def queue_heartbeat_words(p: dict[str, Any], v: dict[str, Any]) -> ModeWords:
@@ -272,7 +353,7 @@ def queue_heartbeat_words(p: dict[str, Any], v: dict[str, Any]) -> ModeWords:
         else:
             refused = "no completion was refused"
         readout = (f"{label}: {lapse}the reaper returned the job at {seconds(v['reaped_at'])}{to}, and the {job} "
-                   f"job ran {times(v['runs'])}{overlap}; {refused}.")
+                   f"job ran {times(v['runs'])}{overlap}; {refused}.{_lapse_words(v)}")
         lapses = f"lapses at {seconds(v['lapsed_at'])} · " if v["lapsed_at"] is not None else ""
         return ModeWords(label, readout, f"{lapses}reaped · the job runs {times(v['runs'])}")
     extends = plural(v["renewals"], "batched extend")
@@ -283,7 +364,8 @@ def queue_heartbeat_words(p: dict[str, Any], v: dict[str, Any]) -> ModeWords:
         held, static = f"{extends} held the {lease} lease to the end", f"{extends} · held to the end"
     else:
         held, static = f"the {lease} lease never ran out, with no extend", "no extend · never lapses"
-    return ModeWords(label, f"{label}: {held}; the {job} job {finish[0]}.", f"{static} · the job {finish[1]}")
+    return ModeWords(label, f"{label}: {held}; the {job} job {finish[0]}.{_lapse_words(v)}",
+                     f"{static} · the job {finish[1]}")
 
 
 def queue_heartbeat_figure_words(modes: Any, labels: dict[str, str] | None = None) -> FigureWords:

@@ -1,0 +1,90 @@
+"""The cluster lesson's figure: one queue's keys on the cluster's nodes, with and without the hashtag.
+
+`draw_cluster(modes, words, fig=None) -> Drawing`, one panel per mode (a `placement` run). In a
+panel each row is one of the queue's keys and each column one node (headed by the slots the node
+serves, as CLUSTER SLOTS reported them): a key's box sits under the node that holds it, with its
+slot. A last column shows the enqueue script sent to the node that owns its first key: its four
+keys marked KEYS[1..4], and the server's answer (ran, or refused with CROSSSLOT). Everything is
+read from the run's events; titles and the readout are the scenario's words.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from matplotlib.figure import Figure
+from matplotlib.patches import FancyBboxPatch, Rectangle
+
+from ..timeline import Timeline
+from ..words import FigureWords
+from . import Drawing, figure_for, modes_of, style
+
+ORDER = ("job", "pending", "schedule", "wake", "active", "done", "effects")  # enqueue's four keys first
+BOX = {True: style.LEASE, False: style.RENEW}  # one slot for all keys, or keys scattered
+
+
+def placed(tl: Timeline) -> dict[str, list[dict[str, Any]]]:
+    """{node: the keys it reported holding (name, key, slot)}, every node present, in node order."""
+    nodes: dict[str, list[dict[str, Any]]] = {e.actor: [] for e in tl.of("slots")}
+    for e in tl.of("holds"):
+        nodes.setdefault(e.actor, []).append(dict(e.data))
+    return nodes
+
+
+def _panel(ax, name: str, tl: Timeline, words: FigureWords) -> None:
+    gid = f"mode:{name}"
+    ax.add_patch(Rectangle((0, 0), 1, 1, transform=ax.transAxes, facecolor="#F2F2F2", lw=0, zorder=-10,
+                           gid=f"lane:{name}"))
+    slots = {e.actor: (e.data["first"], e.data["last"]) for e in tl.of("slots")}
+    nodes = placed(tl)
+    held = [k for keys in nodes.values() for k in keys]
+    rows = [n for n in ORDER if any(k["name"] == n for k in held)] + \
+        sorted({k["name"] for k in held} - set(ORDER))
+    ys = {n: float(len(rows) - 1 - i) for i, n in enumerate(rows)}
+    keyname = {k["name"]: k["key"] for k in held}
+    one_slot = len({k["slot"] for k in held}) == 1
+    for col, (node, keys) in enumerate(nodes.items()):
+        for k in keys:
+            y = ys[k["name"]]
+            ax.add_patch(FancyBboxPatch((col - 0.36, y - 0.32), 0.72, 0.64, boxstyle="round,pad=0,rounding_size=0.08",
+                                        facecolor=BOX[one_slot], alpha=0.8, lw=0, gid=gid))
+            ax.text(col, y, f"slot {k['slot']}", ha="center", va="center", fontsize=style.FONT["tick"],
+                    color="white" if one_slot else "black", gid=gid)
+    [script] = tl.of("script")
+    col = len(nodes)
+    ok = script.data["accepted"]
+    colour = style.RUN if ok else style.LAPSE
+    for i, key in enumerate(script.data["keys"]):
+        if key in ys:
+            ax.text(col, ys[key], f"KEYS[{i + 1}]", ha="center", va="center", fontsize=style.FONT["tick"],
+                    color=colour, gid=gid)
+    rest = [ys[n] for n in rows if n not in script.data["keys"]]
+    answer = f"ran on {script.actor}\nreply {script.data.get('reply')}" if ok else \
+        f"refused by {script.actor}:\n" + ("CROSSSLOT" if "CROSSSLOT" in script.data.get("error", "") else "error")
+    ax.text(col, sum(rest) / len(rest) if rest else -0.8, answer, ha="center", va="center", fontsize=style.FONT["tick"],
+            color=colour, fontweight="bold", gid=gid)
+    ax.axvline(col - 0.5, color="#999999", lw=1, ls=":", gid=gid)
+    heads = [f"{node}\nslots {a}–{b}" for node, (a, b) in slots.items()] + ["enqueue script"]
+    ax.set_xticks(range(len(heads)), heads)
+    ax.xaxis.tick_top()
+    ax.set_yticks(list(ys.values()), [keyname[n] for n in ys])
+    ax.set_xlim(-0.5, len(heads) - 0.5)
+    ax.set_ylim(-0.6, len(rows) - 0.4)
+    ax.tick_params(labelsize=style.FONT["tick"], length=0)
+    for side in ("top", "right", "bottom"):
+        ax.spines[side].set_visible(False)
+    mode = words.modes[name]
+    ax.set_title(f"{mode.label}\n{mode.verdict}", fontsize=style.FONT["label"], loc="left")
+
+
+def draw_cluster(timelines: Any, words: FigureWords, fig: Figure | None = None, *,
+                 figsize: tuple[float, float] = (12, 7.2)) -> Drawing:
+    """The cluster lesson (`placement` runs): one panel per mode, keys by node."""
+    modes = modes_of(timelines, words, "draw_cluster")
+    fig = figure_for(fig, figsize)
+    axes = fig.subplots(len(modes), 1, squeeze=False)[:, 0]
+    for ax, (name, tl) in zip(axes, modes.items()):
+        _panel(ax, name, tl, words)
+    readout = fig.text(0.01, 0.01, words.prompt, fontsize=style.FONT["readout"], ha="left", va="bottom",
+                       gid="readout")  # Drawing.fit wraps it and keeps room for it under the axes
+    return Drawing(fig, words, dict(modes), readout)

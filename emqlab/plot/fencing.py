@@ -1,0 +1,152 @@
+"""Lesson 06's figure: the workers and the store they write to, fencing off and on.
+
+`draw_fencing(modes, words, fig=None) -> Drawing`, one panel per mode. Each panel has a lane per
+worker and, under them, a lane for the effects store (drawn the way Kleppmann draws the storage
+in his fencing-token figure: the store as its own lane, each write an arrow from the worker
+carrying the attempts it was made under, and the store's answer where the arrow lands). Every
+mark in the store lane is one of the store's own recorded events (`store` actor: `write`,
+`completion`), never something a worker believed. A paused worker's work bar is broken for the
+length of the pause: no work is done while it is frozen. A refusal is only ever labelled with
+what refused it: the attempts fence for a write, complete's own state check for a completion.
+
+Titles and the readout are the scenario's words; the labels here name single events.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
+
+from ..timeline import Timeline, minus
+from ..words import FigureWords
+from . import Drawing, figure_for, modes_of, style
+from .applied import lease_bands
+
+STORE = "store"
+STORE_Y = 0.0
+LEASE_Y, LEASE_H = 0.10, 0.30  # above a worker's line
+WORK_Y, WORK_H = -0.32, 0.22  # below it
+ACCEPT, REFUSE = style.OKABE_ITO["green"], style.LAPSE
+
+
+def _end(tl: Timeline) -> float:
+    ends = [e.t for e in tl.events] + [x for i in tl.intervals for x in (i.start, i.end) if x is not None]
+    return max(ends, default=1.0)
+
+
+def store_marks(tl: Timeline) -> list[dict[str, Any]]:
+    """What the storage lane shows, one entry per store event: the effect writes, and any completion
+    the store turned away (a completion it accepted is the job settling, not a write to draw)."""
+    marks = []
+    for e in tl.events:
+        if e.actor != STORE or e.kind not in ("write", "completion"):
+            continue
+        if e.kind == "completion" and e.data["accepted"]:
+            continue
+        d = e.data
+        if e.kind == "write":
+            label = (f"accepted · effect ×{d['applied']}" if d["accepted"]
+                     else "refused: not the\ncurrent attempt")
+        else:
+            label = "completion refused by\ncomplete's state check"
+        marks.append({"t": e.t, "kind": e.kind, "writer": d["writer"], "attempts": d["attempts"],
+                      "accepted": d["accepted"], "label": label})
+    return marks
+
+
+def _worker(ax, tl: Timeline, actor: str, y: float, gid: str, x_max: float) -> None:
+    lease_bands(ax, tl, actor, y + LEASE_Y, LEASE_H, gid, x_max)
+    pauses = [(p.start, p.end if p.end is not None else x_max) for p in tl.spans("pause", actor)]
+    for run in tl.spans("run", actor):
+        end = run.end if run.end is not None else x_max
+        for a, b in minus(run.start, end, pauses):  # no work while the worker is frozen
+            ax.add_patch(Rectangle((a, y + WORK_Y), b - a, WORK_H, color=style.RUN, lw=0, gid=gid))
+    for a, b in pauses:
+        ax.add_patch(Rectangle((a, y + WORK_Y - 0.06), b - a, WORK_H + 0.12, facecolor="none",
+                               edgecolor=style.PAUSE, hatch="///", lw=1.0, gid=gid))
+        ax.text((a + b) / 2, y + WORK_Y + WORK_H / 2, "frozen: no work", ha="center", va="center",
+                fontsize=style.FONT["tick"], color="#444444", gid=gid,
+                bbox=dict(boxstyle="round,pad=0.15", facecolor="white", edgecolor="none", alpha=0.9))
+    for e in tl.of("reap", actor):
+        ax.plot([e.t], [y + LEASE_Y + LEASE_H + 0.14], marker="D", markersize=9, color=style.CONTENDER,
+                linestyle="none", gid=gid)
+        ax.annotate("reap → pending", (e.t, y + LEASE_Y + LEASE_H + 0.14), xytext=(8, 0), textcoords="offset points",
+                    va="center", fontsize=style.FONT["tick"], gid=gid)
+
+
+def _store(ax, tl: Timeline, ys: dict[str, float], gid: str) -> None:
+    ax.axhline(STORE_Y, color="#777777", lw=2, gid=gid)
+    marks = store_marks(tl)
+    last = max((k for k, m in enumerate(marks) if m["kind"] == "write"), default=-1)
+    for k, m in enumerate(marks):
+        t, top = m["t"], ys[m["writer"]] + WORK_Y - 0.04
+        if m["kind"] == "write":
+            colour = ACCEPT if m["accepted"] else REFUSE
+            ax.add_patch(FancyArrowPatch((t, top), (t, STORE_Y + 0.06), arrowstyle="-|>", mutation_scale=14,
+                                         color="#333333", lw=1.4, shrinkA=0, shrinkB=0, gid=gid))
+            # the writer's attempts ride on its arrow; the store's answer sits under the lane,
+            # each on the side away from its neighbour so same-panel labels never meet
+            side = 1 if k == last else -1
+            mid = (top + STORE_Y) / 2
+            ax.annotate(f"attempts {m['attempts']}", (t, mid), xytext=(6 * side, 0), textcoords="offset points",
+                        ha="left" if side > 0 else "right", va="center", fontsize=style.FONT["tick"], gid=gid)
+            ax.plot([t], [STORE_Y], marker="o" if m["accepted"] else "X", markersize=12, color=colour,
+                    markeredgecolor="white", linestyle="none", gid=gid)
+            ax.annotate(m["label"], (t, STORE_Y), xytext=(6 * side, -10), textcoords="offset points",
+                        ha="left" if side > 0 else "right", va="top", fontsize=style.FONT["tick"], color=colour, gid=gid)
+        else:  # a completion turned away: on the writer's lane, with what turned it away
+            y = ys[m["writer"]] + LEASE_Y
+            ax.plot([t], [y], marker="x", markersize=10, markeredgewidth=2, color="black", linestyle="none", gid=gid)
+            ax.annotate(m["label"], (t, y), xytext=(-8, 0), textcoords="offset points", ha="right", va="bottom",
+                        fontsize=style.FONT["tick"], gid=gid)
+
+
+def _panel(ax, name: str, tl: Timeline, words: FigureWords, x_max: float) -> None:
+    gid = f"mode:{name}"
+    ax.add_patch(Rectangle((0, 0), 1, 1, transform=ax.transAxes, facecolor="#F2F2F2", lw=0, zorder=-10,
+                           gid=f"lane:{name}"))
+    actors = sorted(a for a in tl.actors if a.startswith("worker"))
+    ys = {a: float(len(actors) - k) for k, a in enumerate(actors)}  # workers above, the store at 0
+    for actor, y in ys.items():
+        _worker(ax, tl, actor, y, gid, x_max)
+    _store(ax, tl, ys, gid)
+    ax.set_yticks([*ys.values(), STORE_Y], [*ys, "effects store"])
+    ax.set_ylim(STORE_Y - 0.75, max(ys.values(), default=1) + 0.75)
+    ax.set_xlim(-1, x_max * 1.15 + 1)  # room for the store's answer to the last write
+    ax.tick_params(labelsize=style.FONT["tick"])
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    mode = words.modes[name]
+    ax.set_title(f"{mode.label}\n{mode.verdict}", fontsize=style.FONT["label"], loc="left")
+
+
+def _legend(fig: Figure) -> None:
+    handles = [
+        Patch(color=style.LEASE, alpha=0.55, label="lease"),
+        Patch(color=style.RUN, label="working"),
+        Patch(facecolor="none", edgecolor=style.PAUSE, hatch="///", label="paused"),
+        Line2D([], [], color="#333333", marker=">", lw=1.4, label="write to the store"),
+        Line2D([], [], color=ACCEPT, marker="o", markersize=9, ls="none", label="store accepts"),
+        Line2D([], [], color=REFUSE, marker="X", markersize=9, ls="none", label="store refuses"),
+    ]
+    fig.legend(handles=handles, loc="outside upper center", ncols=6, fontsize=style.FONT["tick"], frameon=False,
+               handlelength=1.2, columnspacing=1.0)
+
+
+def draw_fencing(timelines: Any, words: FigureWords, fig: Figure | None = None, *,
+                 figsize: tuple[float, float] = (12, 7.2)) -> Drawing:
+    """Lesson 06 (`fencing` runs): one panel per mode (fencing off and on), workers above the store."""
+    modes = modes_of(timelines, words, "draw_fencing")
+    fig = figure_for(fig, figsize)
+    x_max = max(_end(tl) for tl in modes.values())
+    axes = fig.subplots(len(modes), 1, squeeze=False, sharex=True)[:, 0]
+    for ax, (name, tl) in zip(axes, modes.items()):
+        _panel(ax, name, tl, words, x_max)
+    axes[-1].set_xlabel("model seconds", fontsize=style.FONT["label"])
+    _legend(fig)
+    readout = fig.text(0.01, 0.01, words.prompt, fontsize=style.FONT["readout"], ha="left", va="bottom",
+                       gid="readout")  # Drawing.fit wraps it and keeps room for it under the axes
+    return Drawing(fig, words, dict(modes), readout)

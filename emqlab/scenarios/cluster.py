@@ -1,0 +1,136 @@
+"""The cluster lesson: where one queue's keys live on a three-node Valkey cluster, with and without
+the `{q}` hashtag, and what the server says to a script over them.
+
+`placement(cluster, hashtag)` runs on a real `emqlab.cluster.LocalCluster`:
+1. it sends the queue's enqueue script (four keys) straight to the node that owns its first key,
+   and records the server's reply, or its refusal (CROSSSLOT);
+2. it writes one small value to each of the queue's seven keys with a one-key command through the
+   cluster client, which routes each write to the node that owns the key's slot;
+3. it asks every node, directly, which of the queue's keys it holds (SCAN), with each key's slot
+   (CLUSTER KEYSLOT) and the node's slot range (CLUSTER SLOTS).
+The Timeline's events are what the nodes answered; the verdict and the words are read from them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import redis
+from redis.exceptions import ClusterCrossSlotError
+
+from ..cluster import ClusterBackend, LocalCluster
+from ..queue import Queue
+from ..scripts import source
+from ..timeline import Timeline
+from ..words import FigureWords, ModeWords, plural
+from ..words import figure_words as _figure_words
+from .base import named
+from .reaper import JOB_ID
+
+MODES = {"hashtag": "with the {orders} hashtag", "none": "without a hashtag"}
+ENQUEUE_KEYS = ("job", "pending", "schedule", "wake")  # the enqueue script's KEYS[1..4]
+KEYS = (*ENQUEUE_KEYS, "active", "done", "effects")  # every key of one queue
+
+
+def _keys(q: Queue, job_id: str) -> dict[str, str]:
+    return {"job": q.job_key(job_id), "pending": q.pending, "schedule": q.schedule, "wake": q.wake_key,
+            "active": q.active, "done": q.done, "effects": q.effects}
+
+
+def placement(cluster: LocalCluster, hashtag: bool = True, job_id: str = JOB_ID) -> Timeline:
+    """Place one queue's keys on `cluster` (with or without the hashtag); the nodes' answers."""
+    cb = ClusterBackend(cluster)
+    q = Queue(cb, "orders", hashtag=hashtag)  # under emqlab's own prefix; only these seven keys are touched
+    keys = _keys(q, job_id)
+    tl = Timeline("cluster", {"hashtag": hashtag, "job": job_id, "nodes": len(cluster.nodes)}, backend="cluster",
+                  clock="real")
+    try:
+        for i, (first, last) in enumerate(cluster.slot_ranges()):
+            tl.add(0, f"node {i + 1}", "slots", first=first, last=last)
+        # 1. the script, on the node that owns its first key: the server's own answer
+        names = [keys[k] for k in ENQUEUE_KEYS]
+        owner = cluster.node_index(names[0])
+        node = cluster.node_for(names[0])
+        try:
+            reply = node.evalsha(node.script_load(source("enqueue")), len(names), *names, job_id, "pay", 0)
+            tl.add(0, f"node {owner + 1}", "script", script="enqueue", keys=list(ENQUEUE_KEYS), accepted=True,
+                   reply=int(reply))
+        except redis.ResponseError as exc:
+            # redis-py keeps the server's error code as the exception's class: put the word back
+            code = "CROSSSLOT " if isinstance(exc, ClusterCrossSlotError) else ""
+            tl.add(0, f"node {owner + 1}", "script", script="enqueue", keys=list(ENQUEUE_KEYS), accepted=False,
+                   error=code + str(exc))
+        finally:
+            node.close()
+        # 2. every key, one single-key write each, routed by the cluster client
+        c = cb.client
+        c.hset(keys["job"], mapping={"state": "pending", "attempts": 0})
+        c.zadd(keys["pending"], {job_id: 0})
+        c.zadd(keys["schedule"], {"later": 0})
+        c.rpush(keys["wake"], 1)
+        c.zadd(keys["active"], {"held": 0})
+        c.sadd(keys["done"], "finished")
+        c.hset(keys["effects"], "finished", 1)
+        # 3. what each node holds, asked of the node itself
+        short = {key: name for name, key in keys.items()}
+        for i in range(len(cluster.nodes)):
+            with redis.Redis(**cluster.nodes[i].connection_kwargs, decode_responses=True) as n:
+                for key in sorted(k for k in n.scan_iter(match=q.base + "*", count=1000) if k in short):
+                    slot = int(n.execute_command("CLUSTER", "KEYSLOT", key))
+                    tl.add(0, f"node {i + 1}", "holds", key=key, name=short.get(key, key), slot=slot)
+    finally:
+        for key in keys.values():
+            cb.client.delete(key)
+        cb.close()
+    tl.verdict = placement_verdict(tl)
+    return tl
+
+
+def placement_verdict(tl: Timeline) -> dict[str, Any]:
+    held = tl.of("holds")
+    [script] = tl.of("script")
+    v = {
+        "mode": MODES["hashtag" if tl.params["hashtag"] else "none"],
+        "keys": [{"name": e.data["name"], "key": e.data["key"], "slot": e.data["slot"], "node": e.actor}
+                 for e in held],
+        "key_count": len(held),
+        "slots_used": len({e.data["slot"] for e in held}),
+        "nodes_used": len({e.actor for e in held}),
+        "nodes": [e.actor for e in tl.of("slots")],
+        "script_node": script.actor,
+        "script_accepted": script.data["accepted"],
+        "script_reply": script.data.get("reply"),
+        "script_error": script.data.get("error"),
+        "crossslot": "CROSSSLOT" in (script.data.get("error") or ""),
+    }
+    w = words(v)
+    v.update(label=w.label, summary=w.readout, static=w.verdict)
+    return v
+
+
+def words(v: dict[str, Any]) -> ModeWords:
+    """The placement in words: every clause read from `v`."""
+    n, slots, nodes = v["key_count"], v["slots_used"], v["nodes_used"]
+    if slots == 1:
+        where = (f"all {n} keys of the queue hash to slot {v['keys'][0]['slot']}, so {v['keys'][0]['node']} "
+                 "holds them all")
+    else:
+        where = f"the queue's {n} keys hash to {plural(slots, 'slot')} on {plural(nodes, 'node')}"
+    if v["script_accepted"]:
+        said = f"{v['script_node']} ran the enqueue script (reply {v['script_reply']})"
+        short = "enqueue runs"
+    else:
+        said = f"{v['script_node']} refused the enqueue script: {v['script_error']}"
+        short = "enqueue refused (CROSSSLOT)" if v["crossslot"] else "enqueue refused"
+    static = f"{plural(n, 'key')} · {plural(slots, 'slot')} · {plural(nodes, 'node')} · {short}"
+    return ModeWords(v["mode"], f"{v['mode']}: {where}; {said}.", static)
+
+
+def figure_words(modes: Any, labels: dict[str, str] | None = None) -> FigureWords:
+    """The cluster figure's words; a list of runs is named by mode (hashtag, none)."""
+    modes = named(modes, lambda tl: "hashtag" if tl.params.get("hashtag") else "none")
+    return _figure_words(modes, "One queue's seven keys on a three-node Valkey cluster. With the {orders} hashtag "
+                                "only the name between the braces is hashed, so every key gets the same slot and "
+                                "the same node, and a script over several keys can run there. Without it each "
+                                "whole key is hashed, the keys scatter, and the server refuses the script.",
+                         "Point at a panel to read where the keys went and what the server said.", labels)
