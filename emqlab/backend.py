@@ -179,6 +179,25 @@ class Backend:
             return redis.Redis(decode_responses=True, socket_timeout=10, **self._server.connection_kwargs)
         return redis.Redis.from_url(self.url, decode_responses=True, socket_connect_timeout=5, socket_timeout=10)
 
+    def address(self) -> tuple[str, int]:
+        """The (host, port) this live store is reached at over TCP: where a relay in front of it forwards."""
+        parsed = urlparse(self.url or "")
+        if not self.live or parsed.scheme != "redis" or not parsed.hostname:
+            raise BadParameter(f"a delayed link needs a store reached over plain TCP (redis://host:port), "
+                               f"not {self.describe()}")
+        return parsed.hostname, parsed.port or 6379
+
+    def via(self, host: str, port: int) -> "Backend":
+        """This store reached at another address (a relay in front of it): a Backend of its own sharing this
+        one's clock, round-trip counter and prefix (same password and database). Close it before this one."""
+        self.address()  # refuses a store not reached over plain TCP
+        pool = redis.ConnectionPool.from_url(self.url, connection_class=_counting_class(redis.Connection, self.counter,
+                                                                                         None),
+                                             decode_responses=True, socket_connect_timeout=5, socket_timeout=60)
+        pool.connection_kwargs.update(host=host, port=port)
+        return Backend("url", redis.Redis(connection_pool=pool), self.clock, self.counter,
+                       url=f"redis://{host}:{port}", prefix=self.prefix)
+
     # -- housekeeping ------------------------------------------------------------------------
     def keys(self, pattern_prefix: str | None = None) -> list[str]:
         match = glob_escape(pattern_prefix or self.prefix) + "*"

@@ -89,7 +89,8 @@ def cmd_heartbeat(args) -> None:
     from .scenarios.heartbeat import heartbeat
 
     with _open(args) as backend:
-        timeline = heartbeat(lease=args.lease, job=args.job, renew=args.renew, pause=args.pause, backend=backend)
+        timeline = heartbeat(lease=args.lease, job=args.job, renew=args.renew, pause=args.pause,
+                             latency=args.latency, backend=backend)
     _emit(args, timeline.to_dict(), timeline.summary)
 
 
@@ -225,6 +226,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help=help_text("cadence", f"{cadence_help()} (default none)"))
     p.add_argument("--pause", default=None, metavar="AT:SECONDS", type=spec_arg(Pause.parse, "pause"),
                    help=f"stop the holder's world at AT [{get('pause_at').text()}] for SECONDS [{get('pause').text()}]")
+    p.add_argument("--latency", type=arg("latency"), default=0.0, metavar="SECONDS",
+                   help=help_text("latency", "one-way delay of the holder's link to the store, model seconds; "
+                                  "the contender sits beside the server (default 0)"))
     p.set_defaults(func=cmd_heartbeat)
 
     p = sub.add_parser("renewal-cost", parents=[common], help="K per-job timers against one sweep")

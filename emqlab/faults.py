@@ -84,3 +84,16 @@ class World:
                 if interrupt.cause != PAUSE:
                     raise
                 remaining -= clock.now_ms - started
+
+    def wait(self, event: simpy.Event):
+        """Wait for `event` (a reply on the wire, a timeout) as this worker: a pause does not stop the
+        event, but a worker frozen when it fires sees it only when the world resumes. Other interrupts
+        propagate to the caller."""
+        while True:
+            try:
+                if self.paused:
+                    yield self._resumed
+                return (yield event)
+            except simpy.Interrupt as interrupt:
+                if interrupt.cause != PAUSE:
+                    raise

@@ -30,6 +30,7 @@ DASHBOARDS = {
 }
 
 SLIDE_FIGSIZE = (15, 7.5)
+SLIDE_DPI = 120  # 15 in at 120 dpi = 1800 px: on a 1920-wide screen, the 11 pt ticks are 18 px
 TEMPLATE = "emqlab"  # emqlab/dashboards/share/voila/templates/emqlab: Voila's lab template, served offline
 DEFAULT_PORT = 8866
 
@@ -138,4 +139,4 @@ def explorer(name: str, backend: Any = None):
         "renewal": (figures.renewal_figure, figures.renewal_designs),
         "fencing": (figures.fencing_figure, figures.fencing_modes),
     }[name]
-    return ModeExplorer(build, runs(be), figsize=SLIDE_FIGSIZE)
+    return ModeExplorer(build, runs(be), figsize=SLIDE_FIGSIZE, dpi=SLIDE_DPI)

@@ -68,6 +68,7 @@ RANGES: dict[str, Range] = dict([
     _r("poll", 0.1, 600, MODEL_S, bounds="how often the contender tries the lock"),
     _r("pause", 0.1, 3600, MODEL_S, bounds="a stop-the-world pause's length (--pause AT:SECONDS)", template="10:{}"),
     _r("pause_at", 0, 3600, MODEL_S, bounds="when a stop-the-world pause starts", template="{}:10"),
+    _r("latency", 0, 600, MODEL_S, bounds="the one-way delay of the holder's link (heartbeat --latency)"),
     _r("cadence", 0.05, 2, "× the lease", bounds="time between renewals (half = 0.5)"),
     _r("scale", 0.0001, 1, "real seconds per model second", bounds="real clock speed (1e-4: a 30 s lease is 3 ms)"),
     # counts
@@ -159,7 +160,7 @@ def run_cost(verb: str, p: dict[str, Any]) -> tuple[float, float]:
     if verb == "heartbeat":
         lease, job, poll = p["lease"], p["job"], p.get("poll", 1.0)
         at, length = p.get("pause") or (0.0, 0.0)
-        span = at + length + 2 * (job + lease + poll)
+        span = at + length + 2 * (job + lease + poll) + 6 * (p.get("latency") or 0)  # acquire, done, release: 2 legs each
         renewals = span / (p["cadence"] * lease) if p.get("cadence") else 0
         return span, renewals + span / poll + 10
     if verb == "renewal-cost":

@@ -230,9 +230,10 @@ class ModeExplorer:
             finally:
                 self._rendering = False
         label = html.escape(self.modes[lit].label) if lit in self.modes else ""
-        head = f"readout · {label}" if label else "readout ·"
+        head = f"<b>readout · {label}</b>" if label else "<b>readout ·</b>"
         pin = " (pinned: click outside the lanes to let go)" if self.pinned else ""
-        self.readout.value = (f"<div style='font-size:1.15em'><b>{head}</b>{pin} — "
+        dash = " —" if label else ""
+        self.readout.value = (f"<div style='font-size:1.15em'>{head}{pin}{dash} "
                               f"{html.escape(self.readout_text)}</div>")
         items = "".join(f"<li style='{'font-weight:bold' if name == lit else 'opacity:0.6'}'>"
                         f"{html.escape(m.verdict_line)}</li>" for name, m in self.modes.items())

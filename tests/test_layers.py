@@ -17,7 +17,7 @@ PACKAGE = Path(emqlab.__file__).resolve().parent
 
 MODEL = {"emqlab", "errors", "clock", "fakeclock", "embedded", "scripts", "backend", "timeline", "words", "lease",
          "renewal", "renewal_plane", "faults", "queue", "consumer", "reaper", "commandstats", "cluster", "procs",
-         "measured", "runs", "ranges"}
+         "measured", "runs", "ranges", "relay"}
 COURSE = {"widgets", "figures", "export", "present", "lab", "exercises", "course"}  # course: runs the notebooks
 
 

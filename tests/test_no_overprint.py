@@ -12,6 +12,7 @@ from emqlab.scenarios.chaos import chaos
 
 NOTEBOOK = ((12, 7.2), 80, 12)  # inches, dpi, smallest text in px
 SLIDE = ((16, 9), 120, 18)
+DASHBOARD = ((15, 7.5), 120, 18)  # emqlab present: the explorer at slide dpi, on a 1920-wide screen
 
 
 def _lesson03(be):
@@ -62,7 +63,7 @@ def frames(drawing):
     yield from drawing.modes
 
 
-@pytest.mark.parametrize("size", [NOTEBOOK, SLIDE], ids=["notebook", "slide"])
+@pytest.mark.parametrize("size", [NOTEBOOK, SLIDE, DASHBOARD], ids=["notebook", "slide", "dashboard"])
 @pytest.mark.parametrize("name", list(BUILDERS))
 def test_no_text_is_printed_on_other_text(fake, name, size):
     inches, dpi, min_px = size

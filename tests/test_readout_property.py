@@ -43,12 +43,25 @@ def check_readout(params: dict, v: dict, text: str) -> None:
     says("the closest extend landed with", v["missed_at"] and v["tightest_margin_s"] is not None)
     says("held the", v["lapsed_at"] is None and v["renewals"] > 0)
     says("outlasted", v["lapsed_at"] is None and v["renewals"] == 0)
+    latency = params.get("latency")
+    blind = bool(latency) and v["blind_s"] is not None and v["blind_s"] >= 0.05
+    says("one-way delay", latency)
+    says("after its lease had lapsed", blind)
+    says("learned only at", latency and v["renew_lost_at"] is not None)
+    says("never told", blind and v["renew_lost_at"] is None)
+    if latency:
+        assert f"over a link with a {seconds(latency)} one-way delay" in text, text
+    if blind:
+        assert f"{seconds(v['blind_s'])} after its lease had lapsed" in text, text
+    if latency and v["renew_lost_at"] is not None:
+        assert f"learned only at {seconds(v['renew_lost_at'])}" in text, text
     if v["lapsed_at"] is None and v["renewals"]:
         assert re.search(rf"\b{v['renewals']} token-checked extends?\b", text), text
     # every time quoted is one of the verdict's (or the run's parameters), as the formatter writes it
     allowed = {seconds(x) for x in (params["lease"], params["job"], v["lapsed_at"], v["reclaimed_at"],
                                     v["renew_lost_at"], v["paused_at"], v["resumed_at"], v["both_ran_s"],
-                                    v["contender_lapsed_at"], v["tightest_margin_s"], *v["missed_at"])
+                                    v["contender_lapsed_at"], v["tightest_margin_s"], *v["missed_at"],
+                                    params.get("latency"), v["blind_s"] if latency else None)
                if x is not None}
     if v["double_run"] and v["both_ran_s"] < 0.05:
         allowed.add("0.1 s")  # "for less than 0.1 s": an overlap too short to quote to the tenth
@@ -58,7 +71,8 @@ def check_readout(params: dict, v: dict, text: str) -> None:
     for number in NUMBER.findall(text):
         assert f"{number} s" in allowed, f"{number} s is not a fact of the verdict {sorted(allowed)}: {text}"
     for key, phrase in (("lapsed_at", "lease lapsed at "), ("reclaimed_at", "reclaimed the job at "),
-                        ("renew_lost_at", "extend at "), ("paused_at", "paused from "),
+                        ("renew_lost_at", "learned only at " if latency else "extend at "),
+                        ("paused_at", "paused from "),
                         ("contender_lapsed_at", "own lease lapsed at ")):
         if v[key] is not None and phrase in text:
             assert f"{phrase}{seconds(v[key])}" in text, f"{key}={v[key]} misquoted: {text}"
@@ -71,6 +85,7 @@ runs = st.fixed_dictionaries({
     "pause": st.one_of(st.none(), st.tuples(st.integers(0, 300_000), st.integers(100, 200_000)).map(
         lambda p: f"{p[0] / 1000}:{p[1] / 1000}")),
     "miss": st.lists(st.integers(1, 6), max_size=2, unique=True),
+    "latency": st.one_of(st.just(0), st.integers(0, 60_000).map(lambda ms: ms / 1000)),
 })
 
 
@@ -92,7 +107,8 @@ def test_every_clause_of_the_heartbeat_readout_is_true_of_its_verdict(store, p):
     assert v["static"] == words(tl.params, v).verdict
 
 
-@pytest.mark.parametrize("lie", ["pause", "finished once", "contender finished", "double run", "number"])
+@pytest.mark.parametrize("lie", ["pause", "finished once", "contender finished", "double run", "number",
+                                 "blind", "latency"])
 def test_the_checker_catches_a_lying_readout(store, monkeypatch, lie):
     """Break the words on purpose, five ways; the checker must fail each time."""
     honest = words
@@ -105,12 +121,16 @@ def test_the_checker_catches_a_lying_readout(store, monkeypatch, lie):
             "contender finished": w.readout.replace("by the holder.", "by the contender."),
             "double run": w.readout.replace("; both ran it at once for 44.5 s", ""),
             "number": w.readout.replace("30.5 s", "31 s"),
+            "blind": w.readout.replace("15 s after its lease", "5 s after its lease"),
+            "latency": w.readout.replace("over a link with a 10 s one-way delay; ", ""),
         }[lie]
         assert text != w.readout
         return type(w)(w.label, text, w.verdict)
 
     monkeypatch.setattr(heartbeat_module, "words", lying)
     case = {"renew": "half"} if lie == "contender finished" else {"renew": "none"}
+    if lie in ("blind", "latency"):
+        case = {"renew": "half", "latency": 10}
     tl = heartbeat(lease=30, job=75, **case, backend=store)
     with pytest.raises(AssertionError):
         check_readout(tl.params, tl.verdict, tl.verdict["summary"])

@@ -4,7 +4,8 @@ A holder acquires the job's lock (SET NX PX, random token), works for `job` seco
 on a cadence with the token-checked extend; a contender starts half a poll later and keeps trying
 to take the lock every `poll` seconds. If the contender gets the lock before the job is marked
 done, it runs the job too. Every lease band's end is what the server reported (the acquire's
-PTTL, each extend's reply), and the verdict is read off the events.
+PTTL, each extend's reply, counted from when the server acted: over a delayed link, `latency`
+after the command left), and the verdict is read off the events.
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ import simpy
 from ..errors import BadParameter, LeaseLost, StaleToken, StoreError
 from ..faults import Pause, World
 from ..lease import Leases, new_token
+from ..ranges import check
 from ..renewal import Cadence, parse_cadence
 from ..timeline import Interval, Timeline, minus
 from ..words import FigureWords, ModeWords, plural, seconds, times
 from ..words import figure_words as figure_words_of
 from .base import Run, positive, run_on
+from .link import Link
 
 LOST = "lease-lost"
 STOP = "stop"
@@ -30,34 +33,40 @@ class Worker:
     """One worker holding (or hoping to hold) the job's lock."""
 
     def __init__(self, run: Run, name: str, lease_ms: float, job_ms: float, cadence: Cadence,
-                 missed: frozenset[int] = frozenset()):
+                 missed: frozenset[int] = frozenset(), latency_ms: float = 0.0):
         self.run, self.name = run, name
         self.clock = run.clock
-        self.leases = Leases(run.backend, prefix=run.prefix)  # nothing outside this run
         self.lease_ms, self.job_ms, self.cadence = lease_ms, job_ms, cadence
         self.world = World(run.clock)
+        self.link = Link(run, self.world, latency_ms)  # every command of this worker goes over it
+        self.leases = Leases(self.link.backend, prefix=run.prefix)  # nothing outside this run
+        self.has_lock = run.clock.event()  # when this worker's acquire reply reached it
         self.lock_key, self.done_key = run.key("lock", "job"), run.key("done", "job")
         self.token = new_token()
         self.lease: Interval | None = None
         self.finished = False
+        self.extending = False  # an extend is on the wire
         self.missed = missed  # which extends (1 = the first) are lost on the way to the store
 
     # -- the lease band, as the server reports it ------------------------------------------
-    def _took(self, grant) -> None:
-        t = self.run.t
+    def _at(self, at_ms: float | None) -> float:  # when the server acted: `at_ms` from the link, else now
+        return self.run.t if at_ms is None else self.run.ms_to_t(at_ms)
+
+    def _took(self, grant, at_ms: float | None = None) -> None:
+        t = self._at(at_ms)
         self.lease = self.run.timeline.open(t, self.name, "lease", deadline=round(t + grant.ttl_ms / 1000, 3),
                                             ended=None)
 
-    def _pushed(self, grant) -> float:
-        deadline = round(self.run.t + grant.ttl_ms / 1000, 3)
+    def _pushed(self, grant, at_ms: float | None = None) -> float:
+        deadline = round(self._at(at_ms) + grant.ttl_ms / 1000, 3)
         self.lease.data["deadline"] = deadline
         return deadline
 
-    def _lease_ended(self, released: bool) -> None:
+    def _lease_ended(self, released: bool, at_ms: float | None = None) -> None:
         lease = self.lease
         deadline = lease.data["deadline"]
-        if released and self.run.t <= deadline:
-            lease.end, lease.data["ended"] = self.run.t, "released"
+        if released and self._at(at_ms) <= deadline:
+            lease.end, lease.data["ended"] = self._at(at_ms), "released"
         else:
             lease.end, lease.data["ended"] = deadline, "lapsed"
             self.run.timeline.add(deadline, self.name, "lapse", note="the server expired the key")
@@ -84,13 +93,13 @@ class Worker:
         work.end = run.t
         self.finished = True
         run.event(self.name, "work_done")
-        if renewer is not None and renewer.is_alive:
+        if renewer is not None and renewer.is_alive and not self.extending:  # an extend on the wire gets its reply
             renewer.interrupt(STOP)
-        run.backend.client.set(self.done_key, self.name)
+        yield from self.link.call(lambda: self.link.backend.client.set(self.done_key, self.name))
         try:
-            self.leases.release(self.lock_key, self.token)
+            at, _ = yield from self.link.call(lambda: self.leases.release(self.lock_key, self.token))
             run.event(self.name, "release")
-            self._lease_ended(released=True)
+            self._lease_ended(released=True, at_ms=at)
         except StaleToken:
             run.event(self.name, "release_refused", reason="token no longer owns the lock")
             self._lease_ended(released=False)
@@ -114,29 +123,41 @@ class Worker:
                 self.run.event(self.name, "renew_missed", tick=tick)
                 next_tick = clock.now_ms + every_ms
                 continue
+            self.extending = True
             try:
-                grant = self.leases.extend(self.lock_key, self.token, self.lease_ms)
+                at, grant = yield from self.link.call(lambda: self.leases.extend(self.lock_key, self.token,
+                                                                                 self.lease_ms))
             except LeaseLost:
                 self.run.event(self.name, "renew_lost", reply=0)
-                if worker.is_alive:
+                if worker.is_alive and not self.finished:
                     worker.interrupt(LOST)
                 return
-            deadline = self._pushed(grant)
-            self.run.event(self.name, "renew", ttl=round(grant.ttl_ms / 1000, 3), deadline=deadline)
+            finally:
+                self.extending = False
+            deadline = self._pushed(grant, at)
+            landed = {"at": round(self.run.ms_to_t(at), 3)} if self.link.delay_ms else {}
+            self.run.event(self.name, "renew", ttl=round(grant.ttl_ms / 1000, 3), deadline=deadline, **landed)
+            if self.finished:  # the job ended while this extend was on the wire
+                return
             next_tick = clock.now_ms + every_ms
 
     def start_holding(self):
         """A process: take the lock at once (the holder)."""
-        grant = self.leases.acquire(self.lock_key, self.lease_ms, self.token)
+        at, grant = yield from self.link.call(lambda: self.leases.acquire(self.lock_key, self.lease_ms, self.token))
         if grant is None:  # a fresh run prefix makes this impossible unless the store misbehaves
             raise StoreError(f"{self.name} could not take a fresh lock {self.lock_key}: another run is using this key")
-        self.run.event(self.name, "acquire", ttl=round(grant.ttl_ms / 1000, 3))
-        self._took(grant)
+        self._took(grant, at)
+        landed = {"deadline": self.lease.data["deadline"]} if self.link.delay_ms else {}
+        self.run.event(self.name, "acquire", ttl=round(grant.ttl_ms / 1000, 3), **landed)
+        self.has_lock.succeed()
         yield from self.hold_and_work()
 
-    def contend(self, poll_ms: float):
-        """A process: try the lock every `poll_ms` (first try half a poll in) until it is ours or the job is done."""
+    def contend(self, poll_ms: float, holder: "Worker | None" = None):
+        """A process: try the lock every `poll_ms` until it is ours or the job is done; the first try is
+        half a poll in (after the `holder`'s acquire reply reached it, when it has a delayed link)."""
         run, clock = self.run, self.clock
+        if holder is not None:
+            yield holder.has_lock
         yield clock.timeout(poll_ms / 2)
         while True:
             grant = self.leases.acquire(self.lock_key, self.lease_ms, self.token)
@@ -165,12 +186,16 @@ def _missed(miss: Any) -> frozenset[int]:
 
 
 def heartbeat(lease: float = 30, job: float = 75, renew: Any = "none", pause: Any = None, poll: float = 1.0,
-              miss: Any = (), backend=None, **connect_kw: Any) -> Timeline:
+              miss: Any = (), latency: float = 0, backend=None, **connect_kw: Any) -> Timeline:
     """Run the renewal heartbeat and return its timeline.
 
     lease, job, poll: model seconds. renew: none | half | third | a fraction of the lease.
     pause: AT:SECONDS, a stop-the-world pause of the holder (its renewer included).
     miss: the holder's extends (1 = the first, or a list) lost on the way: sent, never received.
+    latency: the one-way delay of the holder's link, model seconds (the contender sits beside the server):
+    each holder command reaches the store `latency` after it is sent and its reply as long after that;
+    the holder starts its job and its renewal timer when the acquire reply arrives, and the contender
+    starts polling half a poll after that.
     backend: a Backend, or fake / valkey / a URL (opened and closed here).
     """
     lease_s, job_s, poll_s = positive("lease", lease), positive("job", job), positive("poll", poll)
@@ -179,27 +204,34 @@ def heartbeat(lease: float = 30, job: float = 75, renew: Any = "none", pause: An
               "pause": None if pause is None else {"at": pause.at, "seconds": pause.seconds}, "poll": poll_s}
     if missed:
         params["miss"] = sorted(missed)
+    if latency_s := float(check("latency", latency)):
+        params["latency"] = latency_s
     lease_ms, job_ms, poll_ms = lease_s * 1000, job_s * 1000, poll_s * 1000
     with run_on(backend, "heartbeat", params, **connect_kw) as run:
-        holder = Worker(run, "holder", lease_ms, job_ms, cadence, missed)
-        contender = Worker(run, "contender", lease_ms, job_ms, cadence)
-        clock = run.clock
-        holder.world.join(clock.process(holder.start_holding()))
-        clock.process(contender.contend(poll_ms))
-        if pause is not None:
-
-            def pause_holder():
-                yield clock.timeout(pause.at * 1000)
-                run.event("holder", "pause_start", seconds=pause.seconds)
-                frozen = run.timeline.open(run.t, "holder", "pause")
-                yield from holder.world.stop_the_world(pause.seconds * 1000)
-                frozen.end = run.t
-                run.event("holder", "pause_end")
-
-            clock.process(pause_holder())
-        clock.run()
+        holder = Worker(run, "holder", lease_ms, job_ms, cadence, missed, latency_ms=latency_s * 1000)
+        with holder.link:
+            _play(run, holder, Worker(run, "contender", lease_ms, job_ms, cadence), poll_ms, pause)
     run.timeline.verdict = verdict(run.timeline)
     return run.timeline
+
+
+def _play(run: Run, holder: Worker, contender: Worker, poll_ms: float, pause: Pause | None) -> None:
+    """Run the holder, the contender and the pause (if any) to the end on the run's clock."""
+    clock = run.clock
+    holder.world.join(clock.process(holder.start_holding()))
+    clock.process(contender.contend(poll_ms, holder if holder.link.delay_ms else None))
+    if pause is not None:
+
+        def pause_holder():
+            yield clock.timeout(pause.at * 1000)
+            run.event("holder", "pause_start", seconds=pause.seconds)
+            frozen = run.timeline.open(run.t, "holder", "pause")
+            yield from holder.world.stop_the_world(pause.seconds * 1000)
+            frozen.end = run.t
+            run.event("holder", "pause_end")
+
+        clock.process(pause_holder())
+    clock.run()
 
 
 # -- the verdict, read off the events --------------------------------------------------------
@@ -220,12 +252,20 @@ def _tightest_margin(timeline: Timeline) -> float | None:
     for e in timeline.events:
         if e.actor != "holder":
             continue
-        if e.kind == "acquire":
-            deadline = round(e.t + e.data["ttl"], 3)
+        if e.kind == "acquire":  # over a delayed link the event says when the server stamped the lease
+            deadline = e.data.get("deadline", round(e.t + e.data["ttl"], 3))
         elif e.kind == "renew" and deadline is not None:
-            margins.append(round(deadline - e.t, 3))
+            margins.append(round(deadline - e.data.get("at", e.t), 3))
             deadline = e.data["deadline"]
     return min(margins) if margins else None
+
+
+def _blind(timeline: Timeline, lapsed_at: float | None, learned_at: float | None) -> float | None:
+    """How long the holder worked on after its lease lapsed on the server: until the 0 reply reached it,
+    or (never told) until it stopped working. None when nothing lapsed."""
+    ends = [end for _, end in working_spans(timeline, "holder")]
+    learned = learned_at if learned_at is not None else max(ends, default=lapsed_at)
+    return None if lapsed_at is None else round(max(0.0, learned - lapsed_at), 3)
 
 
 def verdict(timeline: Timeline) -> dict[str, Any]:
@@ -261,6 +301,9 @@ def verdict(timeline: Timeline) -> dict[str, Any]:
         "missed_at": [e.t for e in timeline.of("renew_missed", "holder")],
         "tightest_margin_s": _tightest_margin(timeline),
     }
+    # renew_lost_at is when the 0 reply reached the holder (over a delayed link, a full delay after the
+    # server answered it); blind_s: how long the holder went on working after its lease had lapsed
+    result["blind_s"] = _blind(timeline, result["lapsed_at"], result["renew_lost_at"])
     w = words(timeline.params, result)
     result.update(label=w.label, summary=w.readout, static=w.verdict)
     return result
@@ -274,6 +317,9 @@ def words(params: dict[str, Any], v: dict[str, Any]) -> ModeWords:
     lease, job = seconds(params["lease"]), seconds(params["job"])
     every = params["cadence"] * params["lease"] if params.get("cadence") else None
     said, short = [], []
+    if latency := params.get("latency"):
+        label = f"{label}, {seconds(latency)} link"
+        said.append(f"over a link with a {seconds(latency)} one-way delay")
     if v["paused_at"] is not None:
         said.append(f"the holder was paused from {seconds(v['paused_at'])} to {seconds(v['resumed_at'])}")
         short.append(f"paused {seconds(v['paused_at'])}–{seconds(v['resumed_at'])}")
@@ -285,7 +331,8 @@ def words(params: dict[str, Any], v: dict[str, Any]) -> ModeWords:
     if v["lapsed_at"] is None:
         if v["renewals"]:
             said.append(f"{plural(v['renewals'], 'token-checked extend')} held the {lease} lease to the end")
-            short.append(f"pushed out every {seconds(every)} · held past {job}")
+            after = " after each reply" if latency else ""
+            short.append(f"pushed out every {seconds(every)}{after} · held past {job}")
         else:
             said.append(f"the {lease} lease outlasted the {job} job")
             short.append(f"held past {job}")
@@ -300,10 +347,20 @@ def words(params: dict[str, Any], v: dict[str, Any]) -> ModeWords:
         both = seconds(v["both_ran_s"]) if v["both_ran_s"] >= 0.05 else "less than 0.1 s"
         said.append(f"both ran it at once for {both}")
         short.append("runs twice at once")
+    blind = latency and v["blind_s"] is not None and v["blind_s"] >= 0.05
+    late = f", {seconds(v['blind_s'])} after its lease had lapsed" if blind else ""
     if v["renew_lost_at"] is not None:
         stop = " and it stopped at once" if v["holder_stopped_at"] is not None else ""
-        said.append(f"the holder's extend at {seconds(v['renew_lost_at'])} replied 0{stop}")
+        if latency:  # renew_lost_at is when the 0 reply reached the holder, a delay after the server sent it
+            said.append(f"the holder learned only at {seconds(v['renew_lost_at'])}{late}, when its extend replied 0"
+                        + ("," if stop else "") + stop)
+        else:
+            said.append(f"the holder's extend at {seconds(v['renew_lost_at'])} replied 0{stop}")
         short.append("extend replies 0" + (" · holder stops" if stop else ""))
+    elif blind:
+        said.append(f"the holder was never told: it went on working until {seconds(v['blind_s'])} after its lease had lapsed")
+    if blind:
+        short.append(f"blind {seconds(v['blind_s'])}")
     if v["missed_at"] and v["tightest_margin_s"] is not None:
         said.append(f"the closest extend landed with {seconds(v['tightest_margin_s'])} of the lease left")
     if v["contender_lapsed_at"] is not None:

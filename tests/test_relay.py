@@ -1,0 +1,143 @@
+"""The fault-injecting link (emqlab.relay): it delays each way, holds traffic while stalled, cuts
+connections, and leaves no thread or socket behind. An echo server on loopback stands in for Valkey
+(no Valkey starts here); every wait polls with a deadline."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+import pytest
+
+from emqlab import relay as relay_mod
+from emqlab.errors import BadParameter
+from emqlab.relay import Relay
+
+DELAY = 0.2
+
+
+@pytest.fixture
+def echo():
+    """A loopback echo server: returns its port; stopped (and joined) at the end."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.1)
+    stop = threading.Event()
+    conns: list[socket.socket] = []
+
+    def serve():
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except (socket.timeout, OSError):
+                continue
+            conns.append(conn)
+            threading.Thread(target=pump, args=(conn,), daemon=True).start()
+
+    def pump(conn):
+        try:
+            while data := conn.recv(4096):
+                conn.sendall(data)
+        except OSError:
+            pass
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield listener.getsockname()[1]
+    stop.set()
+    thread.join(5)
+    for conn in conns:
+        conn.close()
+    listener.close()
+
+
+def _client(relay: Relay) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", relay.port), timeout=5)
+    return sock
+
+
+def _round_trip(sock: socket.socket, payload: bytes = b"ping") -> float:
+    start = time.monotonic()
+    sock.sendall(payload)
+    got = b""
+    while len(got) < len(payload):
+        chunk = sock.recv(4096)
+        assert chunk, "the connection closed"
+        got += chunk
+    assert got == payload
+    return time.monotonic() - start
+
+
+def test_no_delay_relays_bytes_both_ways(echo):
+    with Relay(echo) as relay, _client(relay) as sock:
+        _round_trip(sock, b"x" * 200_000)  # more than one chunk, in order
+        assert relay.connections == 1
+
+
+def test_delay_is_added_each_way(echo):
+    with Relay(echo, delay=DELAY) as relay, _client(relay) as sock:
+        rtt = _round_trip(sock)
+        assert 2 * DELAY - 0.02 <= rtt < 2 * DELAY + 1.0  # two legs of the delay; margin for a loaded machine
+
+
+def test_jitter_adds_at_most_its_bound_and_keeps_order(echo):
+    with Relay(echo, delay=0.05, jitter=0.1, seed=7) as relay, _client(relay) as sock:
+        for k in range(5):
+            rtt = _round_trip(sock, f"msg{k}".encode())
+            assert 0.1 - 0.02 <= rtt < 0.3 + 1.0
+
+
+def test_stall_holds_traffic_until_release(echo):
+    with Relay(echo) as relay, _client(relay) as sock:
+        _round_trip(sock)
+        relay.stall()
+        sock.sendall(b"held")
+        sock.settimeout(0.3)
+        with pytest.raises(socket.timeout):
+            sock.recv(10)  # nothing gets through while stalled
+        relay.release()
+        sock.settimeout(5)
+        got = b""
+        while len(got) < 4:
+            got += sock.recv(10)
+        assert got == b"held"
+
+
+def test_cut_closes_the_connection_and_new_ones_are_accepted(echo):
+    with Relay(echo) as relay:
+        sock = _client(relay)
+        _round_trip(sock)
+        relay.cut()
+        deadline = time.monotonic() + 5
+        closed = False
+        while time.monotonic() < deadline and not closed:
+            try:
+                closed = sock.recv(10) == b""
+            except (ConnectionResetError, BrokenPipeError):
+                closed = True
+        sock.close()
+        assert closed
+        with _client(relay) as again:
+            _round_trip(again)
+        assert relay.connections == 2
+
+
+def test_stop_leaves_no_thread_or_socket(echo):
+    relay = Relay(echo, delay=0.01).start()
+    port = relay.port
+    sock = _client(relay)
+    _round_trip(sock)
+    assert relay in relay_mod.running()
+    relay.stop()
+    sock.close()
+    assert not relay.alive
+    assert relay not in relay_mod.running()
+    assert not [t for t in threading.enumerate() if t.name == "emqlab-relay"]
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()  # nobody listens any more
+
+
+def test_bad_delay_is_refused(echo):
+    for bad in (-1, float("nan"), 4000, "1", True):
+        with pytest.raises(BadParameter):
+            Relay(echo, delay=bad)
