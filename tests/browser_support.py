@@ -357,7 +357,7 @@ def _hover_until(page, box, lane, readout, text: str) -> None:
     for attempt in range(3):
         page.mouse.move(x + 4 * attempt, y, steps=8)
         try:
-            _expect_text(readout, text, timeout=8_000 if attempt < 2 else 15_000)
+            _expect_text(readout, f"readout · {text}", timeout=8_000 if attempt < 2 else 15_000)  # the head names it
             return
         except (AssertionError, PlaywrightError):
             if attempt == 2:
