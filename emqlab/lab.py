@@ -18,7 +18,7 @@ from pathlib import Path
 from .backend import Backend, connect
 from .clock import DEFAULT_SCALE
 from .errors import EmqlabError
-from .measured import load_benchmark
+from .measured import benchmark_rows, load_benchmark  # noqa: F401 - lessons call lab.benchmark_rows()
 from .words import seconds
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
@@ -213,11 +213,6 @@ def renewal_scaling(ks=(1, 10, 100, 1000), ticks: int = 2) -> list[dict]:
     from .scenarios.renewal_cost import renewal_scaling as measure
 
     return measure(backend(), ks, ticks)
-
-
-def benchmark_rows() -> list[dict]:
-    """The rows the live benchmark measured (shipped with emqlab), or [] where it has not been run."""
-    return (load_benchmark() or {}).get("rows", [])
 
 
 # -- lesson 07: a three-node cluster ------------------------------------------------------------------
