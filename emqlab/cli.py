@@ -7,129 +7,68 @@ Bad input: one line `emqlab: error: …` on stderr, exit 2. A runtime failure (s
 from __future__ import annotations
 
 import argparse
-import json
 import signal
 import sys
 import threading
 from contextlib import contextmanager
-from typing import Any
 
 import redis
 
-from .backend import BACKEND_HELP, connect, redact
-from .clock import DEFAULT_SCALE
-from .errors import BadParameter, EmqlabError
+from .backend import redact
+from .cli_common import Parser, common_options, emit, open_store, scenario_kwargs
+from .errors import EmqlabError
 from .faults import Pause
-from .ranges import arg, check_verb, get, run_limits, help_text, output_dir, output_file, spec_arg
-from .backend import parse_backend
+from .ranges import arg, get, run_limits, help_text, output_dir, output_file, spec_arg
 from .renewal import cadence_help, parse_cadence
 from .renewal_plane import design_help, design_names
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line, exit 2, no usage dump
-        raise BadParameter(f"{message} (see `{self.prog} --help`)")
-
-    def _get_value(self, action, arg_string):  # a type's BadParameter keeps its own sentence (emqlab.ranges)
-        type_func = self._registry_get("type", action.type, action.type)
-        try:
-            return type_func(arg_string) if callable(type_func) else super()._get_value(action, arg_string)
-        except BadParameter as exc:
-            raise argparse.ArgumentError(action, str(exc)) from None
-        except (TypeError, ValueError):
-            return super()._get_value(action, arg_string)  # argparse's own words: "invalid int value: …"
-
-
-def _common() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--backend", default=None, type=_backend_spec,
-                        help=f"{BACKEND_HELP} (default: $EMQLAB_URL, $EMQLAB_BACKEND, fake)")
-    common.add_argument("--clock", choices=["virtual", "real"], default=None,
-                        help="virtual (default on fake) or real (default, and required, on a live server)")
-    common.add_argument("--scale", type=arg("scale"), default=DEFAULT_SCALE,
-                        help=help_text("scale", f"real clock: real seconds per model second (default {DEFAULT_SCALE})"))
-    common.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    return common
-
-
-def _backend_spec(text: str) -> str:
-    """A backend checked at parse time: a malformed URL is one line, exit 2; `REDIS://` reads as `redis://`."""
-    spec_arg(parse_backend, "backend URL")(text)  # a bad spec: one line, exit 2
-    return parse_backend(text)[1] or text.strip()  # a URL as parse_backend reads it (scheme in lower case)
-
-
-def _check_cost(args) -> None:
-    """Refuse a run that would last longer than the limits in emqlab/ranges.py (each part in range)."""
-    params = dict(vars(args))
-    if "renew" in params or "cadence" in params:
-        params["cadence"] = parse_cadence(params.get("renew", params.get("cadence"))).fraction
-    pause = Pause.parse(params.get("pause")) if params.get("pause") else None
-    params["pause"] = (pause.at, pause.seconds) if pause else None
-    defaults = {"lease": 10.0, "beat": 1.0, "job": 0.5}  # chaos's own defaults for the flags left unset
-    params.update({k: v for k, v in defaults.items() if params.get(k) is None})
-    kind = parse_backend(args.backend)[0]
-    real = args.clock == "real" or (args.clock is None and kind != "fake")
-    check_verb(args.verb, params, real=real, scale=args.scale)
-
-
-def _open(args):
-    _check_cost(args)  # the whole run's cost, before any server starts
-    return connect(args.backend, clock=args.clock, scale=args.scale)
-
-
-def _emit(args, payload: dict[str, Any], text: str) -> None:
-    if args.json:
-        print(json.dumps(payload))
-    else:
-        print(text)
 
 
 # -- verbs ---------------------------------------------------------------------------------------
 def cmd_heartbeat(args) -> None:
     from .scenarios.heartbeat import heartbeat
 
-    with _open(args) as backend:
+    with open_store(args) as backend:
         timeline = heartbeat(lease=args.lease, job=args.job, renew=args.renew, pause=args.pause,
                              latency=args.latency, backend=backend)
-    _emit(args, timeline.to_dict(), timeline.summary)
+    emit(args, timeline.to_dict(), timeline.summary)
 
 
 def cmd_renewal_cost(args) -> None:
     from .scenarios.renewal_cost import renewal_cost
 
-    with _open(args) as backend:
+    with open_store(args) as backend:
         result = renewal_cost(jobs=args.jobs, design=args.design, ticks=args.ticks, batch=args.batch,
                               lease=args.lease, cadence=args.cadence, steal=args.steal, backend=backend)
-    _emit(args, result.to_dict(), result.summary)
+    emit(args, result.to_dict(), result.summary)
 
 
 def cmd_reaper(args) -> None:
     from .scenarios.reaper import reaper
 
-    with _open(args) as backend:
-        timeline = reaper(**_scenario_kwargs(args), backend=backend)
-    _emit(args, timeline.to_dict(), timeline.summary)
+    with open_store(args) as backend:
+        timeline = reaper(**scenario_kwargs(args), backend=backend)
+    emit(args, timeline.to_dict(), timeline.summary)
 
 
 def cmd_chaos(args) -> None:
     from .scenarios.chaos import chaos
 
-    kwargs = _scenario_kwargs(args)
+    kwargs = scenario_kwargs(args)
     plot = kwargs.pop("plot")
-    with _open(args) as backend:
+    with open_store(args) as backend:
         result = chaos(**kwargs, backend=backend)
     if plot:  # drawn here, after the run: the scenario never imports plotting
         from .figures import chaos_figure
 
         chaos_figure(result).figure.savefig(plot, dpi=120)
-    _emit(args, result.to_dict(), result.summary)
+    emit(args, result.to_dict(), result.summary)
 
 
 def cmd_figures(args) -> None:
     from .export import export_all
 
     written = export_all(args.out, fmt=args.format, backend=args.backend, clock=args.clock, scale=args.scale)
-    _emit(args, {"out": str(args.out), "files": [str(p) for p in written]},
+    emit(args, {"out": str(args.out), "files": [str(p) for p in written]},
           "\n".join(str(p) for p in written))
 
 
@@ -163,15 +102,9 @@ def cmd_valkey(args) -> None:
 def cmd_clean(args) -> None:
     from .runs import clean
 
-    with _open(args) as backend:
+    with open_store(args) as backend:
         result = clean(backend)
-    _emit(args, result.to_dict(), result.summary)
-
-
-def _scenario_kwargs(args) -> dict[str, Any]:
-    """The verb's own options, as keyword arguments (everything but the common ones)."""
-    skip = {"backend", "clock", "scale", "json", "func", "verb"}
-    return {k: v for k, v in vars(args).items() if k not in skip}
+    emit(args, result.to_dict(), result.summary)
 
 
 def _applied_verbs(sub, common) -> None:
@@ -215,9 +148,9 @@ def _applied_verbs(sub, common) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="emqlab", description="Run, record and draw how a distributed-lock lease is kept fresh.")
-    sub = parser.add_subparsers(dest="verb", required=True, parser_class=_Parser)
-    common = _common()
+    parser = Parser(prog="emqlab", description="Run, record and draw how a distributed-lock lease is kept fresh.")
+    sub = parser.add_subparsers(dest="verb", required=True, parser_class=Parser)
+    common = common_options()
 
     p = sub.add_parser("heartbeat", parents=[common], help="a job longer than its lease, with or without renewal")
     p.add_argument("--lease", type=arg("lease"), default=30.0, help=help_text("lease", "lease (TTL) in model seconds (default 30)"))
@@ -270,6 +203,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="delete the keys of runs that died (their own run-lease lapsed); never a live run's, "
                             "never a key outside emqlab:")
     p.set_defaults(func=cmd_clean)
+    # Verbs that live in modules of their own (`emqlab/cli_*.py`, each with `add_verbs(sub, common)`):
+    # one import and one call per module, here.
+
     for verb in ("heartbeat", "renewal-cost", "reaper", "chaos"):
         sub.choices[verb].epilog = run_limits()
     return parser
