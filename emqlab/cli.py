@@ -21,6 +21,7 @@ from .faults import Pause
 from .ranges import arg, get, run_limits, help_text, output_dir, output_file, spec_arg
 from .renewal import cadence_help, parse_cadence
 from .renewal_plane import design_help, design_names
+from .holder import queue_designs
 
 
 # -- verbs ---------------------------------------------------------------------------------------
@@ -81,7 +82,12 @@ def cmd_lab(args) -> None:
 def cmd_present(args) -> None:
     from .present import present
 
-    present(args.name, port=args.port, open_browser=not args.no_browser)
+    env = None
+    if args.join_file:  # the class dashboard's address: read here, handed to Voila in its environment
+        from .cli_class import URL_ENV, read_address
+
+        env = {URL_ENV: read_address(args.join_file + ".instructor")}
+    present(args.name, port=args.port, open_browser=not args.no_browser, env=env)
 
 
 def cmd_valkey(args) -> None:
@@ -107,6 +113,10 @@ def cmd_clean(args) -> None:
     emit(args, result.to_dict(), result.summary)
 
 
+DESIGN_HELP = ("how consumers hold their jobs: none (EchoMQ: no renewal, the reaper after the lease; default), "
+               "per-job, sweep or session (renewed at TTL/2)")
+
+
 def _applied_verbs(sub, common) -> None:
     """`emqlab reaper` and `emqlab chaos`: every option becomes a keyword argument of
     `emqlab.scenarios.reaper.reaper` / `emqlab.scenarios.chaos.chaos` (chaos's --plot excepted)."""
@@ -122,6 +132,7 @@ def _applied_verbs(sub, common) -> None:
     p.add_argument("--queue", default="orders", help="queue name (default orders)")
     p.add_argument("--procs", action="store_true",
                    help="live Valkey only: run the consumers as OS processes; the crash is a SIGKILL")
+    p.add_argument("--design", choices=queue_designs(), default="none", help=DESIGN_HELP)
     p.set_defaults(func=cmd_reaper)
 
     p = sub.add_parser("chaos", parents=[common],
@@ -144,6 +155,7 @@ def _applied_verbs(sub, common) -> None:
     p.add_argument("--progress", choices=["auto", "on", "off"], default="auto",
                    help="progress bar on stderr (auto: when stderr is a terminal)")
     p.add_argument("--queue", default="orders", help="queue name (default orders)")
+    p.add_argument("--design", choices=queue_designs(), default="none", help=DESIGN_HELP)
     p.set_defaults(func=cmd_chaos)
 
 
@@ -164,7 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
                                   "the contender sits beside the server (default 0)"))
     p.set_defaults(func=cmd_heartbeat)
 
-    p = sub.add_parser("renewal-cost", parents=[common], help="K per-job timers against one sweep")
+    p = sub.add_parser("renewal-cost", parents=[common], help="what renewing K leases costs: per-job timers, one sweep or one session")
     p.add_argument("--jobs", type=arg("jobs"), default=6, help=help_text("jobs", "K, the leases the worker holds (default 6)"))
     p.add_argument("--design", choices=design_names(), default="sweep", help=design_help("sweep"))
     p.add_argument("--ticks", type=arg("ticks"), default=4, help=help_text("ticks", "renewal ticks to run (default 4)"))
@@ -174,7 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cadence", default="half", type=spec_arg(parse_cadence, "cadence"),
                    help=help_text("cadence", f"{cadence_help(renewing=True)} (default half)"))
     p.add_argument("--steal", default=None, metavar="AT:JOB[,AT:JOB]",
-                   help="another token takes job JOB's key at model second AT (the next renewal reports it lost)")
+                   help="another token takes job JOB's key at model second AT (session: the worker's session, so every job); the next renewal reports it lost")
     p.set_defaults(func=cmd_renewal_cost)
 
     _applied_verbs(sub, common)
@@ -194,6 +206,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", help="which dashboard: " + "; ".join(f"{k} ({v})" for k, v in DASHBOARDS.items()))
     p.add_argument("--port", type=arg("port"), default=8866, help=help_text("port", "where the dashboard serves (default 8866)"))
     p.add_argument("--no-browser", action="store_true")
+    p.add_argument("--join-file", default=None, help="class: the join file `emqlab class serve` wrote (reads "
+                                                     "FILE.instructor; default $EMQLAB_CLASS_URL)")
     p.set_defaults(func=cmd_present)
 
     p = sub.add_parser("valkey", help="start an embedded valkey-server and print its URL until stopped")
@@ -205,6 +219,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_clean)
     # Verbs that live in modules of their own (`emqlab/cli_*.py`, each with `add_verbs(sub, common)`):
     # one import and one call per module, here.
+    from .cli_failover import add_verbs as failover_verbs
+    failover_verbs(sub, common)
+    from .cli_stuck import add_verbs as stuck_verbs
+    stuck_verbs(sub, common)
+    from .cli_class import add_verbs as class_verbs
+    class_verbs(sub, common)
 
     for verb in ("heartbeat", "renewal-cost", "reaper", "chaos"):
         sub.choices[verb].epilog = run_limits()

@@ -2,8 +2,10 @@
 
 Each beat: check for stop, reap (expired leases back to pending, on the server clock), promote
 (due scheduled jobs), drain (claim and run ready jobs until none is left), park (wait on the wake
-key until a wake or the beat elapses). Renewal is off by default, as EchoMQ ships it; with
-`renew` set, one batched extend of every held lease runs per tick.
+key until a wake or the beat elapses). Renewal is off by default, as EchoMQ ships it; `design`
+picks how held jobs are kept (`emqlab.holder`: none, per-job, sweep, session); `renew` alone means
+one batched extend of every held lease per tick (sweep). `max_runtime_ms` sets a hard deadline at
+each claim that no renewal pushes out.
 
 The beat is recorded step by step: one `step` event per step, in the order the steps ran, each
 with the beat's number and what it moved (`moved`: ids reaped, jobs promoted, jobs claimed). The
@@ -26,12 +28,14 @@ from typing import Any, Callable
 
 import simpy
 
+from . import holder
 from .errors import BadParameter, StaleToken
 from .faults import World
-from .queue import MAX_SLICE, REAP_LIMIT, Claimed, Queue
+from .queue import MAX_SLICE, NAME_RE, REAP_LIMIT, Claimed, Queue
 from .timeline import ClockRecorder, Recorder, Timeline
 
-CRASH, STOP, LOST = "crash", "stop", "lease-lost"
+CRASH, STOP, LOST = "crash", "stop", holder.LOST
+MAX_REAP_CALLS = 1000  # design session: reap calls a beat may make (bounded slices) to empty a dead worker's backlog
 EFFECTS = ("none", "fenced", "unfenced")
 
 
@@ -77,7 +81,9 @@ class Consumer:
     def __init__(self, queue: Queue, name: str, *, lease_ms: float, beat_ms: float,
                  work_ms: float | Callable[[Claimed], float], batch: int = 1, reap_limit: int = REAP_LIMIT,
                  promote_limit: int = REAP_LIMIT, renew: float | None = None, effect: str = "none",
-                 recorder: Recorder | None = None, blocking_park: bool = False, drain_limit: int = 100):
+                 recorder: Recorder | None = None, blocking_park: bool = False, drain_limit: int = 100,
+                 design: str | None = None, max_runtime_ms: float = 0, reap_calls: int | None = None):
+        design, renew = holder.check_design(design, renew)
         if effect not in EFFECTS:
             raise BadParameter(f"effect must be one of {', '.join(EFFECTS)}, got {effect!r}")
         for what, value in (("lease", lease_ms), ("beat", beat_ms), ("renewal fraction", renew)):
@@ -95,6 +101,16 @@ class Consumer:
         # a bounded drain brings the beat (and its reap) round even while the queue stays busy
         self.drain_limit = drain_limit
         self.renew_every = None if renew is None else renew * lease_ms
+        if not (isinstance(max_runtime_ms, (int, float)) and max_runtime_ms >= 0) or isinstance(max_runtime_ms, bool):
+            raise BadParameter(f"a consumer's max runtime must be a number of model ms >= 0, got {max_runtime_ms!r}")
+        if reap_calls is not None and (isinstance(reap_calls, bool) or not isinstance(reap_calls, int) or
+                                       not 1 <= reap_calls <= MAX_REAP_CALLS):
+            raise BadParameter(f"a consumer's reap calls must be a whole number from 1 to {MAX_REAP_CALLS}, "
+                               f"got {reap_calls!r}")
+        self.design, self.max_runtime_ms, self.session = design, max_runtime_ms, None
+        # one slice a beat, as EchoMQ reaps; a session's lapse frees all its jobs at once: slices until none is left
+        self.reap_calls = reap_calls or (MAX_REAP_CALLS if design == holder.SESSION else 1)
+        self.worker_name = name if NAME_RE.fullmatch(name) else ""
         self.work_ms, self.effect = work_ms, effect
         self.rec = recorder if recorder is not None else ClockRecorder(Timeline(name, {}), self.clock)
         self.blocking_park = blocking_park and self.clock.real
@@ -112,6 +128,9 @@ class Consumer:
 
     # -- control ---------------------------------------------------------------------------
     def start(self) -> simpy.Process:
+        if self.design == holder.SESSION and not holder.open_session(self):
+            raise BadParameter(f"consumer {self.name!r} cannot open its session: a session of that name is still "
+                               "open on the queue; give the consumer another name")
         self.main = self.world.join(self.clock.process(self._guard(self.loop())))
         if self.renew_every is not None:
             self.world.join(self.clock.process(self._guard(self.renewer())))
@@ -178,10 +197,11 @@ class Consumer:
             self.beats += 1
             beat = self.beats
             # the reap script replies the server TIME it compared the lease scores with, then the ids
-            now, reaped = queue._do_reap(self.reap_limit)
-            self._step(beat, "reap", moved=len(reaped), now=now, time_s=self._server_s(now), jobs=reaped)
-            if reaped:
-                run.event(self.name, "reap", jobs=reaped, now=now)
+            now, reaped, ended, calls = self._reap()
+            self._step(beat, "reap", moved=len(reaped), now=now, time_s=self._server_s(now), jobs=reaped,
+                       **({"calls": calls} if calls > 1 else {}))
+            if reaped or ended:
+                run.event(self.name, "reap", jobs=reaped, now=now, **({"sessions": ended} if ended else {}))
             promoted = queue.promote(self.promote_limit)
             self._step(beat, "promote", moved=promoted)
             if promoted:
@@ -200,7 +220,23 @@ class Consumer:
                 self._step_open = None
                 self._step(beat, "park", started=started, woken=bool(woken))
         if not self.crashed:
+            holder.close_session(self)
             run.event(self.name, "stopped")
+
+    def _reap(self) -> tuple[int, list[str], list[str], int]:
+        """Up to `reap_calls` bounded reap calls, until one returns a short slice: (the first call's
+        server TIME, the ids returned, the sessions ended, the calls made)."""
+        ids: list[str] = []
+        ended: list[str] = []
+        first = None
+        for calls in range(1, self.reap_calls + 1):
+            got = self.queue._reap_slice(self.reap_limit)
+            first = got.now if first is None else first
+            ids += got.ids
+            ended += got.ended
+            if len(got.ids) < self.reap_limit:
+                break
+        return first, ids, ended, calls
 
     def drain(self):
         """Claim and run ready jobs until none is left, a stop is asked for, or `drain_limit` jobs
@@ -209,7 +245,14 @@ class Consumer:
         while not self.stopping:
             if taken >= self.drain_limit:
                 return True
-            jobs = self.queue.claim(self.lease_ms, min(self.batch, self.drain_limit - taken))
+            if self.design == holder.SESSION and self.session is None and not holder.open_session(self):
+                return False  # the session was lost and its name is not free yet: claim nothing this beat
+            try:
+                jobs = self.queue.claim(self.lease_ms, min(self.batch, self.drain_limit - taken),
+                                        **holder.claim_options(self))
+            except StaleToken:  # the session lapsed and the reaper ended it
+                self.session = None
+                return False
             if not jobs:
                 return False
             taken += len(jobs)
@@ -313,27 +356,6 @@ class Consumer:
         self._end_band(job.id, "completed")
         return True
 
-    # -- renewal on: one sweep per tick ------------------------------------------------------
+    # -- renewal: the design's process (emqlab.holder) ------------------------------------------
     def renewer(self):
-        run = self.rec
-        while not self.crashed:
-            yield from self.world.sleep(self.renew_every, work=False)
-            if self.stopping and not self.held:
-                return
-            if not self.held:
-                continue
-            held = [(j.id, j.attempts) for j in self.held.values()]
-            ext = self.queue.extend(held, self.lease_ms)
-            deadline = round(run.t + ext.lease_ms / 1000, 3)
-            for job_id, _ in held:
-                if job_id in ext.lost:
-                    continue
-                if job_id in self.bands:
-                    self.bands[job_id].data["deadline"] = deadline
-            run.event(self.name, "renew", jobs=[h[0] for h in held], deadline=deadline, lost=list(ext.lost),
-                      now=ext.server_now, time_s=self._server_s(ext.server_now), score=ext.deadline,
-                      score_s=self._server_s(ext.deadline))
-            for job_id in ext.lost:
-                proc = self.workers.get(job_id)
-                if proc is not None and proc.is_alive:
-                    proc.interrupt(LOST)
+        yield from holder.renew_loop(self)

@@ -132,8 +132,9 @@ def _install_handlers() -> None:
 class EmbeddedValkey:
     """One valkey-server process on a free loopback port."""
 
-    def __init__(self, config: dict[str, Any] | None = None):
+    def __init__(self, config: dict[str, Any] | None = None, port: int | None = None):
         self._config = {**DEFAULT_CONFIG, **(config or {})}
+        self._port = port  # None: a free one (a class server takes the port its learners are told)
         self._server = None
         self.data_dir: str | None = None  # this server's folder (config, log) while it runs
 
@@ -156,14 +157,14 @@ class EmbeddedValkey:
             for attempt in range(5):
                 server = None
                 try:
-                    server = ValkeyServer(port=_os_free_port(), data_dir=self.data_dir, config=self._config)
+                    server = ValkeyServer(port=self._port or _os_free_port(), data_dir=self.data_dir, config=self._config)
                     with _spawned_alone():
                         server.start()
                     break
                 except Exception as exc:
                     if server is not None:
                         server._cleanup()
-                    if attempt == 4 or "Address already in use" not in str(exc):
+                    if attempt == 4 or self._port or "Address already in use" not in str(exc):
                         raise BackendUnavailable(
                             f"could not start the embedded valkey-server: {_reason(exc)}") from exc
         except BaseException:
@@ -201,6 +202,15 @@ class EmbeddedValkey:
         finally:
             if data_dir is not None:
                 shutil.rmtree(data_dir, ignore_errors=True)
+
+    def kill(self) -> None:
+        """A crash: SIGKILL the server (no shutdown, nothing flushed or sent), reap it, then clean up
+        as `stop()` does (its folder removed, no longer tracked)."""
+        proc = getattr(self._server, "_process", None) if self._server else None
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+        self.stop()
 
     def __enter__(self) -> "EmbeddedValkey":
         return self.start()

@@ -19,6 +19,7 @@ from .backend import Backend, connect
 from .clock import DEFAULT_SCALE
 from .errors import BadParameter
 from .plot import Drawing
+from .scenarios.slow_link import latency_boundary
 
 FORMATS = ("png", "svg")
 SLIDE_INCHES = (16, 9)
@@ -36,6 +37,10 @@ def course_figures() -> list[CourseFigure]:
     """Every figure the course draws, in the order of the course page."""
     heartbeat = lambda be: figures.heartbeat_figure(figures.heartbeat_modes(be))  # noqa: E731
     renewal = lambda be: figures.renewal_figure(figures.renewal_designs(be))  # noqa: E731
+    stuck = lambda be: figures.stuck_figure(figures.stuck_modes(be))  # noqa: E731
+    link = lambda be: figures.heartbeat_figure(figures.link_modes(be))  # noqa: E731
+    # the failover always runs on two real servers it starts itself, whatever the store: once per export
+    failover = _once(lambda: figures.failover_figure(figures.failover_modes()))
     return [
         CourseFigure("fig1-heartbeat", heartbeat),
         CourseFigure("fig1-heartbeat-no-renewal", heartbeat, lit="none"),
@@ -47,7 +52,26 @@ def course_figures() -> list[CourseFigure]:
         CourseFigure("fig4-renewal-capacity", lambda be: figures.measured_capacity()),
         CourseFigure("fig5-reaper", lambda be: figures.reaper_figure(figures.applied_runs(be)["reaper"])),
         CourseFigure("fig6-fencing", lambda be: figures.fencing_figure(figures.applied_runs(be)["fencing"])),
+        CourseFigure("fig7-stuck-job", stuck),
+        CourseFigure("fig7-stuck-job-session-limit", stuck, lit="session+limit"),
+        CourseFigure("fig8-slow-link", link, lit="10 s link"),
+        CourseFigure("fig8-slow-link-boundary", lambda be: figures.latency_boundary_figure(latency_boundary(be))),
+        CourseFigure("fig9-failover", failover),
+        CourseFigure("fig9-failover-no-guard", failover, lit="none"),
+        CourseFigure("fig9-failover-fence-wait", failover, lit="fence-wait"),
     ]
+
+
+def _once(build: Callable[[], Drawing]) -> Callable[[Backend], Drawing]:
+    """A figure whose runs are made once for all its exports (each export lights and fits it afresh)."""
+    made: list[Drawing] = []
+
+    def drawing(be: Backend) -> Drawing:
+        if not made:
+            made.append(build())
+        return made[0]
+
+    return drawing
 
 
 def export_figure(drawing: Drawing, path: Path, fmt: str, lit: str | None = None) -> tuple[Path, Path]:

@@ -78,8 +78,27 @@ def chaos_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None)
                   timelines, fig, labels)
 
 
+def stuck_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None) -> Drawing:
+    """A stuck job under each design and with a hard deadline (runs of `scenarios.stuck.stuck`; see `stuck_modes`)."""
+    from .plot.stuck import draw_stuck
+    from .scenarios.stuck import mode_name, stuck_figure_words
+
+    return _build(draw_stuck, stuck_figure_words,
+                  lambda tl: mode_name(tl.params.get("design"), tl.params.get("max_runtime")), "stuck_figure",
+                  timelines, fig, labels)
+
+
+def stuck_modes(backend: Backend, max_runtime: float = 120) -> dict[str, Any]:
+    """The stuck-job figure's runs: none, sweep, session, and session with a hard deadline."""
+    from .scenarios.stuck import mode_name, stuck
+
+    runs = [("none", None), ("sweep", None), ("session", None), ("session", max_runtime)]
+    return {mode_name(d, m): stuck(design=d, max_runtime=m, backend=backend) for d, m in runs}
+
+
 def scaling_figure(rows: list[dict[str, Any]], where: str, fig=None) -> Drawing:
-    """Round trips and wall time per tick against K, one line per design."""
+    """Round trips and server µs per tick against K (log–log), one line per design: every design in
+    `renewal_plane.DESIGNS` (per-job, sweep, session) and the peers, from the benchmark's rows."""
     return draw_scaling(rows, scaling_words(rows, where), fig=fig)
 
 
@@ -94,6 +113,19 @@ def boundary_figure(boundary: dict[str, Any], fig=None) -> Drawing:
 
 
 # -- the runs behind the exported figures and the dashboards ----------------------------------------
+def link_modes(backend: Backend, lease: float = 30, job: float = 75) -> dict[str, Any]:
+    """The slow link's two runs: renew at TTL/2 over a 5 s and over a 10 s one-way link."""
+    return {f"{d} s link": heartbeat(lease=lease, job=job, renew="half", latency=d, backend=backend) for d in (5, 10)}
+
+
+def latency_boundary_figure(boundary: dict[str, Any], fig=None) -> Drawing:
+    """Held or lost for each (cadence, one-way delay) of `lab.latency_boundary`, over the rule's line."""
+    from .plot.heartbeat import draw_latency_boundary
+    from .scenarios.slow_link import boundary_words as latency_boundary_words
+
+    return draw_latency_boundary(boundary, latency_boundary_words(boundary), fig=fig)
+
+
 def heartbeat_modes(backend: Backend, lease: float = 30, job: float = 75) -> dict[str, Any]:
     """Figure 1's two runs: no renewal, and renewal at TTL/2."""
     return {renew: heartbeat(lease=lease, job=job, renew=renew, backend=backend) for renew in ("none", "half")}
@@ -153,6 +185,25 @@ def cluster_modes(cluster: Any) -> dict[str, Any]:
     return {"hashtag": placement(cluster, hashtag=True), "none": placement(cluster, hashtag=False)}
 
 
+# -- the failover lesson: a lease lost when the primary dies ----------------------------------------
+def failover_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None, **kw: Any) -> Drawing:
+    """A lease lost in a failover: one panel per guard (runs of `emqlab.scenarios.failover.failover`),
+    lanes per server and per worker, the storage lane; light a guard with `Drawing.light(guard)`."""
+    from .plot.failover import draw_failover
+    from .scenarios.failover import figure_words as failover_words
+
+    return _build(draw_failover, failover_words, lambda tl: str(tl.params.get("guard")), "failover_figure",
+                  timelines, fig, labels, **kw)
+
+
+def failover_modes(guards: tuple[str, ...] = ("none", "wait", "fence", "fence-wait")) -> dict[str, Any]:
+    """The failover lesson's runs, one per guard, each on a primary and a replica of its own (live
+    servers it starts and stops itself, whatever the store setting: about 2 s a guard)."""
+    from .scenarios.failover import failover
+
+    return {guard: failover(guard) for guard in guards}
+
+
 # -- lesson 05: the beat lane ----------------------------------------------------------------------
 def beats_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None) -> Drawing:
     """Lesson 05: each consumer's beats step by step (reap → promote → drain → park), over the
@@ -163,3 +214,26 @@ def beats_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None)
     return _build(draw_beats, beats_figure_words,
                   lambda tl: "processes" if tl.params.get("procs") else tl.scenario, "beats_figure",
                   timelines, fig, labels)
+
+
+# -- issue 14: a class on one server -----------------------------------------------------------------
+def class_figure(board: Any, fig=None, **kw: Any) -> Drawing:
+    """The instructor's class: one lane per joined learner over the server's clock, the totals on top.
+    `board`: an `emqlab.scenarios.classroom.Board` (read now) or a `class_snapshot` of one.
+    kw: figsize, window (the most seconds shown before now; default: all the lanes hold), readout."""
+    from .plot.classroom import draw_class
+    from .scenarios.classroom import class_lanes, class_snapshot, class_words
+
+    snap = board if isinstance(board, dict) else class_snapshot(board)
+    return draw_class(class_lanes(snap), snap["totals"], class_words(snap), fig=fig, **kw)
+
+
+def learner_lane_figure(handle: Any, fig=None, **kw: Any) -> Drawing:
+    """A learner's own lane, from the handle `lab.join` returned (or its `.snapshot()`): its leases on
+    the server's clock, its crash or pause, and under it what became of the job it lost."""
+    from .plot.classroom import draw_class
+    from .scenarios.classroom import class_lanes, class_words
+
+    snap = handle if isinstance(handle, dict) else handle.snapshot()
+    kw.setdefault("figsize", (12, 3.6))
+    return draw_class(class_lanes(snap), None, class_words(snap), fig=fig, **kw)

@@ -190,6 +190,23 @@ def cadence_boundary(lease: float = 30, at: float = 20, cadences=None, pauses=No
     return {"lease": lease, "at": at, "points": points, "runs": len(points), "agrees": agrees}
 
 
+def link_modes(lease: float = 30, job: float = 75, cadence: float = 0.5, latency: float = 10) -> dict:
+    """Lesson 08's two modes: the holder beside the store, and over a link with a one-way `latency`."""
+    from .scenarios import heartbeat
+
+    be = backend()
+    return {"beside the store": heartbeat(lease=lease, job=job, renew=cadence, backend=be),
+            "over the link": heartbeat(lease=lease, job=job, renew=cadence, latency=latency, backend=be)}
+
+
+def latency_boundary(lease: float = 30, cadences=None, latencies=None) -> dict:
+    """The held-or-lost grid of cadences × one-way delays on the lab's store
+    (`emqlab.scenarios.slow_link.latency_boundary`)."""
+    from .scenarios.slow_link import latency_boundary as grid
+
+    return grid(backend(), lease, cadences, latencies)
+
+
 def show(drawing, dpi: int = 80):
     """A static figure (a Drawing, or a matplotlib Figure) as an image for the notebook."""
     import io
@@ -334,3 +351,12 @@ def beats(timeline, actor: str | None = None, moved_only: bool = False) -> str:
             what += f", TIME {seconds(claim.t + d['time_s'] - claim.data['time_s'])}"
         lines.append(f"{e.actor:<9} beat {d['beat']:>2}  {d['step']:<6} at {seconds(e.t)}: {what}")
     return "\n".join(lines)
+
+
+def join(address: str, name: str | None = None, **options):
+    """Join the instructor's class as one worker: `address` is your line of the join file (keep it out
+    of saved output). Returns a handle: `.lane()` your lane, `.stop()` leave (also when the kernel stops).
+    options: lease_s, beat_s, work_s (real seconds)."""
+    from .scenarios.classjoin import Joined
+
+    return Joined(address, name, **options)

@@ -27,6 +27,8 @@ DASHBOARDS = {
     "heartbeat": "figure 1, the renewal heartbeat: no renewal against renew at TTL/2",
     "renewal": "figure 2, per-job timers against one sweep for a worker holding K = 6 jobs",
     "fencing": "the applied form: a stale worker's late write, without and with fencing",
+    "failover": "a real failover under four guards: no guard, WAIT, a fencing token, a token confirmed by WAIT",
+    "class": "a class on one server, live: one lane per learner, the totals, and the instructor's controls",
 }
 
 SLIDE_FIGSIZE = (15, 7.5)
@@ -74,12 +76,14 @@ def voila_env(env: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def present(name: str, port: int = DEFAULT_PORT, open_browser: bool = True) -> None:
-    """Serve dashboard `name` until Ctrl-C (which stops Voila and its kernel)."""
+def present(name: str, port: int = DEFAULT_PORT, open_browser: bool = True,
+            env: dict[str, str] | None = None) -> None:
+    """Serve dashboard `name` until Ctrl-C (which stops Voila and its kernel). `env`: more of
+    Voila's environment (the class dashboard's address: never on a command line)."""
     argv = voila_command(name, port, open_browser)
     print(f"emqlab: serving the {name} dashboard ({DASHBOARDS[name]}) at http://127.0.0.1:{port}/ ; "
           "Ctrl-C stops it", file=sys.stderr, flush=True)
-    proc = subprocess.Popen(argv, env=voila_env())
+    proc = subprocess.Popen(argv, env={**voila_env(), **(env or {})})
     previous = signal.getsignal(signal.SIGTERM)
     if threading.current_thread() is threading.main_thread():
         # stopped by a service manager or `kill`: take Voila (and its kernel) down too
@@ -125,6 +129,19 @@ def slide_style():
     return HTML(SLIDE_CSS)
 
 
+def classboard(address: str | None = None, **kw: Any):
+    """The class dashboard: `emqlab.classboard.ClassBoard` on the instructor's address ($EMQLAB_CLASS_URL,
+    which `emqlab class serve` sets for the Voila it starts); with none, a practice class of its own
+    on this machine (a server and 4 workers, removed when the kernel stops)."""
+    import os
+
+    from .classboard import URL_ENV, ClassBoard
+
+    if address or os.environ.get(URL_ENV, "").strip():
+        return ClassBoard.from_env(address, **kw)
+    return ClassBoard.practice(**kw)
+
+
 def explorer(name: str, backend: Any = None):
     """The live figure of dashboard `name`: a ModeExplorer over fresh runs on `backend`
     (default: the lab's shared backend, fakeredis unless EMQLAB_BACKEND / EMQLAB_URL say otherwise)."""
@@ -133,10 +150,13 @@ def explorer(name: str, backend: Any = None):
 
     if name not in DASHBOARDS:
         raise BadParameter(f"no dashboard named {name!r}; choose one of: {', '.join(DASHBOARDS)}")
+    if name == "class":  # a live class, not runs: the instructor's board (see `classboard`)
+        return classboard()
     be = backend if backend is not None else lab.backend()
     build, runs = {
         "heartbeat": (figures.heartbeat_figure, figures.heartbeat_modes),
         "renewal": (figures.renewal_figure, figures.renewal_designs),
         "fencing": (figures.fencing_figure, figures.fencing_modes),
+        "failover": (figures.failover_figure, lambda be: figures.failover_modes()),  # its own servers, any store
     }[name]
     return ModeExplorer(build, runs(be), figsize=SLIDE_FIGSIZE, dpi=SLIDE_DPI)

@@ -90,13 +90,14 @@ class ProcessPool:
         self._stderr: dict[str, Any] = {}
 
     def spawn(self, name: str, *, lease_ms: float, beat_ms: float, work_ms: float, effect: str = "none",
-              batch: int = 1, drain_limit: int = 100, quiet: tuple[str, ...] = ()) -> subprocess.Popen:
+              batch: int = 1, drain_limit: int = 100, quiet: tuple[str, ...] = (), design: str = "none",
+              max_runtime_ms: float = 0) -> subprocess.Popen:
         prefix = self.queue.base[: -len(f"emq:{{{self.queue.name}}}:")]
         args = [sys.executable, "-m", "emqlab.procs", "consumer", "--scale", str(self.scale),
                 "--prefix", prefix, "--queue", self.queue.name, "--name", name, "--lease-ms", str(lease_ms),
                 "--beat-ms", str(beat_ms), "--work-ms", str(work_ms), "--effect", effect, "--batch", str(batch),
                 "--drain-limit", str(drain_limit), "--t0", repr(self.t0_wall), "--events", self.events_key,
-                "--quiet", ",".join(quiet)]
+                "--quiet", ",".join(quiet), "--design", design, "--max-runtime-ms", str(max_runtime_ms)]
         env = {**os.environ, URL_ENV: self.url}
         err = self._stderr[name] = tempfile.TemporaryFile()  # unlinked at once: gone with the parent
         proc = subprocess.Popen(args, preexec_fn=_child_setup, start_new_session=True, env=env,
@@ -260,6 +261,8 @@ def child_main(argv: list[str]) -> int:
     p.add_argument("--t0", type=float, required=True)
     p.add_argument("--events", required=True)
     p.add_argument("--quiet", default="", help="comma-separated event kinds not to report")
+    p.add_argument("--design", default="none", help="how the consumer holds its jobs (emqlab.holder)")
+    p.add_argument("--max-runtime-ms", type=float, default=0.0, help="a hard deadline per claim (0: none)")
     a = p.parse_args(argv)
     url = os.environ.pop(URL_ENV, None)
     if not url:
@@ -272,7 +275,7 @@ def child_main(argv: list[str]) -> int:
         recorder = Filtered(pushed, keep_event=unusual(quiet)) if quiet else pushed
         consumer = Consumer(queue, a.name, lease_ms=a.lease_ms, beat_ms=a.beat_ms, work_ms=a.work_ms,
                             batch=a.batch, effect=a.effect, recorder=recorder, blocking_park=blocking,
-                            drain_limit=a.drain_limit)
+                            drain_limit=a.drain_limit, design=a.design, max_runtime_ms=a.max_runtime_ms)
         signal.signal(signal.SIGTERM, lambda *_: consumer.stop())
         recorder.event(a.name, "started", pid=os.getpid())
         main = consumer.start()

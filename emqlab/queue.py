@@ -9,6 +9,15 @@ Every key of one queue shares the `{q}` hashtag, so a cluster keeps them in one 
     <prefix>emq:{q}:wake        list a parked consumer blocks on
     <prefix>emq:{q}:done        set, finished ids
     <prefix>emq:{q}:effects     hash, the results store: id -> times its effect was applied
+    <prefix>emq:{q}:sessions    sorted set, worker sessions scored by session deadline (server ms)
+    <prefix>emq:{q}:session_tokens  hash, worker -> the token its session was opened with
+    <prefix>emq:{q}:held:<w>    sorted set, the ids worker <w>'s session holds
+
+Two ways to hold a claimed job. A lease per job (EchoMQ's form): the active score is the job's
+deadline, pushed out (or not) by the holder's extend. A session (`session=` on claim): the worker
+holds one lease on itself, renewed once per tick whatever it holds; its jobs sit in active at +inf
+(or their hard deadline) and the reaper returns them, in bounded slices, once the session lapses.
+Either way a claim may set a hard deadline (`max_runtime_ms`), once, that no renewal pushes out.
 
 A job's `attempts` is its fencing token: the claim bumps it, and completion, retry, the batched
 extend and a fenced effect write are refused unless the caller's value is current *and* the job
@@ -20,6 +29,7 @@ from __future__ import annotations
 import math
 import numbers
 import re
+import secrets
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -89,8 +99,9 @@ class Claimed:
     attempts: int
     payload: str
     server_now: int  # server ms when the lease was stamped
-    deadline: int  # server ms the lease runs to
+    deadline: int  # server ms the lease runs to (a session's jobs: the session's deadline at the claim)
     lease_ms: float  # model ms, from the server's deadline - now
+    hard: int = 0  # server ms of the hard deadline (max runtime) set at the claim; 0: none
 
 
 @dataclass(frozen=True)
@@ -101,6 +112,30 @@ class Extended:
     deadline: int
     lease_ms: float
     lost: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Session:
+    """A worker's one lease on itself: its name, its token, and the deadline the server stamped."""
+
+    worker: str
+    token: str
+    server_now: int
+    deadline: int  # server ms; 0 when the session is gone (a renewal found another token or none)
+    lease_ms: float  # model ms left, from the server's deadline - now
+
+    @property
+    def held(self) -> bool:
+        return self.deadline > 0
+
+
+@dataclass(frozen=True)
+class ReapSlice:
+    """One reap call: the server TIME it used, the ids it returned, the sessions it ended."""
+
+    now: int
+    ids: list[str]
+    ended: list[str]
 
 
 class Queue:
@@ -120,9 +155,13 @@ class Queue:
         self.schedule, self.wake_key = self.base + "schedule", self.base + "wake"
         self.done, self.effects = self.base + "done", self.base + "effects"
         self.reaped_key = self.base + "reaped"  # the reap script's own count of leases it returned
+        self.sessions, self.session_tokens = self.base + "sessions", self.base + "session_tokens"
 
     def job_key(self, job_id: str) -> str:
         return f"{self.base}job:{job_id}"
+
+    def held_key(self, worker: str) -> str:
+        return f"{self.base}held:{worker}"
 
     # -- public: validate ----------------------------------------------------------------------
     def enqueue(self, job_id: str, payload: str = "", *, delay_ms: float = 0) -> bool:
@@ -139,11 +178,59 @@ class Queue:
             self.backend.scripts("enqueue", self._enqueue_keys(job_id), [job_id, str(payload), 0], client=pipe)
         return sum(pipe.execute()) if ids else 0
 
-    def claim(self, lease_ms: float, count: int = 1) -> list[Claimed]:
-        """Lease up to `count` ready jobs for `lease_ms`, scored in active at the server's TIME + lease."""
+    def claim(self, lease_ms: float, count: int = 1, *, worker: str = "", session: Session | None = None,
+              max_runtime_ms: float = 0) -> list[Claimed]:
+        """Lease up to `count` ready jobs for `lease_ms`, scored in active at the server's TIME + lease.
+        worker: written to each job (who holds it). session: hold the jobs by the worker's session
+        instead of a lease each (StaleToken if the session is gone). max_runtime_ms > 0: a hard
+        deadline at claim + this, which no renewal pushes out."""
         _check_ms("lease", lease_ms)
         _check_limit("claim count", count)
-        return self._do_claim(lease_ms, count)
+        _check_ms("max runtime", max_runtime_ms, zero=True)
+        if session is not None:
+            worker = session.worker
+        if worker:
+            check_name(worker)
+        return self._do_claim(lease_ms, count, worker, session.token if session else "", max_runtime_ms)
+
+    # -- sessions: one lease per worker ------------------------------------------------------------
+    def open_session(self, worker: str, lease_ms: float) -> Session:
+        """Open worker `worker`'s session for `lease_ms`. StoreError if a session of that name is
+        still open or still being reaped (its jobs would pass to the new holder unworked)."""
+        check_name(worker)
+        _check_ms("session lease", lease_ms)
+        token = secrets.token_hex(16)
+        reply = self.backend.scripts("session_open", [self.sessions, self.session_tokens],
+                                     [worker, token, self.clock.to_server_ms(lease_ms)])
+        if int(reply[1]) == 0:
+            raise StoreError(f"worker {worker!r} already has a session on queue {self.name!r} (open, or lapsed "
+                             "and not yet reaped): use another name or wait for the reaper")
+        return self._session(worker, token, reply)
+
+    def renew_session(self, session: Session, lease_ms: float) -> Session:
+        """One token-checked renewal of the worker's session, whatever it holds; `.held` is False
+        when the session is gone (the reaper ended it): then every job it held is lost."""
+        _check_ms("session lease", lease_ms)
+        reply = self.backend.scripts("session_renew", [self.sessions, self.session_tokens],
+                                     [session.worker, session.token, self.clock.to_server_ms(lease_ms)])
+        return self._session(session.worker, session.token, reply)
+
+    def close_session(self, session: Session) -> int:
+        """End a session on a graceful stop: 1 closed, 0 not the holder, -1 jobs still held (left to the reaper)."""
+        keys = [self.sessions, self.session_tokens, self.held_key(session.worker)]
+        return int(self.backend.scripts("session_close", keys, [session.worker, session.token]))
+
+    def session_deadlines(self) -> dict[str, int]:
+        """{worker: session deadline in server ms} for every session not yet ended by the reaper."""
+        return {w: int(score) for w, score in self.backend.client.zrange(self.sessions, 0, -1, withscores=True)}
+
+    def held_by(self, worker: str) -> list[str]:
+        """The ids worker `worker`'s session holds (its `held:` index)."""
+        return list(self.backend.client.zrange(self.held_key(check_name(worker)), 0, -1))
+
+    def _session(self, worker: str, token: str, reply) -> Session:
+        now, deadline = int(reply[0]), int(reply[1])
+        return Session(worker, token, now, deadline, self.clock.from_server_ms(deadline - now) if deadline else 0.0)
 
     def complete(self, job_id: str, attempts: int | str) -> None:
         """Settle a job done; StaleToken if `attempts` is not the current attempt of an active job."""
@@ -158,8 +245,13 @@ class Queue:
         self._settle(self._do_retry(job_id, token, delay_ms), "retry", job_id, token)
 
     def reap(self, limit: int = REAP_LIMIT) -> list[str]:
-        """Return up to `limit` leases past the server's TIME to pending; the ids returned."""
+        """Return up to `limit` abandoned jobs to pending: leases and hard deadlines past the server's
+        TIME, then the jobs of lapsed sessions; the ids returned."""
         return self._do_reap(_check_limit("reap limit", limit, MAX_SLICE))[1]
+
+    def reap_slice(self, limit: int = REAP_LIMIT) -> ReapSlice:
+        """One bounded reap call, with the sessions it ended."""
+        return self._reap_slice(_check_limit("reap limit", limit, MAX_SLICE))
 
     def reap_all(self, limit: int = 1000) -> int:
         """Reap in bounded slices until none is left; how many were returned."""
@@ -246,26 +338,38 @@ class Queue:
         delay = self.clock.to_server_ms(delay_ms) if delay_ms > 0 else 0
         return bool(self.backend.scripts("enqueue", self._enqueue_keys(job_id), [job_id, payload, delay]))
 
-    def _do_claim(self, lease_ms: float, count: int) -> list[Claimed]:
+    def _do_claim(self, lease_ms: float, count: int, worker: str = "", token: str = "",
+                  max_runtime_ms: float = 0) -> list[Claimed]:
+        hard_ms = self.clock.to_server_ms(max_runtime_ms) if max_runtime_ms > 0 else 0
         reply = self.backend.scripts("claim", [self.pending, self.active],
-                                     [self.base, self.clock.to_server_ms(lease_ms), count])
-        now, deadline = int(reply[0]), int(reply[1])
+                                     [self.base, self.clock.to_server_ms(lease_ms), count, hard_ms, worker, token])
+        now, deadline, hard = int(reply[0]), int(reply[1]), int(reply[2])
+        if deadline < 0:
+            raise StaleToken(f"claim refused: worker {worker}'s session on queue {self.name!r} is gone (it lapsed "
+                             "and the reaper ended it); nothing was claimed", key=self.sessions, token=token)
         lease = self.clock.from_server_ms(deadline - now)
-        return [Claimed(reply[i], int(reply[i + 1]), reply[i + 2], now, deadline, lease)
-                for i in range(2, len(reply), 3)]
+        return [Claimed(reply[i], int(reply[i + 1]), reply[i + 2], now, deadline, lease, hard)
+                for i in range(3, len(reply), 3)]
 
     # `attempts` below is always check_attempts()'s canonical decimal string: the scripts compare strings
     def _do_complete(self, job_id: str, attempts: str) -> str:
-        return self.backend.scripts("complete", [self.job_key(job_id), self.active, self.done], [job_id, attempts])
+        return self.backend.scripts("complete", [self.job_key(job_id), self.active, self.done],
+                                    [job_id, attempts, self.base])
 
     def _do_retry(self, job_id: str, attempts: str, delay_ms: float) -> str:
         delay = self.clock.to_server_ms(delay_ms) if delay_ms > 0 else 0
         return self.backend.scripts("retry", [self.job_key(job_id), self.active, self.pending, self.schedule],
-                                    [job_id, attempts, delay])
+                                    [job_id, attempts, delay, self.base])
 
     def _do_reap(self, limit: int) -> tuple[int, list[str]]:
-        reply = self.backend.scripts("reap", [self.active, self.pending, self.reaped_key], [self.base, limit])
-        return int(reply[0]), list(reply[1:])
+        got = self._reap_slice(limit)
+        return got.now, got.ids
+
+    def _reap_slice(self, limit: int) -> ReapSlice:
+        reply = self.backend.scripts("reap", [self.active, self.pending, self.reaped_key, self.sessions],
+                                     [self.base, limit])
+        n = int(reply[1])
+        return ReapSlice(int(reply[0]), list(reply[2:2 + n]), list(reply[2 + n:]))
 
     def _do_promote(self, limit: int) -> int:
         return int(self.backend.scripts("promote", [self.schedule, self.pending, self.wake_key], [self.base, limit]))
@@ -280,4 +384,4 @@ class Queue:
 
     def _do_record_effect(self, job_id: str, attempts: str, fenced: bool) -> int:
         keys = [self.job_key(job_id), self.effects, self.active, self.done]
-        return int(self.backend.scripts("record_effect", keys, [job_id, attempts, "1" if fenced else "0"]))
+        return int(self.backend.scripts("record_effect", keys, [job_id, attempts, "1" if fenced else "0", self.base]))

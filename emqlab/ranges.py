@@ -69,6 +69,8 @@ RANGES: dict[str, Range] = dict([
     _r("pause", 0.1, 3600, MODEL_S, bounds="a stop-the-world pause's length (--pause AT:SECONDS)", template="10:{}"),
     _r("pause_at", 0, 3600, MODEL_S, bounds="when a stop-the-world pause starts", template="{}:10"),
     _r("latency", 0, 600, MODEL_S, bounds="the one-way delay of the holder's link (heartbeat --latency)"),
+    _r("max_runtime", 1, 3600, MODEL_S, bounds="a job's hard deadline, set once at claim (stuck --max-runtime); "
+       "the run watches it + 2 leases"),
     _r("cadence", 0.05, 2, "× the lease", bounds="time between renewals (half = 0.5)"),
     _r("scale", 0.0001, 1, "real seconds per model second", bounds="real clock speed (1e-4: a 30 s lease is 3 ms)"),
     # counts
@@ -80,12 +82,15 @@ RANGES: dict[str, Range] = dict([
     _r("pauses", 0, 1_000, "pauses", True, "stop-the-world pauses chaos inflicts"),
     _r("seed", 0, 2**32 - 1, "", True, "the fault plan's random seed"),
     _r("port", 1, 65535, "", True, "a TCP port"),
+    _r("learners", 1, 200, "learners", True, "seats of a class (emqlab class serve): one ACL user each"),
+    _r("line", 1, 200, "", True, "which line of a join file (emqlab class join --line)"),
+    _r("work", 0.01, 60, "seconds", bounds="how long a class worker works each job (emqlab class join --work)"),
     # the library's own numbers (no flag)
     _r("ttl_ms", 1, 86_400_000, "model milliseconds", bounds="a lease's time to live in the library API"),
     _r("delay_ms", 0, 86_400_000, "model milliseconds", bounds="a retry or enqueue delay"),
     _r("attempts", 1, 2**63 - 1, "", True, "a job's fencing token (the store's 64-bit counter)"),
 ])
-ALIASES = {"renew": "cadence", "crash-at": "crash_at", "late-at": "late_at"}  # flag names read as table names
+ALIASES = {"renew": "cadence", "crash-at": "crash_at", "late-at": "late_at", "max-runtime": "max_runtime"}  # flag names read as table names
 
 
 def get(name: str) -> Range:
@@ -171,10 +176,16 @@ def run_cost(verb: str, p: dict[str, Any]) -> tuple[float, float]:
         late = p["late_at"] if p.get("late_at") is not None else p["lease"] + 3 * p["beat"]
         span = late + 2 * p["job"] + 2 * p["lease"] + 4 * p["beat"]
         return span, 2 * span / p["beat"] + 10
+    if verb == "stuck":  # two consumers' beats and renewals over the horizon (scenarios/stuck.py horizon_for)
+        span = max(8 * p["lease"], (p.get("max_runtime") or 0) + 2 * p["lease"])
+        return span, 4 * span / p["beat"] + 10
     if verb == "chaos":
         workers, lease, beat = p["workers"], p["lease"], p["beat"]
         span = 4 * p["jobs"] * p["job"] / workers + 14 * lease
         return span, 4 * p["jobs"] + (workers + 1) * span / beat
+    if verb == "failover":  # the story (kill, promote, two jobs) and, at worst, the contender outwaiting a lease
+        span = 20 + p["job"] + p["lease"]
+        return span, span + 100
     raise LookupError(f"no run cost for {verb!r}")
 
 

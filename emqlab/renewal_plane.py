@@ -1,4 +1,4 @@
-"""Two ways for one worker to keep K leases fresh, as SimPy processes on the backend's clock.
+"""Three ways for one worker to keep K leases fresh, as SimPy processes on the backend's clock.
 
 *Per-job timers* (`PerJobTimers`): every lease has its own timer; each tick it sends its own
 token-checked extend (`extend_lease.lua`), one round trip per lease per tick.
@@ -7,28 +7,34 @@ token-checked extend (`extend_lease.lua`), one round trip per lease per tick.
 `extend_leases.lua` in bounded batches (so no single script call holds the server long), all
 batches of the tick written at once and their replies read back: one round trip per tick.
 
+*One session* (`Session`): the worker holds one lease on itself; each job's key names its holder;
+each tick extends the session alone (`extend_lease.lua` on one key), one call whatever K is. Lose
+the session and every job goes with it.
+
 `DESIGNS` names each design once (CLI name, label, colour, one-line description, class): the CLI,
 the scenario, the plots and the benchmark read it, so a new design is one entry plus its class.
+What they share (`Holding`, `Call`, `RenewalPlane`) is in `emqlab.renewal_base`.
 
-Both tell a holder at once when its lease is gone: the lease's `lost` event fires (with a
+Each tells a holder at once when its lease is gone: the lease's `lost` event fires (with a
 `LeaseLost` as its value) and `on_lost` is called, in the same model instant as the reply that
 said so. Each round trip is reported to `on_call` as a `Call`, counted from the client side.
 """
 
 from __future__ import annotations
 
-import math
 import time
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
 
 import redis
-from redis.crc import key_slot
 
 from .errors import BadParameter, LeaseLost, StoreError
-from .lease import Leases
-from .ranges import RANGES, check
+from .lease import Leases, new_token
+from .renewal_base import WRITE_CHUNK, Call, Holding, RenewalPlane, _all_taken, check_count
 from .scripts import source
+
+__all__ = ["Call", "Holding", "RenewalPlane", "PerJobTimers", "Sweep", "Session", "Design", "DESIGNS", "make_plane",
+           "check_count", "check_design", "design_names", "design_help"]
 
 # Leases per sweep script call. Measured on this 2-core machine (Valkey 9.1, loopback, slow log):
 # ≈ 1.5 µs of server time per lease, so a 500-lease call runs ≈ 0.8 ms and 1000 ≈ 1.5 ms, while
@@ -37,149 +43,13 @@ from .scripts import source
 DEFAULT_BATCH = 500
 MAX_CALL_MS = 5.0  # the bound a single script call must stay under
 
-PER_JOB, SWEEP = "per-job", "sweep"
-
-
-def check_count(name: str, value: Any, what: str) -> int:
-    """A whole number >= 1 (inside its range in `emqlab.ranges` when the table names it), or BadParameter."""
-    if name in RANGES:
-        return int(check(name, value))
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not float(value).is_integer() or value < 1:
-        raise BadParameter(f"{name} must be a whole number >= 1 ({what}), got {value!r}")
-    return int(value)
+PER_JOB, SWEEP, SESSION = "per-job", "sweep", "session"
 
 
 def check_design(design: str) -> str:
     if design not in DESIGNS:
         raise BadParameter(f"unknown renewal design {design!r}; allowed: {', '.join(design_names())}")
     return design
-
-
-class Holding:
-    """One lease the worker holds. `lost` fires when a renewal finds the key gone or re-owned."""
-
-    __slots__ = ("index", "key", "token", "slot", "released", "lost_at_ms", "_lost", "_clock")
-
-    def __init__(self, index: int, key: str, token: str, clock):
-        self.index, self.key, self.token = index, key, token
-        self.slot = key_slot(key.encode())  # a sweep batch must stay on one cluster slot
-        self.released = False
-        self.lost_at_ms: int | None = None
-        self._lost = None
-        self._clock = clock
-
-    @property
-    def lost(self):
-        """A SimPy event; a holder can `yield work | holding.lost` to stop the moment it is lost."""
-        if self._lost is None:  # made on demand: a worker may hold 100 000 leases nobody waits on
-            self._lost = self._clock.event()
-        return self._lost
-
-    @property
-    def live(self) -> bool:
-        return not self.released and self.lost_at_ms is None
-
-
-@dataclass
-class Call:
-    """One round trip of the renewal plane, counted from the client side."""
-
-    t_ms: int  # model time the call was sent
-    tick: int  # which renewal tick (1-based)
-    design: str
-    leases: int  # leases the call tried to extend
-    round_trips: int
-    commands: int  # commands in the round trip (script calls)
-    wall_ms: float  # real time the call took, measured around it
-    lost: list[Holding] = field(default_factory=list)
-    job: int | None = None  # per-job timers: whose timer sent it
-    sizes: tuple[int, ...] = ()  # leases in each script call of the round trip
-
-
-class RenewalPlane:
-    """What both designs share: the held leases, the cadence, the hooks. Subclasses renew."""
-
-    design = ""
-    batched = False  # True: takes `batch`, the most leases one script call carries
-
-    @classmethod
-    def round_trips_per_tick(cls, leases: int) -> int:
-        """What the design promises a tick costs while `leases` are held (no script reload)."""
-        raise NotImplementedError
-
-    def __init__(self, backend, lease_ms: float, every_ms: float, *, ticks: int | None = None,
-                 on_call: Callable[[Call], None] | None = None, on_lost: Callable[[Holding], None] | None = None):
-        if not (math.isfinite(lease_ms) and lease_ms > 0):
-            raise BadParameter(f"lease must be > 0 model milliseconds, got {lease_ms!r}")
-        if not (math.isfinite(every_ms) and every_ms > 0):
-            raise BadParameter(f"renewal cadence must be > 0 model milliseconds, got {every_ms!r}")
-        if ticks is not None:
-            ticks = check_count("ticks", ticks, "renewal ticks to run")
-        self.backend, self.clock = backend, backend.clock
-        self.lease_ms, self.every_ms, self.ticks = lease_ms, every_ms, ticks
-        self.on_call, self.on_lost = on_call, on_lost
-        self.holdings: list[Holding] = []
-        self.calls: list[Call] = []
-        self.stopped = False
-        self.generation = 0  # bumped whenever the set of leases to renew changes
-
-    # -- public --------------------------------------------------------------------------------
-    def hold(self, key: str, token: str) -> Holding:
-        """Start renewing `key` (already acquired with `token`) from the next tick."""
-        holding = Holding(len(self.holdings), key, token, self.clock)
-        self.holdings.append(holding)
-        self.generation += 1
-        return holding
-
-    def hold_all(self, pairs: Iterable[tuple[str, str]]) -> list[Holding]:
-        return [self.hold(key, token) for key, token in pairs]
-
-    def release(self, holding: Holding) -> None:
-        """Stop renewing a lease its holder is done with (the holder releases the key itself)."""
-        holding.released = True
-        self.generation += 1
-
-    def start(self, from_ms: float | None = None) -> None:
-        """Begin renewing. The first tick comes one cadence after `from_ms` (model ms; default now):
-        pass the moment acquiring began, so leases taken in a long acquire are renewed in time."""
-        raise NotImplementedError
-
-    def _first_tick_ms(self, from_ms: float | None) -> float:
-        return (self.clock.now_ms if from_ms is None else from_ms) + self.every_ms
-
-    def stop(self) -> None:
-        """No further ticks; a call already sent completes."""
-        self.stopped = True
-
-    @property
-    def lost(self) -> list[Holding]:
-        return [h for h in self.holdings if h.lost_at_ms is not None]
-
-    # -- shared plumbing -----------------------------------------------------------------------
-    def _tell_lost(self, holding: Holding) -> None:
-        holding.lost_at_ms = self.clock.now_ms
-        self.generation += 1
-        error = LeaseLost(f"lease {holding.key} is no longer held by token {holding.token[:8]}…: the renewal found "
-                          "it gone or re-owned; stop work now", key=holding.key, token=holding.token)
-        if holding._lost is not None and not holding._lost.triggered:
-            holding._lost.succeed(error)
-        if self.on_lost is not None:
-            self.on_lost(holding)
-
-    def _record(self, call: Call) -> None:
-        self.calls.append(call)
-        if self.on_call is not None:
-            self.on_call(call)
-
-    def _ticks(self):
-        return range(1, self.ticks + 1) if self.ticks is not None else _forever()
-
-
-def _forever():
-    n = 1
-    while True:
-        yield n
-        n += 1
 
 
 class PerJobTimers(RenewalPlane):
@@ -270,8 +140,9 @@ class Sweep(RenewalPlane):
             lost = [chunk[pos - 1] for chunk, reply in zip(batches, replies) for pos in reply]
             self._record(Call(sent_ms, tick, self.design, live, rt1 - rt0, cmd1 - cmd0, wall_ms, lost,
                               sizes=tuple(len(chunk) for chunk in batches)))
+            told_ms = clock.now_ms  # one reply: every lease it reports lost is lost in this one instant
             for holding in lost:
-                self._tell_lost(holding)
+                self._tell_lost(holding, told_ms)
             next_ms = sent_ms + self.every_ms
 
     def _packed(self, batches: list[list[Holding]], conn) -> list[bytes]:
@@ -319,6 +190,100 @@ class Sweep(RenewalPlane):
         raise AssertionError("unreachable")
 
 
+class Session(RenewalPlane):
+    """One lease on the worker itself: the session key holds the worker's token; each job's key
+    names its holder (the worker id, written once at acquire, no TTL of its own: it lives as long
+    as the session does). Each tick sends one token-checked extend of the session, whatever K is.
+    When that extend finds the session gone or re-owned, every job the worker holds is lost at once."""
+
+    design = SESSION
+
+    @classmethod
+    def round_trips_per_tick(cls, leases: int) -> int:
+        return 1 if leases else 0
+
+    def __init__(self, backend, lease_ms: float, every_ms: float, *, session: str | None = None,
+                 worker: str | None = None, **kw: Any):
+        super().__init__(backend, lease_ms, every_ms, **kw)
+        self.worker = worker or f"worker-{new_token()[:12]}"
+        self.token = new_token()  # the session's token: only this worker's extend renews it
+        self._session = session
+        self._live: tuple[int, list[Holding]] | None = None
+
+    @property
+    def session_key(self) -> str:
+        """The worker's one lease; by default beside its jobs, under their hashtag (one cluster slot)."""
+        if self._session is None:
+            first = self.holdings[0].key if self.holdings else self.backend.prefix
+            head = first[:first.index("}") + 1] + ":" if "}" in first else self.backend.prefix
+            self._session = f"{head}worker:{self.worker}:session"
+        return self._session
+
+    def acquire(self) -> float:
+        """Record the holder of every job (MSETNX job worker, once, no TTL), then SET the session NX
+        PX lease with the worker's token. Taken last, so that writing 100,000 records (seconds on a
+        real clock) does not spend the session's lease before its first renewal; a queue's worker
+        opens its session first and claims one job at a time under it."""
+        client = self.backend.client
+        for i in range(0, len(self.holdings), WRITE_CHUNK):  # MSETNX: a chunk's records in one command
+            chunk = self.holdings[i:i + WRITE_CHUNK]
+            _all_taken([client.msetnx({h.key: self.worker for h in chunk})], chunk[0].key)
+        pipe = client.pipeline(transaction=False)
+        pipe.set(self.session_key, self.token, nx=True, px=self.clock.to_server_ms(self.lease_ms))
+        pipe.pttl(self.session_key)
+        taken, pttl = pipe.execute()
+        _all_taken([taken], self.session_key)
+        return self.clock.from_server_ms(pttl)
+
+    def still_held(self) -> list[Holding]:
+        """A job is held while the session holds the worker's token and the job names the worker."""
+        if self.backend.client.get(self.session_key) != self.token:
+            return []
+        held = []
+        for i in range(0, len(self.holdings), WRITE_CHUNK):
+            chunk = self.holdings[i:i + WRITE_CHUNK]
+            held.extend(h for h, v in zip(chunk, self.backend.client.mget([h.key for h in chunk])) if v == self.worker)
+        return held
+
+    def steal_key(self, holding: Holding) -> str:
+        """Every job hangs on the session: whoever takes it takes them all."""
+        return self.session_key
+
+    def start(self, from_ms: float | None = None) -> None:
+        self._leases = Leases(self.backend)
+        self.clock.process(self._renewer(self._first_tick_ms(from_ms)))
+
+    def _renewer(self, next_ms: float):
+        clock, counter = self.clock, self.backend.counter
+        for tick in self._ticks():
+            yield clock.timeout(max(0, next_ms - clock.now_ms))
+            if self.stopped:
+                return
+            # which jobs it holds is bookkeeping, not renewal: the extend carries no job, so the list
+            # (kept until the held set changes) is only read to say how many, or whom to tell
+            if self._live is None or self._live[0] != self.generation:
+                self._live = (self.generation, [h for h in self.holdings if h.live])
+            live = self._live[1]
+            if not live:
+                return
+            rt0, cmd0 = counter.snapshot()
+            sent_ms, started = clock.now_ms, time.perf_counter()
+            try:
+                self._leases.extend(self.session_key, self.token, self.lease_ms)
+                lost = []
+            except LeaseLost:
+                lost = live  # the session is gone or re-owned: every job it held goes with it
+            wall_ms = (time.perf_counter() - started) * 1000
+            rt1, cmd1 = counter.snapshot()
+            self._record(Call(sent_ms, tick, self.design, len(live), rt1 - rt0, cmd1 - cmd0, wall_ms, lost))
+            told_ms = clock.now_ms  # one reply: every job goes in this one instant
+            for holding in lost:
+                self._tell_lost(holding, told_ms)
+            if lost:
+                return
+            next_ms = sent_ms + self.every_ms
+
+
 @dataclass(frozen=True)
 class Design:
     """One renewal design, named once: what the CLI, the scenario, the plots and the benchmark call it."""
@@ -337,6 +302,9 @@ DESIGNS: dict[str, Design] = {d.name: d for d in (
            PerJobTimers, "extend round trip", "one per lease held: the cost grows with the jobs a worker holds"),
     Design(SWEEP, "one sweep", "#009E73", "one timer; every lease in bounded script calls, one round trip per tick",
            Sweep, "bounded round trip", "however many leases it carries: the cost grows with ticks, not with jobs"),
+    Design(SESSION, "one session", "#0072B2", "one lease on the worker itself; each job names its holder; one "
+           "extend per tick whatever K is", Session, "session extend",
+           "whatever K is: the server touches one key per tick, and every job goes if the session does"),
 )}
 
 
@@ -352,9 +320,12 @@ def design_help(default: str | None = SWEEP) -> str:
 
 def make_plane(design: str, backend, lease_ms: float, every_ms: float, *, batch: int | None = None,
                **kw: Any) -> RenewalPlane:
-    """The registered design's plane (`per-job` -> PerJobTimers, `sweep` -> Sweep); only a plane
-    that batches takes `batch`, the others check it and refuse a bad one."""
+    """The registered design's plane (`per-job` -> PerJobTimers, `sweep` -> Sweep, `session` ->
+    Session); only a plane that batches takes `batch`, the others check it and refuse a bad one;
+    `session=` (its key) and `worker=` (its id) reach only the session plane."""
     plane = DESIGNS[check_design(design)].plane
+    if plane is not Session:
+        kw.pop("session", None), kw.pop("worker", None)  # only the session design names its key and worker
     if plane.batched:
         return plane(backend, lease_ms, every_ms, batch=batch, **kw)
     if batch is not None:

@@ -18,10 +18,13 @@ KEY_COUNTS: dict[str, int] = {
     "claim": 2,
     "complete": 3,
     "retry": 4,
-    "reap": 3,
+    "reap": 4,
     "promote": 3,
     "extend_active": 1,
     "record_effect": 4,
+    "session_open": 2,  # the queue's `session` design: one lease per worker
+    "session_renew": 2,
+    "session_close": 3,
 }
 
 

@@ -104,3 +104,10 @@ def figure_words(modes: Mapping[str, Any], caption: str, prompt: str,
     labels = labels or {}
     return FigureWords(caption, prompt, {name: ModeWords.of(tl.verdict, labels.get(name)) for name, tl in modes.items()},
                        notes)
+
+
+def boundary_words(boundary: Mapping[str, Any], caption: str) -> FigureWords:
+    """A held-or-lost grid's words (`points`: (x, y, held); `agrees`: every run matched the rule)."""
+    held = sum(1 for *_, h in boundary["points"] if h)
+    agree = "every run agrees with the rule" if boundary["agrees"] else "some runs disagree with the rule"
+    return FigureWords(caption=caption, notes=(f"{plural(boundary['runs'], 'measured run')}, {held} held; {agree}.",))

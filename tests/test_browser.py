@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import pytest
 
+from emqlab.renewal_plane import DESIGNS
+
 from browser_support import (ARTIFACTS, browser, hover_lights, lab_server, lesson, open_and_run, page,  # noqa: F401
                              voila_server, wait_drawn)
 
@@ -82,8 +84,10 @@ def test_heartbeat_dashboard_renders_offline(voila_server, page):
     assert not leaked, f"the dashboard reached off the machine: {leaked}"
 
 
-@pytest.mark.parametrize(("name", "labels"), [("renewal", ["K per-job timers", "one sweep"]),
-                                              ("fencing", ["no fencing", "fenced by attempts"])])
+@pytest.mark.parametrize(("name", "labels"), [
+    ("renewal", None), ("fencing", ["no fencing", "fenced by attempts"]),
+    pytest.param("failover", ["no guard", "WAIT after the acquire", "fencing token", "fencing token confirmed by WAIT"],
+                 marks=pytest.mark.live)])
 def test_other_dashboards_render(voila_server, page, name, labels):
     from playwright.sync_api import expect
 
@@ -93,6 +97,7 @@ def test_other_dashboards_render(voila_server, page, name, labels):
     page.goto(server.url("/"))
     wait_drawn(page.locator(".jupyter-matplotlib-canvas-div canvas").first)
     buttons = page.locator(".widget-toggle-buttons button")
+    labels = labels or [d.label for d in DESIGNS.values()]  # every registered renewal design
     expect(buttons).to_have_count(len(labels))
     assert buttons.all_inner_texts() == labels
     expect(page.locator(".widget-html-content").filter(has_text="readout ·")).to_have_count(1)

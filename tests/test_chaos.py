@@ -36,6 +36,26 @@ def test_chaos_unfenced_on_fake_duplicates(fake):
     assert not tl.verdict["no_duplicates"]
 
 
+def test_chaos_with_sessions_on_fake_loses_nothing(fake):
+    tl = chaos(workers=4, jobs=300, fencing="on", design="session", backend=fake)
+    c = tl.counts
+    assert (c["completed"], c["lost"], c["duplicate_effects"]) == (300, 0, 0) and c["reaped"] > 0
+    assert tl.params["design"] == "session" and "design session" in tl.summary
+
+
+@pytest.mark.live
+@pytest.mark.slow
+def test_cli_chaos_session_on_valkey_processes():
+    """Issue 13: sessions on real processes; fencing on: nothing lost, no duplicate; off: duplicates."""
+    fenced = _cli_json("--design", "session", "--workers", "4", "--jobs", "1000", "--backend", "valkey")
+    assert fenced["params"]["procs"] is True and fenced["params"]["design"] == "session"
+    assert (fenced["completed"], fenced["lost"], fenced["duplicate_effects"]) == (1000, 0, 0)
+    assert fenced["reaped"] > 0
+    loose = _cli_json("--design", "session", "--workers", "4", "--jobs", "1000", "--backend", "valkey",
+                      "--fencing", "off")
+    assert (loose["completed"], loose["lost"]) == (1000, 0) and loose["duplicate_effects"] > 0
+
+
 def test_chaos_is_deterministic_on_the_virtual_clock(fake):
     a, b = (chaos(jobs=120, fencing="off", backend=fake).counts for _ in range(2))
     assert a == b

@@ -108,6 +108,32 @@ def test_extend_with_expire_in_milliseconds_is_caught(fake):
 def test_check_all_in_order(fake):
     k = round(15_000_000 / ex.renewal_budget()["per_extend_us"])
     results = ex.check_all({"cadence": 0.5, "extend_lua": GOOD_EXTEND, "lease": 8, "k_max": k, "reaped_at": 32.5,
-                            "attempts": 2, "refused": "first"}, fake)
-    assert [bool(r) for r in results] == [True] * 5
-    assert [bool(r) for r in ex.check_all({}, fake)] == [False] * 5
+                            "attempts": 2, "refused": "first", "max_delay": 9.75, "max_runtime": 60}, fake)
+    assert [bool(r) for r in results] == [True] * 7
+    assert [bool(r) for r in ex.check_all({}, fake)] == [False] * 7
+
+
+@pytest.mark.parametrize("answer, ok, said", [
+    (30, False, "hand it to a second worker"),  # shorter than a healthy job
+    (40, False, "hand it to a second worker"),
+    (88, False, "later than 90 s"),  # deadline 88, the next beat at 92.5
+    (60, True, "returned the job to pending at 62.5 s"),
+    (85, True, "returned the job to pending at 87.5 s"),
+    ("soon", False, "from 1 to 600"), (None, False, "Set `max_runtime`"),
+])
+def test_the_stuck_job_limit_is_checked_by_a_run(fake, answer, ok, said):
+    result = ex.check_max_runtime(answer, fake)
+    assert bool(result) is ok and said in result.text, result.text
+
+
+@pytest.mark.parametrize("answer, ok, said", [
+    (15, False, "lost the lease"),  # TTL/2 thinking: the lease is gone
+    (10.5, False, "lost the lease"),
+    (5, False, "would hold over a slower one"),
+    (9.75, True, "d < TTL/3 = 10 s"),
+    (10, True, "3 token-checked extends held the 30 s lease"),  # exactly on the line, exact clock: held
+    ("ten", False, "from 0 to 60"), (-1, False, "from 0 to 60"), (None, False, "Set `max_delay`"),
+])
+def test_the_slow_link_budget_is_checked_by_a_run(fake, answer, ok, said):
+    result = ex.check_link_budget(answer, fake)
+    assert bool(result) is ok and said in result.text

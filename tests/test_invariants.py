@@ -3,7 +3,12 @@ of enqueues, claims, completions, retries, reaps, promotions, extends and fenced
 stale or current, and however the clock moves:
 - every job is in exactly one of pending, active, schedule or done, and its state agrees;
 - attempts never decrease;
-- a completion (or fenced effect) is accepted at most once per job."""
+- a completion (or fenced effect) is accepted at most once per job;
+- (session) every job a session holds is active under that worker, and nothing else is indexed.
+
+The machine runs once per design: none (nobody extends), per-job (one extend per job), sweep (a
+batched extend), session (two workers' sessions, renewed or left to lapse, opened again once the
+reaper ended them), each with and without hard deadlines set at claim."""
 
 from __future__ import annotations
 
@@ -12,14 +17,19 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from emqlab.backend import connect
-from emqlab.errors import StaleToken
+from emqlab.errors import StaleToken, StoreError
 from emqlab.queue import Queue
 
 IDS = st.sampled_from([f"J{i}" for i in range(6)])
 PLACE_OF_STATE = {"pending": "pending", "active": "active", "scheduled": "schedule", "done": "done"}
 
 
+WORKERS = st.sampled_from(["worker-1", "worker-2"])
+
+
 class QueueMachine(RuleBasedStateMachine):
+    DESIGN = "sweep"
+
     def __init__(self):
         super().__init__()
         self.backend = connect("fake")
@@ -28,6 +38,7 @@ class QueueMachine(RuleBasedStateMachine):
         self.claims: list[tuple[str, int]] = []  # every (id, attempts) ever handed out, stale or not
         self.attempts: dict[str, int] = {}
         self.accepted: dict[str, int] = {}
+        self.sessions: dict[str, object] = {}  # worker -> its Session (stale ones kept: they are tried too)
 
     def teardown(self):
         self.backend.delete_prefix(self.q.base)
@@ -40,10 +51,32 @@ class QueueMachine(RuleBasedStateMachine):
         assert added == (job not in self.known)
         self.known.add(job)
 
-    @rule(count=st.integers(1, 3), lease=st.sampled_from([1_000, 10_000, 30_000]))
-    def claim(self, count, lease):
-        for c in self.q.claim(lease, count):
+    @rule(count=st.integers(1, 3), lease=st.sampled_from([1_000, 10_000, 30_000]),
+          hard=st.sampled_from([0, 0, 8_000, 50_000]), worker=WORKERS)
+    def claim(self, count, lease, hard, worker):
+        session = self.sessions.get(worker) if self.DESIGN == "session" else None
+        if self.DESIGN == "session" and session is None:
+            return
+        try:
+            got = self.q.claim(lease, count, worker=worker, session=session, max_runtime_ms=hard)
+        except StaleToken:
+            return
+        for c in got:
             self.claims.append((c.id, c.attempts))
+
+    @precondition(lambda self: self.DESIGN == "session")
+    @rule(worker=WORKERS, lease=st.sampled_from([5_000, 30_000]))
+    def open_session(self, worker, lease):
+        try:
+            self.sessions[worker] = self.q.open_session(worker, lease)
+        except StoreError:
+            pass
+
+    @precondition(lambda self: self.DESIGN == "session" and self.sessions)
+    @rule(worker=WORKERS, lease=st.sampled_from([5_000, 30_000]))
+    def renew_session(self, worker, lease):
+        if worker in self.sessions:
+            self.q.renew_session(self.sessions[worker], lease)
 
     @rule(ms=st.sampled_from([500, 5_000, 15_000, 45_000]))
     def time_passes(self, ms):
@@ -73,10 +106,13 @@ class QueueMachine(RuleBasedStateMachine):
             return
         self.accepted[job] = self.accepted.get(job, 0) + 1
 
-    @precondition(lambda self: self.claims)
+    @precondition(lambda self: self.claims and self.DESIGN in ("sweep", "per-job", "session"))
     @rule(picks=st.lists(st.integers(0, 1_000), min_size=1, max_size=3), lease=st.sampled_from([1_000, 30_000]))
     def extend(self, picks, lease):
+        """Session: a stray extend of a session-held job must change nothing."""
         held = [self.claims[p % len(self.claims)] for p in picks]
+        if self.DESIGN == "per-job":
+            held = held[:1]
         self.q.extend(dict(held).items(), lease)
 
     # -- invariants ------------------------------------------------------------------------
@@ -95,10 +131,32 @@ class QueueMachine(RuleBasedStateMachine):
             self.attempts[job] = now
 
     @invariant()
+    def a_session_holds_exactly_its_active_jobs(self):
+        client = self.q.backend.client
+        for worker in ("worker-1", "worker-2"):
+            for job in self.q.held_by(worker):
+                row = self.q.job(job)
+                assert (row["state"], row["worker"], row.get("session")) == ("active", worker, "1"), (job, row)
+        for job in self.known:
+            row = self.q.job(job)
+            if row.get("session") == "1":
+                assert row["state"] == "active" and job in self.q.held_by(row["worker"]), (job, row)
+                score = client.zscore(self.q.active, job)
+                assert score == (float(row["hard"]) if "hard" in row else float("inf")), (job, row, score)
+
+    @invariant()
     def accepted_at_most_once(self):
         assert all(n <= 1 for n in self.accepted.values()), self.accepted
         assert all(n <= 1 for n in self.q.effects_applied().values())
 
 
-QueueMachine.TestCase.settings = settings(max_examples=60, stateful_step_count=30, deadline=None)
-TestQueueInvariants = QueueMachine.TestCase
+def _machine(design: str):
+    machine = type(f"QueueMachine_{design.replace('-', '_')}", (QueueMachine,), {"DESIGN": design})
+    machine.TestCase.settings = settings(max_examples=60, stateful_step_count=30, deadline=None)
+    return machine.TestCase
+
+
+TestQueueInvariantsNone = _machine("none")
+TestQueueInvariantsPerJob = _machine("per-job")
+TestQueueInvariantsSweep = _machine("sweep")
+TestQueueInvariantsSession = _machine("session")

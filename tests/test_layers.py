@@ -17,8 +17,9 @@ PACKAGE = Path(emqlab.__file__).resolve().parent
 
 MODEL = {"emqlab", "errors", "clock", "fakeclock", "embedded", "scripts", "backend", "timeline", "words", "lease",
          "renewal", "renewal_plane", "faults", "queue", "consumer", "reaper", "commandstats", "cluster", "procs",
-         "measured", "runs", "ranges", "relay"}
-COURSE = {"widgets", "figures", "export", "present", "lab", "exercises", "course"}  # course: runs the notebooks
+         "measured", "runs", "ranges", "relay", "replica", "classroom",
+         "renewal_base", "holder"}
+COURSE = {"widgets", "figures", "export", "present", "lab", "exercises", "course", "practice", "classboard"}  # course: runs the notebooks
 
 
 def rank(module: str) -> int | None:

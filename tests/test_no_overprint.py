@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from emqlab import figures
+from emqlab.scenarios.slow_link import latency_boundary
 from emqlab.plot.check import overprints, small_texts
 from emqlab.scenarios import heartbeat, queue_heartbeat
 from emqlab.scenarios.chaos import chaos
@@ -55,6 +56,9 @@ BUILDERS = {
     "boundary": _boundary,
     "beats": lambda be: figures.beats_figure(figures.applied_runs(be)["reaper"]),
     "beats-queue": lambda be: figures.beats_figure({"none": queue_heartbeat(renew="none", backend=be)}),
+    "stuck": lambda be: figures.stuck_figure(figures.stuck_modes(be)),
+    "slow-link": lambda be: figures.heartbeat_figure(figures.link_modes(be)),
+    "latency-boundary": lambda be: figures.latency_boundary_figure(latency_boundary(be, cadences=[0.3, 0.5, 0.7])),
 }
 
 

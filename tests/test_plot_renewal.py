@@ -19,14 +19,15 @@ def test_designs_are_named_once_and_read_everywhere(fake):
     from emqlab.plot import renewal as plot_renewal
     scenario = importlib.import_module("emqlab.scenarios.renewal_cost")
 
-    assert design_names() == ["per-job", "sweep"]
+    assert design_names() == ["per-job", "sweep", "session"]
     assert (DESIGNS["per-job"].colour, DESIGNS["sweep"].colour) == (style.PER_JOB, style.SWEEP)
+    assert DESIGNS["session"].colour == style.OKABE_ITO["blue"]
     for name, design in DESIGNS.items():
         assert type(make_plane(name, fake, 30_000, 15_000)) is design.plane and design.plane.design == name
         assert scenario.LABELS[name] == design.label and plot_renewal.COLORS[name] == design.colour
         assert plot_renewal.BENCH_COLORS[f"emqlab {name}"] == design.colour
         assert f"{name}: {design.description}" in design_help()
-    with pytest.raises(BadParameter, match="allowed: per-job, sweep"):
+    with pytest.raises(BadParameter, match="allowed: per-job, sweep, session"):
         check_design("timers")
 
 
@@ -66,6 +67,26 @@ def test_figure_two_draws_each_run_with_its_words(fake):
     drawing.figure.canvas.draw()  # it renders
 
 
+def test_figure_two_draws_the_session_lane_and_its_loss(fake):
+    from emqlab.plot.renewal import draw_renewal_cost
+
+    modes = {d: renewal_cost(jobs=6, design=d, ticks=4, steal="20:3", backend=fake) for d in DESIGNS}
+    fw = figure_words(modes)
+    drawing = draw_renewal_cost(modes, fw)
+    assert drawing.modes == ["per-job", "sweep", "session"]
+    session_ax = drawing.figure.axes[2]
+    assert [t.get_text() for t in session_ax.get_yticklabels()] == ["session"]
+    marks = [line for line in session_ax.get_lines() if line.get_marker() == "|"]
+    assert len(marks) == 2  # the renewals before the session was found gone; none after
+    notes = [t.get_text() for t in session_ax.texts]
+    assert "session taken" in notes and "6 jobs lost, holders stop" in notes  # one mark for the six, not six
+    assert [line for line in session_ax.get_lines() if line.get_marker() == "X"][0].get_xdata()[0] == 30.0
+    band = [line for line in session_ax.get_lines() if line.get_linewidth() == 6][0]
+    assert band.get_xdata()[-1] == 20.0  # the lease band ends when the session was taken
+    assert drawing.light("session").readout_text == modes["session"].summary
+    drawing.figure.canvas.draw()
+
+
 def test_benchmark_figures_draw_from_rows():
     from emqlab.plot.renewal import draw_capacity, draw_scaling
 
@@ -78,8 +99,30 @@ def test_benchmark_figures_draw_from_rows():
     assert all(ax.get_xscale() == "log" and ax.get_yscale() == "log" for ax in drawing.figure.axes)
     hollow = [line for ax in drawing.figure.axes for line in ax.get_lines() if line.get_markerfacecolor() == "white"]
     assert len(hollow) == 2  # the broken per-job point, on both panels
+    assert drawing.figure.axes[1].get_title() == "wall time per tick"  # no server counts in these rows
+    # measured on a live server: the second panel is the server's time, every design against K
+    live = [{**r, "server_us_per_tick": 50.0 * r["k"]} for r in rows] + [
+        {"design": "emqlab session", "k": k, "rt_per_tick": 1, "wall_ms_per_tick": 0.5, "server_us_per_tick": 60.0,
+         "all_held": True} for k in (1, 10, 1000)]
+    drawing = draw_scaling(live, scaling_words(live, "measured here"))
+    ax_rt, ax_us = drawing.figure.axes
+    assert ax_us.get_title() == "server time per tick" and "µs" in ax_us.get_ylabel()
+    session = [line for line in ax_us.get_lines() if line.get_gid() == "mode:emqlab session" and len(line.get_xdata()) > 1]
+    assert list(session[0].get_ydata()) == [60.0] * 3 and session[0].get_color() == DESIGNS["session"].colour
+    assert "60 µs of server time and 0.5 ms per tick" in scaling_words(live, "here").notes[-1]
     caps = [{"design": "emqlab sweep", "points": {1000: 0.01, 2000: 16.0}, "capacity_k": 1000, "first_over": 2000}]
     drawing = draw_capacity(caps, capacity_words(caps, 15.0), cadence_s=15.0)
     drawing.figure.canvas.draw()
     ax = drawing.figure.axes[0]
     assert ax.get_xscale() == "log" and [line.get_ydata()[0] for line in ax.get_lines()][-1] == 15.0
+    # the session design's limit is memory: its flat ticks, and where the server's memory ran out
+    caps.append({"design": "emqlab session", "limit": "memory", "maxmemory_mb": 64, "bytes_per_job": 72.4,
+                 "jobs_per_gb": 14_830_000, "points": {100_000: 0.0004, 800_000: 0.0005}, "capacity_k": 800_000,
+                 "first_over": 980_000})
+    cw = capacity_words(caps, 15.0)
+    assert "the server's memory is the limit (64 MB maxmemory in the search)" in cw.caption
+    assert cw.notes[-1] == ("- emqlab session: keeps K = 800,000 alive in 64 MB, 72 bytes per job (≈ 14,830,000 jobs "
+                            "per GB); K = 980,000 was refused for memory (OOM)")
+    drawing = draw_capacity(caps, cw, cadence_s=15.0)
+    drawing.figure.canvas.draw()
+    assert "memory full (64 MB)\nat K ≈ 800,000" in [t.get_text() for t in drawing.figure.axes[0].texts]

@@ -241,3 +241,87 @@ def test_a_reaped_job_is_claimed_before_jobs_that_arrived_normally(backend):
         q.enqueue("A1")  # arrived after it
         assert [job.id for job in q.claim(30_000, 3)] == ["Z9", "B1", "A1"]
         assert held.attempts == 1
+
+
+# -- the session design and the hard deadline --------------------------------------------------------
+def test_a_session_holds_its_jobs_and_one_renewal_renews_them_all(q):
+    q.enqueue_many([f"J{i:02d}" for i in range(40)])
+    session = q.open_session("worker-1", LEASE_MS)
+    assert session.held and session.deadline - session.server_now == q.clock.to_server_ms(LEASE_MS)
+    jobs = q.claim(LEASE_MS, count=40, session=session)
+    assert len(jobs) == 40 and all(j.deadline == session.deadline and j.hard == 0 for j in jobs)
+    assert q.job("J00")["worker"] == "worker-1" and q.job("J00")["session"] == "1"
+    assert sorted(q.held_by("worker-1")) == [j.id for j in jobs]
+    assert q.backend.client.zscore(q.active, "J00") == float("inf")  # no lease of its own
+    before = q.backend.counter.round_trips
+    wait(q.backend, 20_000)
+    renewed = q.renew_session(session, LEASE_MS)
+    assert q.backend.counter.round_trips - before == 1  # one call, whatever K is
+    assert renewed.held and q.session_deadlines() == {"worker-1": renewed.deadline}
+    wait(q.backend, 20_000)  # 40 s after the claim: past a lease, but the session was renewed
+    assert q.reap() == [] and q.sizes()["active"] == 40
+    q.complete("J00", jobs[0].attempts)  # settling drops the job from the worker's index
+    assert "J00" not in q.held_by("worker-1")
+    with pytest.raises(StoreError, match="already has a session"):
+        q.open_session("worker-1", LEASE_MS)
+
+
+def test_a_lapsed_session_is_reaped_in_bounded_slices_and_fences_its_worker(q):
+    q.enqueue_many([f"J{i}" for i in range(7)])
+    session = q.open_session("worker-1", LEASE_MS)
+    jobs = {j.id: j for j in q.claim(LEASE_MS, count=7, session=session)}
+    wait(q.backend, LEASE_MS * 0.5)
+    assert q.reap() == []
+    wait(q.backend, LEASE_MS * 0.5 + 500)
+    first = q.reap_slice(3)
+    assert len(first.ids) == 3 and first.ended == []
+    # the first slice ended the session: its renewal and its claims fail from here on
+    assert not q.renew_session(session, LEASE_MS).held
+    with pytest.raises(StaleToken, match="session"):
+        q.claim(LEASE_MS, session=session)
+    assert len(q.reap_slice(3).ids) == 3
+    last = q.reap_slice(3)
+    assert len(last.ids) == 1 and last.ended == ["worker-1"]
+    assert q.sizes() == {"pending": 7, "active": 0, "schedule": 0, "done": 0}
+    assert q.session_deadlines() == {} and q.held_by("worker-1") == []
+    stale = jobs["J0"]
+    with pytest.raises(StaleToken):
+        q.complete("J0", stale.attempts)
+    with pytest.raises(StaleToken):
+        q.record_effect("J0", stale.attempts, fenced=True)
+    assert q.extend([("J0", stale.attempts)], LEASE_MS).lost == ("J0",)
+    assert q.where("J0") == ["pending"]  # not slipped back into active
+    again = q.open_session("worker-1", LEASE_MS)  # the name is free once the reaper ended it
+    fresh = {j.id: j for j in q.claim(LEASE_MS, count=7, session=again)}
+    assert fresh["J0"].attempts == 2
+    with pytest.raises(StaleToken):
+        q.complete("J0", stale.attempts)
+    q.complete("J0", fresh["J0"].attempts)
+    assert q.close_session(again) == -1  # jobs still held: left to the reaper
+    for job_id, job in fresh.items():
+        if job_id != "J0":
+            q.complete(job_id, job.attempts)
+    assert q.close_session(again) == 1 and q.session_deadlines() == {}
+
+
+@pytest.mark.parametrize("design", ["lease", "session"])
+def test_a_hard_deadline_bounds_a_job_whatever_renews_it(q, design):
+    """Set once at claim; the batched extend never pushes a lease past it, a session never holds past it."""
+    q.enqueue("A1")
+    session = q.open_session("worker-1", LEASE_MS) if design == "session" else None
+    [job] = q.claim(LEASE_MS, session=session, worker="worker-1", max_runtime_ms=50_000)
+    assert job.hard - job.server_now == q.clock.to_server_ms(50_000)
+    for _ in range(4):  # renewed every 15 s: 60 s in all
+        wait(q.backend, 15_000)
+        if session:
+            session = q.renew_session(session, LEASE_MS)
+            assert session.held
+        else:
+            assert q.extend([("A1", job.attempts)], LEASE_MS).lost == ()
+            assert q.backend.client.zscore(q.active, "A1") <= job.hard
+        if q.where("A1") == ["active"] and q.reap() == ["A1"]:
+            break
+    assert q.where("A1") == ["pending"] and q.held_by("worker-1") == []
+    with pytest.raises(StaleToken):
+        q.complete("A1", job.attempts)
+    assert q.claim(LEASE_MS)[0].attempts == 2

@@ -1,4 +1,4 @@
-"""The renewal plane: K per-job timers against one sweep, counted exactly on both stores."""
+"""The renewal plane: K per-job timers, one sweep and one session, counted exactly on both stores."""
 
 from __future__ import annotations
 
@@ -35,7 +35,14 @@ def _cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
 
 
 # -- counts, exactly, on fakeredis and on live Valkey -------------------------------------------
-@pytest.mark.parametrize("design, per_tick", [("per-job", 6), ("sweep", 1)])
+STATIC = {"per-job": "6 extend round trips each tick, one per lease held: the cost grows with the jobs a worker holds.",
+          "sweep": "one bounded round trip each tick, however many leases it carries: the cost grows with ticks, "
+                   "not with jobs.",
+          "session": "one session extend each tick, whatever K is: the server touches one key per tick, and every "
+                     "job goes if the session does."}
+
+
+@pytest.mark.parametrize("design, per_tick", [("per-job", 6), ("sweep", 1), ("session", 1)])
 def test_round_trips_per_tick_for_six_jobs(backend, design, per_tick):
     t = renewal_cost(jobs=6, design=design, ticks=4, backend=backend)
     c = t.counts
@@ -57,15 +64,14 @@ def test_round_trips_per_tick_for_six_jobs(backend, design, per_tick):
     assert v["round_trips_by_tick"] == v["calls_by_tick"] == [per_tick] * 4
     assert t.summary.startswith(f"{DESIGNS[design].label}: a worker holding K = 6 leases paid {per_tick} round trip")
     assert t.summary.endswith("; every lease was held to the end.")
-    assert v["static"] == ("6 extend round trips each tick, one per lease held: the cost grows with the jobs a "
-                           "worker holds." if design == "per-job" else "one bounded round trip each tick, however "
-                           "many leases it carries: the cost grows with ticks, not with jobs.")
+    assert v["static"] == STATIC[design]
     if backend.live:  # the server's own count agrees with the client's
         assert c["server_calls_per_tick"] == per_tick
         assert c["server_us_per_tick"] > 0
         stats = c["server_commandstats"]
         assert stats["evalsha"]["calls"] == 4 * per_tick
-        assert stats["get"]["calls"] == stats["pexpire"]["calls"] == 4 * 6  # every lease, every tick
+        touched = 1 if design == "session" else 6  # the session alone, or every lease, every tick
+        assert stats["get"]["calls"] == stats["pexpire"]["calls"] == 4 * touched
     else:
         assert c["server_us_per_tick"] is None
 
@@ -106,7 +112,7 @@ def test_lost_lease_reported_by_next_renewal_and_others_stay_held(backend, desig
     assert t.summary.endswith("told its holder at once, which stopped, while the other 5 leases stayed held.")
 
 
-@pytest.mark.parametrize("design", ["per-job", "sweep"])
+@pytest.mark.parametrize("design", ["per-job", "sweep"])  # the session design: tests/test_session_plane.py
 def test_holder_waiting_on_lost_event_stops_at_once(fake, design):
     clock, leases = fake.clock, Leases(fake)
     keys = [fake.key("plane-test", "{w}", str(i)) for i in range(3)]
@@ -162,7 +168,7 @@ def test_extend_leases_script_reports_lost_positions(backend):
 
 
 # -- the command line ----------------------------------------------------------------------------
-@pytest.mark.parametrize("design, per_tick", [("per-job", 6), ("sweep", 1)])
+@pytest.mark.parametrize("design, per_tick", [("per-job", 6), ("sweep", 1), ("session", 1)])
 def test_cli_json_fake(design, per_tick):
     out = _cli("renewal-cost", "--jobs", "6", "--design", design, "--json")
     assert out.returncode == 0, out.stderr
@@ -175,7 +181,7 @@ def test_cli_json_fake(design, per_tick):
 
 
 @pytest.mark.live
-@pytest.mark.parametrize("design, per_tick", [("per-job", 6), ("sweep", 1)])
+@pytest.mark.parametrize("design, per_tick", [("per-job", 6), ("sweep", 1), ("session", 1)])
 def test_cli_json_live(valkey_url, design, per_tick):
     out = _cli("renewal-cost", "--jobs", "6", "--design", design, "--json", "--backend", valkey_url)
     assert out.returncode == 0, out.stderr
@@ -347,8 +353,12 @@ def test_words_speak_in_singular_and_plural_as_the_counts_say():
 def test_figure_words_read_each_run(fake):
     modes = {d: renewal_cost(jobs=6, design=d, ticks=2, backend=fake) for d in DESIGNS}
     fw = figure_words(modes)
-    assert fw.caption.startswith("Per-job timers against one sweep") and "K = 6 jobs (2 ticks, measured)" in fw.caption
-    assert fw.prompt == "A worker holds K = 6 jobs. Point at “K per-job timers” and “one sweep” to read what each renewal tick costs."
+    assert fw.caption.startswith("K per-job timers, one sweep and one session: round trips per renewal tick")
+    assert "K = 6 jobs (2 ticks, measured)" in fw.caption
+    assert fw.prompt == ("A worker holds K = 6 jobs. Point at “K per-job timers”, “one sweep” or “one session” "
+                         "to read what each renewal tick costs.")
+    two = figure_words({d: modes[d] for d in ("per-job", "sweep")})
+    assert two.caption.startswith("K per-job timers and one sweep: ") and "“K per-job timers” or “one sweep”" in two.prompt
     for name, tl in modes.items():
         assert (fw.modes[name].readout, fw.modes[name].verdict) == (tl.summary, tl.verdict["static"])
     assert figure_words(modes, labels={"sweep": "the sweep"}).modes["sweep"].label == "the sweep"
@@ -360,7 +370,7 @@ def test_benchmark_words_say_each_row():
              "broke": "12 of 1,000 leases lapsed"},
             {"design": "python-redis-lock", "k": 100_000, "rt_per_tick": None, "broke": "not run: too many threads"}]
     sw = scaling_words(rows, "measured here")
-    assert sw.caption == ("Renewal cost against K = 1,000, 100,000: round trips and wall time per tick for each "
+    assert sw.caption == ("Renewal cost against K = 1,000, 100,000: round trips and server time per tick for each "
                           "design, measured here.")
     assert sw.notes == ("- emqlab sweep, K = 100,000: 1 round trip per tick, 71.2 ms per tick, all held: True",
                         "- emqlab per-job, K = 1,000: 1,000 round trips per tick, 40 ms per tick, all held: False; "

@@ -250,8 +250,9 @@ def test_every_mode_figure_answers_pointer_and_buttons(fake, figure):
 NOTEBOOKS = sorted(lab.NOTEBOOKS.glob("[0-9][0-9]-*.ipynb"))
 
 
-def test_all_nine_lessons_are_there():
-    assert [p.name[:2] for p in NOTEBOOKS] == [f"{i:02d}" for i in range(9)]
+def test_all_eleven_lessons_are_there_the_recap_last():
+    assert [p.name[:2] for p in NOTEBOOKS] == [f"{i:02d}" for i in range(11)]
+    assert NOTEBOOKS[-1].name == "10-recap-and-exercises.ipynb"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name[:2])

@@ -5,6 +5,7 @@
 -- KEYS[3]  emq:{q}:done        set of finished ids
 -- ARGV[1]  the job id
 -- ARGV[2]  the attempts value the caller claimed with (its fencing token)
+-- ARGV[3]  optional: the queue's key base, to drop the job from its session holder's `held:` index
 --
 -- Reply    'ok' when the job is now done; 'stale' when the job is not active under that
 --          attempt (reaped, re-claimed or already done: nothing changed); 'missing' if no such job.
@@ -23,6 +24,10 @@ if state ~= 'active' or current ~= attempts then
   return 'stale'
 end
 redis.call('ZREM', active_key, id)
+if ARGV[3] and redis.call('HGET', job_key, 'session') == '1' then
+  redis.call('ZREM', ARGV[3] .. 'held:' .. redis.call('HGET', job_key, 'worker'), id)
+  redis.call('HDEL', job_key, 'session')
+end
 redis.call('HSET', job_key, 'state', 'done')
 redis.call('SADD', done_key, id)
 return 'ok'

@@ -6,7 +6,9 @@
 -- ARGV[3…] pairs: job id, the attempts value the caller claimed it with
 --
 -- Reply    {now, deadline, lost1, lost2, …}: the server time, the new deadline of every lease
---          still held, then the ids the caller no longer holds (not extended).
+--          still held, then the ids the caller no longer holds (not extended). A job with a hard
+--          deadline (max runtime, set at claim) is never pushed past it; a job its worker's session
+--          holds has no lease of its own and is left as it is (still held).
 local active_key = KEYS[1]
 local base = ARGV[1]
 local lease_ms = tonumber(ARGV[2])
@@ -17,11 +19,14 @@ local deadline = now + lease_ms
 local reply = {now, deadline}
 for i = 3, #ARGV, 2 do
   local id, attempts = ARGV[i], ARGV[i + 1]
-  local state, current = unpack(redis.call('HMGET', base .. 'job:' .. id, 'state', 'attempts'))
+  local state, current, hard, session = unpack(redis.call('HMGET', base .. 'job:' .. id, 'state', 'attempts',
+                                                         'hard', 'session'))
   -- A plain ZADD here would put a reaped job back into active while it also sits in pending.
   -- The lease is pushed out only for the current attempt of a job still active, and XX never adds.
   if state == 'active' and current == attempts and redis.call('ZSCORE', active_key, id) then
-    redis.call('ZADD', active_key, 'XX', deadline, id)
+    if session ~= '1' then
+      redis.call('ZADD', active_key, 'XX', hard and math.min(deadline, tonumber(hard)) or deadline, id)
+    end
   else
     reply[#reply + 1] = id
   end

@@ -9,6 +9,7 @@
 -- ARGV[3]  '1' fenced: refuse unless the job is active under that attempt, and settle the job
 --          as done in the same step (a crash cannot fall between effect and completion);
 --          '0' unfenced: apply the effect whatever the job's state (the caller completes later)
+-- ARGV[4]  optional: the queue's key base, to drop a settled job from its session holder's `held:` index
 --
 -- Reply    how many times the effect has now been applied (>= 1); -1 when a fenced write was refused.
 local job_key = KEYS[1]
@@ -25,6 +26,10 @@ if fenced then
     return -1
   end
   redis.call('ZREM', active_key, id)
+  if ARGV[4] and redis.call('HGET', job_key, 'session') == '1' then
+    redis.call('ZREM', ARGV[4] .. 'held:' .. redis.call('HGET', job_key, 'worker'), id)
+    redis.call('HDEL', job_key, 'session')
+  end
   redis.call('HSET', job_key, 'state', 'done')
   redis.call('SADD', done_key, id)
 end

@@ -7,6 +7,7 @@
 -- ARGV[1]  the job id
 -- ARGV[2]  the attempts value the caller claimed with
 -- ARGV[3]  delay in server milliseconds (0: ready now)
+-- ARGV[4]  optional: the queue's key base, to drop the job from its session holder's `held:` index
 --
 -- Reply    'ok', 'stale' (not active under that attempt; nothing changed) or 'missing'.
 local job_key = KEYS[1]
@@ -27,6 +28,10 @@ end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREM', active_key, id)
+if ARGV[4] and redis.call('HGET', job_key, 'session') == '1' then
+  redis.call('ZREM', ARGV[4] .. 'held:' .. redis.call('HGET', job_key, 'worker'), id)
+  redis.call('HDEL', job_key, 'session')
+end
 if delay_ms > 0 then
   redis.call('HSET', job_key, 'state', 'scheduled')
   redis.call('ZADD', schedule_key, now + delay_ms, id)

@@ -2,8 +2,10 @@
 
 Each panel has two lanes, holder and contender. A lane shows the lease band (from the `lease`
 intervals, whose ends are the deadlines the server reported), the work (`run`), renewal ticks,
-stop-the-world pauses, the lapse, and the stretch where both workers ran the job at once. Under
-the panels sits the readout line; each panel's title carries its static verdict.
+stop-the-world pauses, the lapse, and the stretch where both workers ran the job at once. When the
+holder's link is slow, a `store` line sits between the lanes and each of the holder's commands
+(its `trip` intervals) is drawn as a path down to the store, when the server acted, and back.
+Under the panels sits the readout line; each panel's title carries its static verdict.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ from . import Drawing, as_modes, style
 LANES = {"holder": 1.0, "contender": 0.0}
 BAND_Y, BAND_H = 0.06, 0.30  # lease band, above the lane's centre line
 RUN_Y, RUN_H = -0.30, 0.20  # work bar, below it
+FOOT_Y = -0.62  # the "both run the job" label, under the contender's work bar
+LINK_LIFT = 0.3  # a slow link: the holder's lane moves up to make room for the store's line under it
+STORE_Y, WIRE_TOP = 0.74, 0.96  # the store's line, and where a trip leaves the holder's (lifted) lane
 
 
 def _as_modes(timelines: Any) -> dict[str, Timeline]:
@@ -37,8 +42,7 @@ def _end_of(timeline: Timeline) -> float:
     return max(ends, default=0.0)
 
 
-def _draw_lane(ax, timeline: Timeline, actor: str, gid: str, x_max: float) -> None:
-    y = LANES[actor]
+def _draw_lane(ax, timeline: Timeline, actor: str, gid: str, x_max: float, y: float) -> None:
     top = y + BAND_Y + BAND_H
     for lease in timeline.spans("lease", actor):
         end = lease.end if lease.end is not None else lease.data.get("deadline", x_max)
@@ -87,22 +91,38 @@ def _draw_lane(ax, timeline: Timeline, actor: str, gid: str, x_max: float) -> No
     marks("work_done", RUN_Y + RUN_H / 2, marker="o", markersize=8, color=style.RUN, markeredgecolor="black")
 
 
+def _draw_trips(ax, timeline: Timeline, gid: str) -> bool:
+    """The holder's commands over a slow link: down to the store when the server acted, back up when
+    the reply arrived. Returns whether there were any."""
+    trips = [t for t in timeline.spans("trip") if t.end is not None and t.data.get("at") is not None]
+    for trip in trips:
+        ax.plot([trip.start, trip.data["at"], trip.end], [WIRE_TOP, STORE_Y, WIRE_TOP], color=style.WIRE, lw=1.4,
+                gid=gid, solid_joinstyle="miter")
+        ax.plot([trip.data["at"]], [STORE_Y], marker="o", markersize=5, color=style.WIRE, gid=gid)
+    return bool(trips)
+
+
 def _draw_mode(ax, name: str, timeline: Timeline, x_max: float, mode: ModeWords) -> None:
     gid = f"mode:{name}"
     ax.add_patch(Rectangle((0, 0), 1, 1, transform=ax.transAxes, facecolor="#F2F2F2", edgecolor="black",
                            lw=0, zorder=-10, gid=f"lane:{name}"))
+    lift = LINK_LIFT if timeline.spans("trip") else 0.0
+    lanes = {"holder": LANES["holder"] + lift, "contender": LANES["contender"]}
     for start, end in timeline.verdict.get("overlap", []):
         ax.axvspan(start, end, color=style.OVERLAP, alpha=0.16, lw=0, gid=gid)
-        # at the top of the panel, above the holder's lapse label and extend arrows
-        ax.text((start + end) / 2, 1.78, "both run the job", ha="center", va="center", color=style.OVERLAP,
-                fontsize=style.FONT["tick"], fontweight="bold", gid=gid, clip_on=True)
-    for actor in LANES:
-        _draw_lane(ax, timeline, actor, gid, x_max)
+        # at the foot of the panel, under the contender's work: the top is the lapse label's and the arrows'
+        ax.text((start + end) / 2, FOOT_Y, "both run the job", ha="center", va="center",
+                color=style.OVERLAP, fontsize=style.FONT["tick"], fontweight="bold", gid=gid, clip_on=True)
+    for actor, y in lanes.items():
+        _draw_lane(ax, timeline, actor, gid, x_max, y)
+    if _draw_trips(ax, timeline, gid):
+        ax.axhline(STORE_Y, color=style.WIRE, lw=0.8, ls=":", gid=gid)
+        lanes["store"] = STORE_Y
     ax.set_title(mode.label, loc="left", fontsize=style.FONT["title"], fontweight="bold", gid=gid, pad=20)
     ax.text(0, 1.0, mode.verdict, transform=ax.transAxes, ha="left", va="bottom", fontsize=style.FONT["tick"],
             color="#333333", gid=gid)
-    ax.set_ylim(-0.55, 1.9)
-    ax.set_yticks(list(LANES.values()), list(LANES), fontsize=style.FONT["label"])
+    ax.set_ylim(FOOT_Y - 0.25, lanes["holder"] + 1.0)
+    ax.set_yticks(list(lanes.values()), list(lanes), fontsize=style.FONT["label"])
     ax.tick_params(axis="x", labelsize=style.FONT["tick"])
     lease = timeline.params.get("lease")
     if lease and x_max / (lease / 2) <= 14:  # ticks at the story's times: every half lease (15, 30, 45, …)
@@ -111,7 +131,7 @@ def _draw_mode(ax, name: str, timeline: Timeline, x_max: float, mode: ModeWords)
         ax.spines[side].set_visible(False)
 
 
-def _legend(fig) -> None:
+def _legend(fig, wire: bool = False) -> None:
     handles = [
         Patch(color=style.LEASE, alpha=0.55, label="lease (server deadline)"),
         Patch(color=style.RUN, label="working"),
@@ -122,7 +142,10 @@ def _legend(fig) -> None:
         Patch(color=style.OVERLAP, alpha=0.16, label="double run"),
         Patch(facecolor="none", edgecolor=style.PAUSE, hatch="///", label="pause"),
     ]
-    fig.legend(handles=handles, loc="outside upper center", ncols=8, fontsize=style.FONT["tick"], frameon=False,
+    if wire:
+        handles.append(Line2D([], [], color=style.WIRE, marker="o", markersize=5, lw=1.4,
+                              label="holder's command, to the store and back"))
+    fig.legend(handles=handles, loc="outside upper center", ncols=5 if wire else 8, fontsize=style.FONT["tick"], frameon=False,
                handlelength=1.2, columnspacing=1.0)
 
 
@@ -143,10 +166,26 @@ def draw_heartbeat(timelines: Any, words: FigureWords, fig: Figure | None = None
         _draw_mode(ax, name, tl, x_max, words.modes[name])
     axes[-1].set_xlim(0, x_max)
     axes[-1].set_xlabel("model seconds since the holder took the lock", fontsize=style.FONT["label"])
-    _legend(fig)
+    _legend(fig, wire=any(tl.spans("trip") for tl in modes.values()))
     readout = fig.text(0.01, 0.01, words.prompt, fontsize=style.FONT["readout"], ha="left", va="bottom",
                        gid="readout")  # Drawing.fit wraps it and keeps room for it under the axes
     return Drawing(fig, words, dict(modes), readout)
+
+
+def _held_or_lost(ax, points, held_label: str, lost: str) -> None:
+    for held, color, marker, label in ((True, style.RUN, "o", held_label),
+                                       (False, style.LAPSE, "X", lost)):
+        pts = [(x, y) for x, y, h in points if h == held]
+        if pts:
+            ax.scatter(*zip(*pts), color=color, marker=marker, s=80, label=label, edgecolor="white", zorder=3)
+
+
+def _boundary_axes(fig, ax, words: FigureWords, ylabel: str, ncols: int) -> None:
+    ax.set_xlabel("cadence, as a fraction of the lease", fontsize=style.FONT["label"])
+    ax.set_ylabel(ylabel, fontsize=style.FONT["label"])
+    ax.set_title(words.caption, fontsize=style.FONT["title"])
+    ax.tick_params(labelsize=style.FONT["tick"])
+    fig.legend(fontsize=style.FONT["tick"], loc="outside lower center", ncols=ncols, frameon=False)
 
 
 def draw_boundary(result: Mapping[str, Any], words: FigureWords, fig: Figure | None = None, *,
@@ -156,18 +195,23 @@ def draw_boundary(result: Mapping[str, Any], words: FigureWords, fig: Figure | N
         fig = Figure(figsize=figsize, layout="constrained")
     ax = fig.subplots()
     lease, at = result["lease"], result["at"]
-    for held, color, marker, label in ((True, style.RUN, "o", "held: the lease never lapsed"),
-                                       (False, style.LAPSE, "X", "lost: the lease lapsed in the pause")):
-        pts = [(f, p) for f, p, h in result["points"] if h == held]
-        if pts:
-            ax.scatter(*zip(*pts), color=color, marker=marker, s=80, label=label, edgecolor="white", zorder=3)
+    _held_or_lost(ax, result["points"], "held: the lease never lapsed", "lost: the lease lapsed in the pause")
     fractions = sorted({f for f, _, _ in result["points"]})
     fine = [fractions[0] + i * (fractions[-1] - fractions[0]) / 400 for i in range(401)]
     ax.plot(fine, [lease - at % (f * lease) for f in fine], color="black", lw=1.5,
             label="rule: pause < lease − time since the last extend")
-    ax.set_xlabel("cadence, as a fraction of the lease", fontsize=style.FONT["label"])
-    ax.set_ylabel("pause length (model seconds)", fontsize=style.FONT["label"])
-    ax.set_title(words.caption, fontsize=style.FONT["title"])
-    ax.tick_params(labelsize=style.FONT["tick"])
-    fig.legend(fontsize=style.FONT["tick"], loc="outside lower center", ncols=2, frameon=False)
+    _boundary_axes(fig, ax, words, "pause length (model seconds)", ncols=2)
+    return Drawing(fig, words)
+
+
+def draw_latency_boundary(result: Mapping[str, Any], words: FigureWords, fig: Figure | None = None, *,
+                          figsize: tuple[float, float] = (10, 6.5)) -> Drawing:
+    """Held or lost, for each (cadence, one-way delay) run of `emqlab.lab.latency_boundary`, over the
+    rule's line, which the result carries as `line` (points of (cadence, largest delay held))."""
+    if fig is None:
+        fig = Figure(figsize=figsize, layout="constrained")
+    ax = fig.subplots()
+    _held_or_lost(ax, result["points"], "held: never taken from the holder", "lost: the contender took the job")
+    ax.plot(*zip(*result["line"]), color="black", lw=1.5, label="rule: delay < (1 − c) × lease / 2")
+    _boundary_axes(fig, ax, words, "one-way delay of the holder's link (model seconds)", ncols=3)
     return Drawing(fig, words)

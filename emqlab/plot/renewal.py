@@ -8,9 +8,9 @@
 Every function takes the words its scenario wrote (`emqlab.scenarios.renewal_cost`'s
 `figure_words`, `scaling_words`, `capacity_words`) and returns a `Drawing`; labels and colours
 of the designs come from the registry `emqlab.renewal_plane.DESIGNS`.
-- `draw_scaling`: benchmark rows -> round trips and wall time per tick against K (log axes).
+- `draw_scaling`: benchmark rows -> round trips and server µs per tick against K (log–log).
 - `draw_capacity`: capacity search results -> measured tick time against K, the cadence line, and
-  the largest K each design keeps alive.
+  the largest K each design keeps alive (for the session design, where its memory ran out).
 """
 
 from __future__ import annotations
@@ -64,7 +64,8 @@ def _rows(tl: Timeline) -> list[str]:
     design, trips = _design(tl), tl.of("round_trip")
     if trips and any("job" in e.data for e in trips):
         return [f"timer {j}" for j in range(1, tl.counts["jobs"] + 1)]
-    return [design if design in DESIGNS and DESIGNS[design].plane.batched else "all timers"]
+    one_call = design in DESIGNS and DESIGNS[design].plane.round_trips_per_tick(2) == 1  # sweep, session
+    return [design if one_call else "all timers"]
 
 
 def _draw_mode(ax, name: str, tl: Timeline, x_max: float, words: FigureWords) -> None:
@@ -78,10 +79,14 @@ def _draw_mode(ax, name: str, tl: Timeline, x_max: float, words: FigureWords) ->
     # the leases are held from the acquire to the end of the run (or the moment one was lost)
     gone_at = dict(tl.verdict.get("lost_at", {}))
     gone_at.update({f"job {e.data['job']}": e.t for e in tl.of("take", "thief")})  # the lease ended when taken
+    session_gone = min((e.t for e in tl.of("take", "thief") if e.data.get("session")),
+                       default=min(gone_at.values(), default=None) if len(gone_at) >= tl.counts["jobs"] else None)
     for row, y in y_of.items():
         end = x_max - 2
         if row.startswith("timer "):
             end = gone_at.get("job " + row.split()[1], end)
+        elif session_gone is not None:  # one row holds every lease: it ends when they all went
+            end = session_gone
         ax.plot([0, end], [y, y], color=style.LEASE, alpha=0.35, lw=6, solid_capstyle="butt", gid=gid)
     trips = tl.of("round_trip")
     if trips:
@@ -93,7 +98,9 @@ def _draw_mode(ax, name: str, tl: Timeline, x_max: float, words: FigureWords) ->
     for e in tl.of("tick"):
         n = e.data["round_trips"]
         note = plural(n, "round trip")
-        if e.data["leases"] != n:
+        if tl.counts.get("design") == "session":  # one key renewed, whatever the jobs it stands for
+            note += "\n1 key for " + plural(e.data["leases"], "job")
+        elif e.data["leases"] != n:
             note += "\n" + plural(e.data["leases"], "lease")
             many = True
         ax.annotate(note, (e.t, top), xytext=(0, 4), textcoords="offset points", ha="center", va="bottom",
@@ -101,14 +108,18 @@ def _draw_mode(ax, name: str, tl: Timeline, x_max: float, words: FigureWords) ->
     for e in tl.of("take", "thief"):
         y = y_of.get(f"timer {e.data['job']}", 0)
         ax.plot([e.t], [y], marker="D", markersize=8, color=style.CONTENDER, linestyle="none", gid=gid)
-        ax.annotate(f"job {e.data['job']} taken", (e.t, y), xytext=(0, -14), textcoords="offset points",
-                    ha="center", fontsize=style.FONT["tick"], color=style.CONTENDER, gid=gid)
+        ax.annotate("session taken" if e.data.get("session") else f"job {e.data['job']} taken", (e.t, y),
+                    xytext=(0, -14), textcoords="offset points", ha="center", fontsize=style.FONT["tick"],
+                    color=style.CONTENDER, gid=gid)
+    lost_at: dict[tuple[float, int], list[str]] = {}  # on one row, the leases lost in one instant share a mark
     for e in tl.of("lease_lost"):
-        y = y_of.get("timer " + e.actor.split()[1], 0)
-        ax.plot([e.t], [y], marker="X", markersize=12, color=style.LAPSE, markeredgecolor="white",
+        lost_at.setdefault((e.t, y_of.get("timer " + e.actor.split()[1], 0)), []).append(e.actor)
+    for (t, y), actors in lost_at.items():
+        ax.plot([t], [y], marker="X", markersize=12, color=style.LAPSE, markeredgecolor="white",
                 linestyle="none", gid=gid)
-        ax.annotate(f"{e.actor}: lost, holder stops", (e.t, y), xytext=(6, -14), textcoords="offset points",
-                    fontsize=style.FONT["tick"], color=style.LAPSE, gid=gid)
+        what = f"{actors[0]}: lost, holder stops" if len(actors) == 1 else f"{len(actors)} jobs lost, holders stop"
+        ax.annotate(what, (t, y), xytext=(6, -14), textcoords="offset points", fontsize=style.FONT["tick"],
+                    color=style.LAPSE, gid=gid)
     mode = words.modes[name]
     ax.set_title(mode.label, loc="left", fontsize=style.FONT["title"], fontweight="bold", gid=gid)
     ax.set_title(mode.verdict, loc="right", fontsize=style.FONT["tick"], gid=gid, wrap=True)
@@ -153,17 +164,20 @@ def draw_renewal_cost(timelines: Any, words: FigureWords, fig: Figure | None = N
 # -- the benchmark's figures ---------------------------------------------------------------------
 def draw_scaling(rows: Sequence[Mapping[str, Any]], words: FigureWords, fig: Figure | None = None, *,
                  figsize: tuple[float, float] = (12, 5.2)) -> Drawing:
-    """Round trips per tick and wall ms per tick against K, one line per design (log axes).
-    `rows`: the benchmark's rows ({design, k, rt_per_tick, wall_ms_per_tick, broke?}); a hollow
-    marker is a run where the design broke (a tick over the cadence, leases lapsed). `words`:
-    `scenarios.renewal_cost.scaling_words(rows, where)`."""
+    """Round trips per tick and server µs per tick against K, one line per design (log–log).
+    `rows`: the benchmark's rows ({design, k, rt_per_tick, server_us_per_tick, wall_ms_per_tick,
+    broke?}); rows measured without a server count (fakeredis) draw wall ms per tick instead. A
+    hollow marker is a run where the design broke (a tick over the cadence, leases lapsed).
+    `words`: `scenarios.renewal_cost.scaling_words(rows, where)`."""
     fig = _new_figure(fig, figsize)
     ax_rt, ax_wall = fig.subplots(1, 2)
+    server = any(r.get("server_us_per_tick") for r in rows)
+    second = "server_us_per_tick" if server else "wall_ms_per_tick"
     designs = list(dict.fromkeys(r["design"] for r in rows))
     for design in designs:
         mine = sorted((r for r in rows if r["design"] == design), key=lambda r: r["k"])
         color, marker, ls = _bench_style(design)
-        for ax, field in ((ax_rt, "rt_per_tick"), (ax_wall, "wall_ms_per_tick")):
+        for ax, field in ((ax_rt, "rt_per_tick"), (ax_wall, second)):
             pts = [(r["k"], r[field], bool(r.get("broke"))) for r in mine if r.get(field)]
             if not pts:
                 continue
@@ -172,7 +186,9 @@ def draw_scaling(rows: Sequence[Mapping[str, Any]], words: FigureWords, fig: Fig
             for k, v, broke in pts:
                 ax.plot([k], [v], marker=marker, color=color, markersize=8, linestyle="none",
                         markerfacecolor="white" if broke else color, gid=f"mode:{design}")
-    for ax, title, unit in ((ax_rt, "round trips per tick", "round trips"), (ax_wall, "wall time per tick", "ms")):
+    for ax, title, unit in ((ax_rt, "round trips per tick", "round trips"),
+                            (ax_wall, *(("server time per tick", "µs (INFO commandstats)") if server
+                                        else ("wall time per tick", "ms")))):
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("K, leases held by one worker", fontsize=style.FONT["label"])
@@ -180,6 +196,12 @@ def draw_scaling(rows: Sequence[Mapping[str, Any]], words: FigureWords, fig: Fig
         ax.set_title(title, fontsize=style.FONT["title"])
         ax.tick_params(labelsize=style.FONT["tick"])
         ax.grid(True, which="major", alpha=0.3)
+    flat = [d for d in designs if (rts := [r.get("rt_per_tick") for r in rows if r["design"] == d and r.get("rt_per_tick")])
+            and set(rts) == {1} and len(rts) > 1]
+    if len(flat) > 1:  # their lines lie on one another at 1: say so rather than hide one
+        ax_rt.annotate(f"{' and '.join(flat)}: 1 round trip at every K", (1.0, 1), xycoords=("axes fraction", "data"),
+                       xytext=(-4, 7), textcoords="offset points", ha="right", va="bottom",
+                       fontsize=style.FONT["tick"], color="#333333")
     ax_rt.legend(fontsize=style.FONT["tick"], frameon=False)
     fig.get_layout_engine().set(rect=(0, 0.05, 1, 0.95))  # room for the key under the axes
     fig.text(0.01, 0.005, "hollow marker: the design broke at that K (a tick longer than the cadence, or leases lapsed)",
@@ -199,7 +221,12 @@ def draw_capacity(capacity: Sequence[Mapping[str, Any]], words: FigureWords, cad
         pts = sorted((int(k), s) for k, s in c["points"].items() if math.isfinite(s))  # inf: leases lapsed
         ax.plot([k for k, _ in pts], [s for _, s in pts], color=color, marker=marker, lw=1.5, label=c["design"],
                 gid=f"mode:{c['design']}")
-        if c.get("capacity_k"):
+        if c.get("capacity_k") and c.get("limit") == "memory":  # the tick stays flat: memory runs out first
+            ax.axvline(c["capacity_k"], color=color, ls=":", lw=1.5, gid=f"mode:{c['design']}")
+            ax.annotate(f"memory full ({c['maxmemory_mb']} MB)\nat K ≈ {c['capacity_k']:,}", (c["capacity_k"], pts[-1][1]),
+                        xytext=(-6, 10), textcoords="offset points", ha="right", va="bottom", color=color,
+                        fontsize=style.FONT["label"])
+        elif c.get("capacity_k"):
             ax.axvline(c["capacity_k"], color=color, ls=":", lw=1.5, gid=f"mode:{c['design']}")
             ax.annotate(f"K ≈ {c['capacity_k']:,}", (c["capacity_k"], cadence_s), xytext=(-6, -18),
                         textcoords="offset points", ha="right", color=color, fontsize=style.FONT["label"])

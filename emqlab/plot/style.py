@@ -23,6 +23,7 @@ PAUSE = OKABE_ITO["grey"]
 OVERLAP = OKABE_ITO["vermillion"]
 SWEEP = OKABE_ITO["green"]
 PER_JOB = OKABE_ITO["orange"]
+WIRE = OKABE_ITO["sky"]  # a message on a slow link
 
 FONT = {"title": 15, "label": 13, "tick": 11, "readout": 13}
 DIM_ALPHA = 0.18  # an unlit mode

@@ -22,6 +22,7 @@ from typing import Any
 from .. import ranges
 from ..consumer import Consumer, unusual
 from ..errors import BadParameter
+from ..holder import queue_designs
 from ..queue import Queue, check_name
 from ..timeline import Filtered, Timeline
 from ..words import FigureWords, ModeWords, plural, seconds
@@ -37,13 +38,15 @@ def _choice(what: str, value: Any, allowed: tuple[str, ...]) -> str:
 def chaos(workers: int = 4, jobs: int = 1000, fencing: str = "on", kills: int | None = None,
           pauses: int | None = None, lease: float | None = None, beat: float | None = None, job: float | None = None,
           seed: int = 1, procs: str = "auto", progress: str = "auto",
-          queue: str = "orders", backend=None, **connect_kw: Any) -> Timeline:
+          queue: str = "orders", design: str = "none", backend=None, **connect_kw: Any) -> Timeline:
     """Run `jobs` jobs through `workers` consumers under `kills` crashes and `pauses` pauses.
 
     kills, pauses: how many of each (defaults: workers, 2 × workers); a pause lasts 2 × lease.
     lease, beat, job: model seconds (defaults 10, 1, 0.5). fencing: on | off. procs: auto | on |
     off (OS processes; on needs live Valkey). The figure is drawn by `emqlab.figures.chaos_figure`.
     progress: auto | on | off, a bar on stderr. Counts: jobs, completed, lost, duplicate_effects.
+    design: how consumers hold their jobs (`emqlab.holder`: none, per-job, sweep, session; renewing
+    designs renew at TTL/2). A pause of 2 × lease outlives a lease, a renewal and a session alike.
     """
     workers, jobs = ranges.check("workers", workers), ranges.check("jobs", jobs)
     kills = workers if kills is None else ranges.check("kills", kills)
@@ -51,6 +54,7 @@ def chaos(workers: int = 4, jobs: int = 1000, fencing: str = "on", kills: int | 
     fencing = _choice("fencing", fencing, ("on", "off"))
     procs = _choice("procs", procs, ("auto", "on", "off"))
     progress = _choice("progress", progress, ("auto", "on", "off"))
+    design = _choice("design", design, tuple(queue_designs()))
     lease_s = positive("lease", 10 if lease is None else lease)
     beat_s = positive("beat", 1 if beat is None else beat)
     job_s = positive("job", 0.5 if job is None else job)
@@ -59,7 +63,7 @@ def chaos(workers: int = 4, jobs: int = 1000, fencing: str = "on", kills: int | 
     check_name(queue)
     params = {"workers": workers, "jobs": jobs, "fencing": fencing, "kills": kills, "pauses": pauses,
               "lease": lease_s, "beat": beat_s, "job": job_s, "seed": seed, "pause_seconds": 2 * lease_s,
-              "drain": 5}  # jobs per beat: the reaper gets its turn while the queue is still busy
+              "drain": 5, "design": design}  # jobs per beat: the reaper gets its turn while the queue is still busy
     with run_on(backend, "chaos", params, **connect_kw) as run:
         use_procs = run.backend.live if procs == "auto" else procs == "on"
         if use_procs and not run.backend.live:
@@ -105,7 +109,7 @@ def _chaos_in_process(run: Run, q: Queue, params: dict[str, Any], plan, bar) -> 
     clock, ms = run.clock, 1000.0
     effect = "fenced" if params["fencing"] == "on" else "unfenced"
     opts = dict(lease_ms=params["lease"] * ms, beat_ms=params["beat"] * ms, work_ms=params["job"] * ms,
-                effect=effect, drain_limit=params["drain"],
+                effect=effect, drain_limit=params["drain"], design=params.get("design", "none"),
                 # a thousand jobs' routine steps would drown the timeline: keep faults, refusals, reaps,
                 # effects that landed twice, and the pause bands
                 recorder=Filtered(run, keep_event=unusual(), keep_interval=lambda kind, data: kind == "pause"))
@@ -205,7 +209,8 @@ def words(p: dict[str, Any], v: dict[str, Any]) -> ModeWords:
         fence = f"fencing on: the effect store refused {refused}"
     else:
         fence = "fencing off: the effect store accepted every write unchecked"
-    readout = (f"{v['jobs']} jobs, {p['workers']} consumers, {crashes} and {pauses}"
+    held = "" if p.get("design", "none") == "none" else f", design {p['design']}"
+    readout = (f"{v['jobs']} jobs, {p['workers']} consumers{held}, {crashes} and {pauses}"
                f"{' of ' + seconds(p['pause_seconds']) if v['pauses'] else ''} (lease {seconds(p['lease'])}): "
                f"{v['completed']} completed, {v['lost']} lost, {plural(v['reaped'], 'lease')} reaped; {fence}; "
                f"duplicate effects: {v['duplicate_effects']}.")

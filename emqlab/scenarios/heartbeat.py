@@ -21,6 +21,7 @@ from ..ranges import check
 from ..renewal import Cadence, parse_cadence
 from ..timeline import Interval, Timeline, minus
 from ..words import FigureWords, ModeWords, plural, seconds, times
+from ..words import boundary_words as grid_words
 from ..words import figure_words as figure_words_of
 from .base import Run, positive, run_on
 from .link import Link
@@ -38,7 +39,7 @@ class Worker:
         self.clock = run.clock
         self.lease_ms, self.job_ms, self.cadence = lease_ms, job_ms, cadence
         self.world = World(run.clock)
-        self.link = Link(run, self.world, latency_ms)  # every command of this worker goes over it
+        self.link = Link(run, self.world, latency_ms, name)  # every command of this worker goes over it
         self.leases = Leases(self.link.backend, prefix=run.prefix)  # nothing outside this run
         self.has_lock = run.clock.event()  # when this worker's acquire reply reached it
         self.lock_key, self.done_key = run.key("lock", "job"), run.key("done", "job")
@@ -391,8 +392,5 @@ def figure_words(modes: dict[str, Timeline], labels: dict[str, str] | None = Non
 
 def boundary_words(boundary: dict[str, Any]) -> FigureWords:
     """What the held-or-lost grid of lesson 03 says (`lab.cadence_boundary`)."""
-    held = sum(1 for *_, h in boundary["points"] if h)
-    agree = "every run agrees with the rule" if boundary["agrees"] else "some runs disagree with the rule"
-    return FigureWords(
-        caption=f"Held or lost: a {seconds(boundary['lease'])} lease, a pause at {seconds(boundary['at'])}",
-        notes=(f"{boundary['runs']} measured runs, {held} held; {agree}.",))
+    return grid_words(boundary, f"Held or lost: a {seconds(boundary['lease'])} lease, a pause at "
+                                f"{seconds(boundary['at'])}")

@@ -10,6 +10,10 @@ virtual clock; on a live store, the midpoint of send and receipt (the legs are e
 
 A stop-the-world pause of the worker does not stop its messages on the wire: a reply that arrives
 while the worker is frozen is read when it resumes.
+
+Each call over a delayed link is recorded as a `trip` interval of the worker: from when the command
+was sent to when its reply arrived, with `at`, when the server acted (what the figure draws as the
+message's path to the store and back).
 """
 
 from __future__ import annotations
@@ -26,10 +30,12 @@ POLL_REAL_S = 0.0005  # a live call is looked at every half millisecond of real 
 class Link:
     """The holder's link: `backend` is what its commands go through (the run's own when there is no delay)."""
 
-    def __init__(self, run, world: World, delay_ms: float):
+    def __init__(self, run, world: World, delay_ms: float, actor: str = "holder"):
         self.run, self.clock, self.world, self.delay_ms = run, run.clock, world, float(delay_ms)
+        self.actor = actor
         self.backend = run.backend
         self.relay: Relay | None = None
+        self._at_ms: float | None = None  # when the server acted on the last call
         self._pool: ThreadPoolExecutor | None = None
         if self.delay_ms > 0 and run.backend.live:
             host, port = run.backend.address()
@@ -65,9 +71,14 @@ class Link:
         if self.delay_ms <= 0:
             at = self.clock.now_ms
             return at, fn()
-        if self._pool is not None:
-            return (yield from self._call_live(fn))
-        return (yield from self._call_virtual(fn))
+        self._at_ms = None
+        trip = self.run.timeline.open(self.run.t, self.actor, "trip")
+        try:
+            at, result = yield from (self._call_live(fn) if self._pool is not None else self._call_virtual(fn))
+        finally:  # a reply that carries the store's refusal (LeaseLost…) still came back
+            trip.end = self.run.t
+            trip.data["at"] = round(self.run.ms_to_t(self._at_ms), 3) if self._at_ms is not None else None
+        return at, result
 
     def _call_virtual(self, fn):
         clock = self.clock
@@ -75,6 +86,7 @@ class Link:
         def wire():  # both legs: not a member of the worker's world, a pause does not stop them
             yield clock.timeout(self.delay_ms)
             at, result, error = clock.now_ms, None, None
+            self._at_ms = at
             try:
                 result = fn()
             except Exception as exc:  # the store's answer (LeaseLost, StaleToken…), delivered with the reply
@@ -102,5 +114,5 @@ class Link:
         step = max(1.0, POLL_REAL_S / clock.scale * 1000)
         while not future.done():
             yield from self.world.wait(clock.timeout(step))
-        result = future.result()  # the store's exception, if any, is raised here
-        return round((times[0] + times[1]) / 2, 3), result
+        self._at_ms = round((times[0] + times[1]) / 2, 3)
+        return self._at_ms, future.result()  # the store's exception, if any, is raised here

@@ -30,11 +30,11 @@ def _check_children(pool: ProcessPool) -> None:
 
 
 def run_reaper_processes(run: Run, q: Queue, lease_s: float, beat_s: float, job_s: float, crash_s: float,
-                         late_s: float, job_id: str) -> None:
+                         late_s: float, job_id: str, design: str = "none") -> None:
     """The reaper scenario with two consumer processes; worker-1 is SIGKILLed mid-job."""
     scale = run.clock.scale
     events_key = q.base + "events"
-    opts = dict(lease_ms=lease_s * 1000, beat_ms=beat_s * 1000, work_ms=job_s * 1000)
+    opts = dict(lease_ms=lease_s * 1000, beat_ms=beat_s * 1000, work_ms=job_s * 1000, design=design)
     q.enqueue(job_id, "order")
     t0 = time.time()
     wall = WallRecorder(run.timeline, t0, scale)
@@ -83,7 +83,8 @@ def run_chaos_processes(run: Run, q: Queue, params: dict[str, Any], plan, bar) -
     events_key = q.base + "events"
     effect = "fenced" if params["fencing"] == "on" else "unfenced"
     opts = dict(lease_ms=params["lease"] * 1000, beat_ms=params["beat"] * 1000, work_ms=params["job"] * 1000,
-                effect=effect, drain_limit=params["drain"], quiet=tuple(sorted(ROUTINE)))
+                effect=effect, drain_limit=params["drain"], quiet=tuple(sorted(ROUTINE)),
+                design=params.get("design", "none"))
     jobs, pause_s = params["jobs"], params["pause_seconds"]
     expected = jobs * params["job"] / params["workers"]
     t0 = time.time()

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..consumer import Consumer, late_completion
 from ..errors import BadParameter
+from ..holder import NONE, SESSION, queue_designs
 from ..queue import Queue, check_id, check_name
 from ..renewal import parse_cadence
 from ..timeline import Timeline
@@ -78,14 +79,18 @@ def _counts(queue: Queue, jobs: int, completions: int) -> dict[str, int]:
 
 
 def reaper(lease: float = 30, beat: float = 5, job: float = 20, crash_at: float = 10, late_at: float | None = None,
-           queue: str = "orders", procs: bool = False, backend=None, **connect_kw: Any) -> Timeline:
+           queue: str = "orders", procs: bool = False, design: str = NONE, backend=None, **connect_kw: Any) -> Timeline:
     """Run the crash-recovery scenario and return its timeline.
 
     lease, beat, job: model seconds (the lease each claim takes, the consumers' beat, the job's
     length). crash_at: when worker-1 dies mid-job (must fall inside the job). late_at: when
     worker-1's late completion arrives with its stale attempts (default: lease + 3 beats).
     procs: run the consumers as OS processes (live Valkey only); the crash is a SIGKILL.
+    design: how the consumers hold their jobs (`emqlab.holder`: none, per-job, sweep, session; renewing
+    designs renew at TTL/2); with session, the dead worker's session lapses and takes its job with it.
     """
+    if design not in queue_designs():
+        raise BadParameter(f"unknown design {design!r}; allowed: {', '.join(queue_designs())}")
     lease_s, beat_s, job_s = positive("lease", lease), positive("beat", beat), positive("job", job)
     crash_s = positive("crash_at", crash_at)
     if crash_s >= job_s:
@@ -93,7 +98,7 @@ def reaper(lease: float = 30, beat: float = 5, job: float = 20, crash_at: float 
     late_s = lease_s + 3 * beat_s if late_at is None else positive("late_at", late_at)
     check_name(queue)
     params = {"lease": lease_s, "beat": beat_s, "job": job_s, "crash_at": crash_s, "late_at": late_s,
-              "queue": queue, "procs": bool(procs)}
+              "queue": queue, "procs": bool(procs), "design": design}
     with run_on(backend, "reaper", params, **connect_kw) as run:
         q = Queue(run.backend, queue, prefix=run.prefix)
         if procs:
@@ -102,20 +107,20 @@ def reaper(lease: float = 30, beat: float = 5, job: float = 20, crash_at: float 
                                    "fakeredis lives in one process")
             from .processes import run_reaper_processes
 
-            run_reaper_processes(run, q, lease_s, beat_s, job_s, crash_s, late_s, JOB_ID)
+            run_reaper_processes(run, q, lease_s, beat_s, job_s, crash_s, late_s, JOB_ID, design=design)
         else:
-            _reaper_in_process(run, q, lease_s, beat_s, job_s, crash_s, late_s)
+            _reaper_in_process(run, q, lease_s, beat_s, job_s, crash_s, late_s, design)
         run.timeline.counts.update(_counts(q, 1, len(run.timeline.of("complete"))))
         run.timeline.verdict = reaper_verdict(run.timeline)
     return run.timeline
 
 
-def _reaper_in_process(run: Run, q: Queue, lease_s, beat_s, job_s, crash_s, late_s) -> None:
+def _reaper_in_process(run: Run, q: Queue, lease_s, beat_s, job_s, crash_s, late_s, design: str = NONE) -> None:
     clock = run.clock
     ms = 1000.0
     q.enqueue(JOB_ID, "order")
     run.event("producer", "enqueue", job=JOB_ID)
-    opts = dict(lease_ms=lease_s * ms, beat_ms=beat_s * ms, work_ms=job_s * ms, recorder=run)
+    opts = dict(lease_ms=lease_s * ms, beat_ms=beat_s * ms, work_ms=job_s * ms, recorder=run, design=design)
     w1, w2 = Consumer(q, "worker-1", **opts), Consumer(q, "worker-2", **opts)
 
     def script():
@@ -175,6 +180,8 @@ def reaper_verdict(timeline: Timeline) -> dict[str, Any]:
 def reaper_words(p: dict[str, Any], v: dict[str, Any]) -> ModeWords:
     """The reaper run in words: the readout and the static verdict line, each clause read from `v`."""
     label = f"reaper ({'processes' if p.get('procs') else 'in-process'})"
+    if p.get("design", NONE) != NONE:
+        label += f" · {p['design']}"
     if v["reaped_at"] is None:
         what = "The crashed job" if v["crashed_at"] is not None else "The job"
         late, static = "", ""
@@ -189,7 +196,8 @@ def reaper_words(p: dict[str, Any], v: dict[str, Any]) -> ModeWords:
         died = "worker-1 never crashed"
     else:
         died = f"worker-1 died at {seconds(v['crashed_at'])}{' holding the job' if v['died_holding'] else ''}"
-    ran_out = f"its {seconds(p['lease'])} lease ran out on the server clock at {seconds(v['lease_deadline'])}"
+    whose = "its session's" if p.get("design") == SESSION else "its"
+    ran_out = f"{whose} {seconds(p['lease'])} lease ran out on the server clock at {seconds(v['lease_deadline'])}"
     if v.get("first_beat_past_score"):  # the beats' own TIME readings against the lease's score
         n = v["beats_before_reap"]
         earlier = (f"; {plural(n, 'beat')} read a server TIME before that deadline and left the job alone; the first "

@@ -1,9 +1,10 @@
 """The course's second figure, measured: one worker holds K leases and keeps them fresh with K
-per-job timers or with one sweep. Every renewal round trip is an event of the timeline; the counts
+per-job timers, one sweep or one session. Every renewal round trip is an event of the timeline; the counts
 come from the client (both backends) and, on a live server, from INFO commandstats as well.
 
 The leases are the worker-side lock subkeys of one queue, `emq:{orders}:job:<id>:lock`, under the
-run's prefix: one hashtag, so a sweep batch lives on one cluster slot.
+run's prefix: one hashtag, so a sweep batch lives on one cluster slot. The session design keeps its
+one lease beside them, `emq:{orders}:worker:worker-1:session`, and each job key names the worker.
 """
 
 from __future__ import annotations
@@ -12,17 +13,16 @@ import math
 from typing import Any
 
 from ..commandstats import ServerCounter
-from ..errors import BadParameter, StoreError
+from ..errors import BadParameter
 from ..lease import new_token
 from ..renewal import cadence_help, parse_cadence
-from ..renewal_plane import DESIGNS, SWEEP, Call, Holding, check_count, check_design, make_plane
+from ..renewal_plane import DESIGNS, SESSION, SWEEP, Call, Holding, check_count, check_design, make_plane
 from ..timeline import Timeline
 from ..words import FigureWords, ModeWords, figure_words as _figure_words, plural, seconds
 from .base import Run, positive, run_on
 
 SCENARIO = "renewal_cost"
 EVENT_LIMIT = 1000  # above this many round trips per tick, only per-tick events are recorded
-WRITE_CHUNK = 10_000  # leases per pipeline when acquiring and checking (outside the counted ticks)
 
 LABELS = {name: design.label for name, design in DESIGNS.items()}
 
@@ -65,33 +65,6 @@ def lease_key(run: Run, queue: str, job: int) -> str:
     return run.key("emq", "{" + queue + "}", "job", f"{job:06d}", "lock")
 
 
-def _acquire(run: Run, keys: list[str], tokens: list[str], lease_ms: float) -> float:
-    """SET NX PX every lease (chunked pipelines); returns the TTL the server reported, model seconds."""
-    client, px = run.backend.client, run.clock.to_server_ms(lease_ms)
-    pttl = None
-    for i in range(0, len(keys), WRITE_CHUNK):
-        pipe = client.pipeline(transaction=False)
-        for key, token in zip(keys[i:i + WRITE_CHUNK], tokens[i:i + WRITE_CHUNK]):
-            pipe.set(key, token, nx=True, px=px)
-        pipe.pttl(keys[i])
-        *acquired, ttl = pipe.execute()
-        if not all(acquired):  # a fresh run prefix makes this impossible unless the store misbehaves
-            raise StoreError(f"a fresh lease under {run.prefix} was already taken: the store holds keys "
-                             "this run has not written")
-        pttl = ttl if pttl is None else pttl
-    return run.clock.from_server_ms(pttl) / 1000
-
-
-def _still_held(run: Run, holdings: list[Holding]) -> list[Holding]:
-    """The leases whose key still holds the holder's token (read after the ticks, not counted)."""
-    held = []
-    for i in range(0, len(holdings), WRITE_CHUNK):
-        chunk = holdings[i:i + WRITE_CHUNK]
-        values = run.backend.client.mget([h.key for h in chunk])
-        held.extend(h for h, v in zip(chunk, values) if v == h.token)
-    return held
-
-
 def _per_tick(calls: list[Call], ticks: int) -> list[dict[str, Any]]:
     rows = {n: {"tick": n, "round_trips": 0, "commands": 0, "wall_ms": 0.0, "leases": 0, "lost": []}
             for n in range(1, ticks + 1)}
@@ -125,13 +98,16 @@ def renewal_scaling(backend, ks=(1, 6, 100, 1000), ticks: int = 2) -> list[dict[
 
 def renewal_cost(jobs: int = 6, design: str = SWEEP, ticks: int = 4, batch: int | None = None, lease: float = 30,
                  cadence: Any = "half", steal: Any = None, queue: str = "orders", backend=None,
-                 **connect_kw: Any) -> Timeline:
+                 any_k: bool = False, **connect_kw: Any) -> Timeline:
     """Hold `jobs` leases for `ticks` renewal ticks with one design; return the timeline.
 
-    design: a name in `renewal_plane.DESIGNS` (per-job | sweep). lease: model seconds. cadence: half (TTL/2), third, or a fraction of
-    the lease. batch: sweep leases per script call (default bounded to stay under 5 ms a call).
-    steal: (AT, JOB) or "AT:JOB,…": another token takes that job's key at model second AT; the next
-    renewal reports it lost and its holder stops. backend: a Backend, or fake / valkey / a URL.
+    design: a name in `renewal_plane.DESIGNS` (per-job | sweep | session). lease: model seconds.
+    cadence: half (TTL/2), third, or a fraction of the lease. batch: sweep leases per script call
+    (default bounded to stay under 5 ms a call). steal: (AT, JOB) or "AT:JOB,…": another token
+    takes that job's key at model second AT (session: the worker's session key, which every job
+    hangs on); the next renewal reports it lost (session: every job) and each holder stops.
+    backend: a Backend, or fake / valkey / a URL. any_k: take K past the CLI's range (the benchmark
+    holds up to millions; the range bounds a command's run time, not what the model can do).
 
     The timeline's counts carry the CLI's JSON keys: design, jobs, ticks, round_trips_per_tick,
     commands_per_tick, wall_ms_per_tick, server_us_per_tick (None on fakeredis), all_held.
@@ -139,7 +115,7 @@ def renewal_cost(jobs: int = 6, design: str = SWEEP, ticks: int = 4, batch: int 
     `tick` (one per tick, with its totals), `take` (actor thief), `lease_lost`/`work_stopped`
     (actor `job N`). The verdict carries `summary` (the readout) and `static` (the course's line).
     """
-    jobs = check_count("jobs", jobs, "K, the leases the worker holds")
+    jobs = check_count("K" if any_k else "jobs", jobs, "K, the leases the worker holds")
     design = check_design(design)
     ticks = check_count("ticks", ticks, "renewal ticks to run")
     lease_s = positive("lease", lease)
@@ -158,7 +134,7 @@ def renewal_cost(jobs: int = 6, design: str = SWEEP, ticks: int = 4, batch: int 
         be, clock = run.backend, run.clock
         keys = [lease_key(run, queue, n) for n in range(1, jobs + 1)]
         tokens = [new_token() for _ in keys]
-        detail = design == SWEEP or jobs <= EVENT_LIMIT
+        detail = DESIGNS[design].plane.round_trips_per_tick(jobs) <= EVENT_LIMIT
         batched = DESIGNS[design].plane.batched
 
         def on_call(call: Call) -> None:
@@ -173,19 +149,21 @@ def renewal_cost(jobs: int = 6, design: str = SWEEP, ticks: int = 4, batch: int 
 
         def on_lost(holding: Holding) -> None:
             # the holder is told in the same instant as the reply; it stops its work there
-            t = run.t
+            t = run.ms_to_t(holding.lost_at_ms)
             run.timeline.add(t, f"job {holding.index + 1}", "lease_lost", key=holding.key)
             run.timeline.add(t, f"job {holding.index + 1}", "work_stopped", reason="the renewal said the lease is gone")
 
         plane = make_plane(design, be, lease_ms, every_ms, batch=batch, ticks=ticks, on_call=on_call,
-                           on_lost=on_lost)
+                           on_lost=on_lost, worker="worker-1")
         plane.hold_all(zip(keys, tokens))
 
         def thief(at_s: float, job: int):
             yield clock.timeout(max(0, at_s * 1000 - (clock.now_ms - run.t0_ms)))
-            # as if the lease had lapsed and another worker re-took the key with its own token
-            be.client.set(keys[job - 1], new_token(), px=clock.to_server_ms(lease_ms))
-            run.event("thief", "take", job=job)
+            # as if the lease had lapsed and another worker re-took the key with its own token; the
+            # session design's jobs hang on the worker's session, so the thief takes that
+            key = plane.steal_key(plane.holdings[job - 1])
+            be.client.set(key, new_token(), px=clock.to_server_ms(lease_ms))
+            run.event("thief", "take", job=job, **({"key": key, "session": True} if key != keys[job - 1] else {}))
 
         server = ServerCounter(be.client) if be.live else None
 
@@ -194,7 +172,7 @@ def renewal_cost(jobs: int = 6, design: str = SWEEP, ticks: int = 4, batch: int 
             # a real worker: the first tick is one cadence after the acquiring began, not after it ended
             yield clock.timeout(0)
             began_ms = clock.now_ms
-            ttl_s = _acquire(run, keys, tokens, lease_ms)
+            ttl_s = plane.acquire() / 1000
             run.event("worker", "acquire", leases=jobs, ttl=round(ttl_s, 3))
             if server is not None:
                 server.start()  # after the acquire: the window holds renewal calls only
@@ -206,7 +184,7 @@ def renewal_cost(jobs: int = 6, design: str = SWEEP, ticks: int = 4, batch: int 
         clock.run()
         if server is not None:
             server.stop()
-        held = _still_held(run, plane.holdings)
+        held = plane.still_held()
 
         rows = _per_tick(plane.calls, ticks)
         for row in rows:
@@ -272,7 +250,8 @@ def verdict(timeline: Timeline) -> dict[str, Any]:
         "lost": c["lost"],
         "lost_at": {e.actor: e.t for e in timeline.of("lease_lost")},
         "stopped": sorted(int(e.actor.split()[1]) for e in timeline.of("work_stopped")),
-        "taken": taken,  # {job: model second another token took its key}
+        "taken": taken,  # {job: model second another token took its key (session: the session key)}
+        "session_taken_at": min((e.t for e in timeline.of("take", "thief") if e.data.get("session")), default=None),
     }
     w = words(timeline.params, result)
     result.update(label=w.label, summary=w.readout, static=w.verdict)
@@ -284,6 +263,8 @@ def _cost(v: dict[str, Any]) -> str:
     rts, calls, ticks = v["round_trips_by_tick"], v["calls_by_tick"], v["ticks"]
 
     def each(n: int) -> str:  # what one script call carries
+        if v["design"] == SESSION:
+            return f"{', each' if n != 1 else ''} on the worker's session, none on a job"
         if not v["batch"]:
             return ", one per lease held"
         return f" of at most {plural(v['batch'], 'lease')}{' each' if n != 1 else ''}"
@@ -304,6 +285,11 @@ def _lost(v: dict[str, Any]) -> str:
 
     lost = v["lost"]
     all_stopped = set(lost) <= set(v["stopped"])
+    if v["design"] == SESSION:  # one lease for every job: the renewal that finds it gone loses them all
+        first, taken = min(v["lost_at"].values()), v["session_taken_at"]
+        whose = "its one job" if len(lost) == 1 else f"all {len(lost):,} jobs"
+        return (f"the renewal at {seconds(first)} found the worker's session {'re-owned' if taken is not None and taken <= first else 'gone'} "
+                f"and told the holders of {whose} at once{', and each stopped' if all_stopped else ''}")
     if len(lost) == 1:
         job = lost[0]
         return (f"the renewal at {seconds(v['lost_at'][f'job {job}'])} found job {job}'s lease {state(job)} and told "
@@ -352,8 +338,12 @@ def figure_words(modes: dict[str, Timeline], labels: dict[str, str] | None = Non
     """Figure 2's words: caption, the prompt before a mode is lit, and each run's words."""
     ks = " and ".join(str(k) for k in dict.fromkeys(tl.verdict["jobs"] for tl in modes.values()))
     ticks = " and ".join(str(t) for t in dict.fromkeys(tl.verdict["ticks"] for tl in modes.values()))
-    names = " and ".join(f"“{(labels or {}).get(name) or tl.verdict['label']}”" for name, tl in modes.items())
-    caption = (f"Per-job timers against one sweep: round trips per renewal tick for a worker holding "
+    def listed(items: list[str], last: str) -> str:  # "a", "a and b", "a, b and c"
+        return f"{', '.join(items[:-1])} {last} {items[-1]}" if len(items) > 1 else "".join(items)
+
+    names = listed([f"“{(labels or {}).get(name) or tl.verdict['label']}”" for name, tl in modes.items()], "or")
+    caption = listed([DESIGNS[tl.verdict["design"]].label for tl in modes.values()], "and") or "Renewal"
+    caption = (f"{caption[:1].upper()}{caption[1:]}: round trips per renewal tick for a worker holding "
                f"K = {ks} jobs ({ticks} ticks, measured).")
     prompt = f"A worker holds K = {ks} jobs. Point at {names} to read what each renewal tick costs."
     return _figure_words(modes, caption, prompt, labels)
@@ -364,8 +354,9 @@ def _row_line(r: dict[str, Any]) -> str:
     line = f"- {r['design']}, K = {r['k']:,}: "
     if r.get("wall_ms_per_tick") is None:
         return line + f"broke: {r.get('broke')}"
-    rt = r["rt_per_tick"]
-    line += (f"{rt:,} round trip{'' if rt == 1 else 's'} per tick, {r['wall_ms_per_tick']:.3g} ms per tick, "
+    rt, us = r["rt_per_tick"], r.get("server_us_per_tick")
+    line += (f"{rt:,} round trip{'' if rt == 1 else 's'} per tick, "
+             f"{'' if us is None else f'{us:,.0f} µs of server time and '}{r['wall_ms_per_tick']:.3g} ms per tick, "
              f"all held: {r['all_held']}")
     return line + (f"; broke: {r['broke']}" if r.get("broke") else "")
 
@@ -373,8 +364,8 @@ def _row_line(r: dict[str, Any]) -> str:
 def scaling_words(rows: list[dict[str, Any]], where: str) -> FigureWords:
     """The scaling figure's words: what it shows and where it was measured, and one line per row."""
     ks = sorted({r["k"] for r in rows})
-    caption = (f"Renewal cost against K = {', '.join(f'{k:,}' for k in ks)}: round trips and wall time per tick "
-               f"for each design, {where}.")
+    caption = (f"Renewal cost against K = {', '.join(f'{k:,}' for k in ks)}: round trips and server time per "
+               f"tick for each design, {where}.")
     return FigureWords(caption, notes=tuple(_row_line(r) for r in rows))
 
 
@@ -382,11 +373,23 @@ def capacity_words(caps: list[dict[str, Any]], cadence_s: float) -> FigureWords:
     """The capacity figure's words: the search it shows, and the largest K each design keeps alive."""
     caption = (f"Capacity on live Valkey, one connection: the largest K whose renewal tick still fits a "
                f"{seconds(cadence_s)} cadence (a {seconds(2 * cadence_s)} lease at TTL/2), found by measured ticks "
-               "(doubling, then bisection) in benchmarks/renewal_cost.py.")
-    notes = tuple(f"- {c['design']}: keeps K = {c['capacity_k']:,} alive; K = {c['first_over']:,} takes longer "
-                  "than the cadence" if c.get("capacity_k") else f"- {c['design']}: {c.get('note', 'no capacity found')}"
-                  for c in caps)
-    return FigureWords(caption, notes=notes)
+               "(doubling, then bisection) in benchmarks/renewal_cost.py")
+    memory = [c for c in caps if c.get("limit") == "memory"]
+    if memory:  # the session design: its tick is one key at any K, so memory is what runs out
+        caption += (f"; for {', '.join(c['design'] for c in memory)} the tick never nears the cadence: the "
+                    f"server's memory is the limit ({memory[0]['maxmemory_mb']} MB maxmemory in the search)")
+
+    def note(c: dict[str, Any]) -> str:
+        if not c.get("capacity_k"):
+            return f"- {c['design']}: {c.get('note', 'no capacity found')}"
+        if c.get("limit") == "memory":
+            over = f"; K = {c['first_over']:,} was refused for memory (OOM)" if c.get("first_over") else ""
+            return (f"- {c['design']}: keeps K = {c['capacity_k']:,} alive in {c['maxmemory_mb']} MB, "
+                    f"{c['bytes_per_job']:,.0f} bytes per job (≈ {c['jobs_per_gb']:,} jobs per GB){over}")
+        return (f"- {c['design']}: keeps K = {c['capacity_k']:,} alive; K = {c['first_over']:,} takes longer "
+                "than the cadence")
+
+    return FigureWords(caption + ".", notes=tuple(note(c) for c in caps))
 
 
 __all__ = ["renewal_cost", "renewal_scaling", "verdict", "words", "figure_words", "scaling_words", "capacity_words",

@@ -1,0 +1,96 @@
+"""The stuck-job figure: one panel per way of holding a job (none, sweep, session, a hard deadline).
+
+Each panel is one run of `emqlab.scenarios.stuck`: worker-1's lease on the hung job (the band; its
+end is the deadline the server last stamped, or the horizon if it was still held), worker-1's hung
+work under it, worker-1's renewal ticks, the reap that returned the job to pending, worker-2's
+second attempt, and the hard deadline where one was set. Each panel's title is the mode's label
+and static verdict; the readout line under the figure is the lit mode's readout. Nothing here
+composes a sentence about a run: the words come from the scenario.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch, Rectangle
+
+from ..words import FigureWords
+from . import Drawing, figure_for, modes_of, style
+
+BAND = (0.4, 0.4)  # worker-1's lease band: y, height
+HUNG = (0.08, 0.24)  # worker-1's hung attempt under it
+AGAIN = (-0.26, 0.24)  # worker-2's second attempt, under that
+
+
+def _panel(ax, name: str, tl, horizon: float) -> None:
+    gid = f"mode:{name}"
+    ax.add_patch(Rectangle((0, 0), 1, 1, transform=ax.transAxes, facecolor="#F2F2F2", lw=0, zorder=-10,
+                           gid=f"lane:{name}"))
+    v, p = tl.verdict, tl.params
+    t0 = v.get("claimed_at") or 0.0
+
+    def x(t: float) -> float:  # on the claim's time base, clipped to the horizon
+        return min(max(t - t0, 0.0), horizon)
+
+    first = next((s for s in tl.spans("lease", "worker-1") if s.data.get("attempts") == 1), None)
+    if first is not None:
+        end = first.end if first.end is not None else first.data.get("deadline", horizon)
+        if v.get("reclaimed_at") is not None:  # the server's reap ended worker-1's hold, told or not
+            end = min(end, t0 + v["reclaimed_at"])
+        ax.add_patch(Rectangle((x(first.start), BAND[0]), max(x(end) - x(first.start), 0.3), BAND[1],
+                               color=style.LEASE, alpha=0.55, lw=0, gid=gid))
+        if first.data.get("ended") == "lapsed":
+            ax.plot([x(end)], [BAND[0] + BAND[1] / 2], marker="X", markersize=11, color=style.LAPSE,
+                    markeredgecolor="white", linestyle="none", gid=gid)
+    for run in tl.spans("run"):
+        end = run.end if run.end is not None else t0 + horizon
+        hung = run.data.get("attempts") == 1
+        y, h = HUNG if hung else AGAIN
+        ax.add_patch(Rectangle((x(run.start), y), max(x(end) - x(run.start), 0.3), h,
+                               facecolor=style.LAPSE if hung else style.RUN, alpha=0.8 if hung else 1.0, lw=0,
+                               hatch="//" if hung else None, gid=gid))
+    ticks = [x(e.t) for e in tl.of("renew", "worker-1") if e.t - t0 <= horizon]
+    if ticks:
+        ax.plot(ticks, [BAND[0] + BAND[1] + 0.08] * len(ticks), marker="|", markersize=9, markeredgewidth=2,
+                color=style.RENEW, linestyle="none", gid=gid)
+    if p.get("max_runtime"):
+        ax.plot([p["max_runtime"]] * 2, [AGAIN[0] - 0.05, BAND[0] + BAND[1] + 0.15], color="black", lw=1.5,
+                linestyle=(0, (4, 3)), gid=gid)
+    if v.get("reclaimed_at") is not None:
+        ax.plot([v["reclaimed_at"]], [BAND[0] + BAND[1] / 2], marker="D", markersize=10, color=style.CONTENDER,
+                markeredgecolor="white", linestyle="none", gid=gid)
+    ax.set_ylim(-0.4, 1.05)
+    ax.set_yticks([])
+    ax.tick_params(labelsize=style.FONT["tick"])
+
+
+def _legend(fig: Figure) -> None:
+    handles = [Patch(color=style.LEASE, alpha=0.55, label="worker-1 holds the job (its lease or session)"),
+               Patch(facecolor=style.LAPSE, alpha=0.8, hatch="//", label="the hung attempt"),
+               Patch(color=style.RUN, label="second attempt"),
+               Line2D([], [], marker="|", markersize=9, markeredgewidth=2, color=style.RENEW, linestyle="none",
+                      label="worker-1 renews"),
+               Line2D([], [], marker="D", color=style.CONTENDER, linestyle="none", label="back to pending"),
+               Line2D([], [], color="black", lw=1.5, linestyle=(0, (4, 3)), label="hard deadline")]
+    fig.legend(handles=handles, loc="outside upper center", ncols=3, fontsize=style.FONT["tick"], frameon=False)
+
+
+def draw_stuck(timelines: Any, words: FigureWords, fig: Figure | None = None) -> Drawing:
+    """Stuck-job runs (`emqlab.scenarios.stuck`): one panel per mode, on the claim's time base, up to
+    the runs' horizon; the readout line is the lit mode's readout."""
+    modes = modes_of(timelines, words, "draw_stuck")
+    fig = figure_for(fig, (12, 2.0 + 1.4 * len(modes)))
+    horizon = max(tl.verdict.get("horizon") or tl.params.get("horizon", 1.0) for tl in modes.values())
+    axes = fig.subplots(len(modes), 1, squeeze=False, sharex=True)[:, 0]
+    for ax, (name, tl) in zip(axes, modes.items()):
+        _panel(ax, name, tl, horizon)
+        mode = words.modes[name]
+        ax.set_title(f"{mode.label} — {mode.verdict}", fontsize=style.FONT["label"], loc="left")
+    axes[-1].set_xlim(-2, horizon * 1.02)
+    axes[-1].set_xlabel("model seconds since worker-1's claim", fontsize=style.FONT["label"])
+    _legend(fig)
+    readout = fig.text(0.01, 0.01, words.prompt, fontsize=style.FONT["readout"], ha="left", va="bottom",
+                       gid="readout")  # Drawing.fit wraps it and keeps room for it under the axes
+    return Drawing(fig, words, dict(modes), readout)

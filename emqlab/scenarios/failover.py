@@ -1,0 +1,344 @@
+"""A lease lost in a failover: the lease lives in one server's memory and replication is asynchronous.
+
+The run starts its own primary and replica (`emqlab.replica.ReplicaPair`, whatever store the
+caller uses) and plays one story on the real clock, `scale` real seconds per model second:
+
+- replication lags `LAG_S` behind the primary, and stalls just before the holder asks for the lease;
+- the holder takes the lease on the primary (SET NX PX, a random token) and works; with a guard it
+  first takes a fencing token (INCR on the same store: `fence`; confirmed by `WAIT 1`: `fence-wait`)
+  or confirms its acquire with `WAIT 1` and starts only if a replica acknowledged (`wait`);
+- `KILL_AFTER_S` later the primary is SIGKILLed (what the link still held dies with it), the replica
+  is promoted (REPLICAOF NO ONE), and a fresh server rejoins as its replica;
+- the contender, running the same client code, takes the lease on the new primary and works;
+- each worker writes its result to a storage lane in `PARTS` parts, one at the end of each part of
+  its job, carrying its token; the storage (the resource the lock protects, outside the store)
+  refuses a token lower than the highest it has seen. A worker stops when its lease runs out by its
+  own clock, or when the storage refuses its token.
+
+Events: servers `primary` (killed, rejoined) and `replica` (stall, promoted), workers `holder` and
+`contender` (token, acquire, acquire_failed, wait, not_started, work_start, write, work_stopped,
+work_done, release, release_refused), `storage` (write: writer, token, accepted, highest). Intervals:
+`lease` on the server lanes (holder: who holds it, ended: released / server died / lapsed),
+`run` (working) and `holds` (when a worker believed it held the lease) on the worker lanes.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from itertools import count
+from typing import Any
+
+from ..backend import connect
+from ..errors import BackendUnavailable, BadParameter, StaleToken, StoreError
+from ..lease import Leases, new_token
+from ..ranges import check
+from ..replica import ReplicaPair, wait, wait_cost
+from ..timeline import Interval, Timeline, WallRecorder
+from .base import positive
+from .failover_words import figure_words, words
+
+__all__ = ["failover", "verdict", "words", "figure_words", "GUARDS", "SCALE"]
+
+GUARDS = ("none", "wait", "fence", "fence-wait")
+SCALE = 0.04  # real seconds per model second: a 30 s lease lasts 1.2 real seconds
+LAG_S = 2.0  # model seconds replication lags behind the primary during the story
+WAIT_S = 8.0  # WAIT's timeout, model seconds: twice the 2 × LAG_S an acknowledgement takes
+KILL_AFTER_S = 2.0  # the primary dies this long after the holder's acquire
+POLL_S = 1.0  # the contender's retry
+PARTS = 3  # a job writes its result in this many parts
+COUNTER_START = 33  # the fencing counter's value before the story: it has a past
+WAIT_COST_N = 50  # acquires timed each way (alternating) for the WAIT cost
+
+
+class Storage:
+    """The resource the lock protects: it keeps every write, and refuses a token lower than the
+    highest it has seen (an equal token reads as the same holder writing again). Unfenced writers
+    carry no token and are always taken."""
+
+    def __init__(self):
+        self.highest: int | None = None
+        self.writes: list[tuple[str, int | None, bool]] = []
+
+    def write(self, writer: str, token: int | None) -> bool:
+        accepted = token is None or self.highest is None or token >= self.highest
+        if accepted and token is not None:
+            self.highest = token
+        self.writes.append((writer, token, accepted))
+        return accepted
+
+
+class Worker:
+    """One worker's state: its lease token, fencing token, and the intervals it is drawn with."""
+
+    def __init__(self, name: str):
+        self.name, self.token = name, new_token()
+        self.fence: int | None = None
+        self.deadline: float | None = None  # when it believes its lease runs out (its own clock)
+        self.lease: Interval | None = None  # the band on a server lane
+        self.run: Interval | None = None
+        self.holds: Interval | None = None
+        self.working = False
+
+
+class Story:
+    """The run, step by step on the real clock: each step is due at a model time and runs in order."""
+
+    def __init__(self, guard: str, pair: ReplicaPair, lease_s: float, job_s: float, scale: float,
+                 timeline: Timeline):
+        self.guard, self.pair, self.lease_s, self.job_s, self.scale = guard, pair, lease_s, job_s, scale
+        self.fenced, self.waits = guard.startswith("fence"), guard.endswith("wait")
+        self.rec = WallRecorder(timeline, time.time(), scale)
+        self.servers = {name: connect(pair.url(name), clock="real", scale=scale) for name in ("primary", "replica")}
+        self.prefix = self.servers["primary"].run_prefix("failover")
+        self.lock, self.counter = self.prefix + "lock", self.prefix + "fence"
+        self.current = "primary"  # where the clients send their commands (they follow the failover)
+        self.storage = Storage()
+        self.holder, self.contender = Worker("holder"), Worker("contender")
+        self._steps: list = []
+        self._seq = count()
+
+    # -- the clock ---------------------------------------------------------------------------------
+    @property
+    def t(self) -> float:
+        return self.rec.t
+
+    def at(self, t: float, step, *args) -> None:
+        heapq.heappush(self._steps, (t, next(self._seq), step, args))
+
+    def play(self) -> None:
+        while self._steps:
+            t, _, step, args = heapq.heappop(self._steps)
+            if step in (self.write, self.expire) and not args[0].working:
+                continue  # a worker that has stopped has nothing left to do: not waited for
+            self.rec.sleep_until(t)
+            step(*args)
+
+    def close(self) -> None:
+        for backend in self.servers.values():
+            backend.close()
+
+    # -- the store, as the clients reach it ----------------------------------------------------------
+    def _client(self):
+        return self.servers[self.current].client
+
+    def _leases(self) -> Leases:
+        return Leases(self.servers[self.current], prefix=self.prefix)
+
+    def _wait(self, w: Worker, what: str) -> bool:
+        acked = wait(self._client(), 1, WAIT_S * 1000 * self.scale)
+        self.rec.event(w.name, "wait", acked=acked, what=what, server=self.current)
+        return acked >= 1
+
+    def _not_started(self, w: Worker, reason: str) -> None:
+        self.rec.event(w.name, "not_started", reason=reason)
+        self.release(w)
+
+    # -- the story ---------------------------------------------------------------------------------
+    def setup(self) -> dict[str, Any] | None:
+        """Before the story (not on its timeline): the counter's past, the WAIT cost, the lag."""
+        client = self.servers["primary"].client
+        client.set(self.counter, COUNTER_START)
+        if wait(client, 1, 5000) < 1:
+            raise BackendUnavailable("the replica did not acknowledge the fencing counter on a healthy link")
+        cost = wait_cost(client, self.prefix, WAIT_COST_N) if self.waits else None
+        self.pair.lag(LAG_S * self.scale)
+        self.rec.t0_wall = time.time()
+        return cost
+
+    def begin(self) -> None:
+        h = self.holder
+        if self.fenced:
+            self.take_token(h)
+            if self.guard == "fence-wait" and not self._wait(h, "token"):
+                self.rec.event(h.name, "not_started", reason="no replica acknowledged its token")
+                return self.at(self.t + KILL_AFTER_S, self.fail_over)
+        self.pair.stall()
+        self.rec.event("replica", "stall", lag=LAG_S)
+        if not self.acquire(h):
+            raise StoreError("the holder could not take a fresh lock on the primary")
+        if self.guard == "wait" and not self._wait(h, "lease"):
+            self._not_started(h, "no replica acknowledged its acquire")
+        else:
+            self.start(h)
+        self.at(self.t + KILL_AFTER_S, self.fail_over)
+
+    def take_token(self, w: Worker) -> None:
+        w.fence = int(self._client().incr(self.counter))
+        self.rec.event(w.name, "token", token=w.fence, server=self.current)
+        if w.lease is not None and w.lease.end is None:
+            w.lease.data["token"] = w.fence
+
+    def acquire(self, w: Worker) -> bool:
+        sent = self.t
+        grant = self._leases().acquire(self.lock, self.lease_s * 1000, w.token)
+        if grant is None:
+            self.rec.event(w.name, "acquire_failed", server=self.current)
+            return False
+        ttl = grant.ttl_ms / 1000
+        w.deadline = round(sent + self.lease_s, 3)  # its own clock, counted from when it asked
+        self.rec.event(w.name, "acquire", server=self.current, ttl=round(ttl, 3))
+        w.lease = self.rec.open(self.current, "lease", holder=w.name, token=w.fence,
+                                deadline=round(self.t + ttl, 3), ended=None)
+        return True
+
+    def start(self, w: Worker) -> None:
+        w.working = True
+        self.rec.event(w.name, "work_start", token=w.fence)
+        w.run, w.holds = self.rec.open(w.name, "run"), self.rec.open(w.name, "holds", deadline=w.deadline)
+        for part in range(1, PARTS + 1):
+            self.at(self.t + self.job_s * part / PARTS, self.write, w, part)
+        self.at(w.deadline, self.expire, w)
+
+    def write(self, w: Worker, part: int) -> None:
+        if not w.working:
+            return
+        accepted = self.storage.write(w.name, w.fence)
+        self.rec.event("storage", "write", writer=w.name, token=w.fence, part=part, accepted=accepted,
+                       highest=self.storage.highest)
+        self.rec.event(w.name, "write", token=w.fence, part=part, accepted=accepted)
+        if not accepted:
+            self.stop(w, "work_stopped", reason="the storage refused its token")
+        elif part == PARTS:
+            self.stop(w, "work_done")
+
+    def expire(self, w: Worker) -> None:
+        if w.working:
+            self.stop(w, "work_stopped", reason="its lease ran out by its own clock")
+
+    def stop(self, w: Worker, kind: str, **data: Any) -> None:
+        w.working = False
+        w.run.end = w.holds.end = self.rec.event(w.name, kind, **data).t
+        self.release(w)
+
+    def release(self, w: Worker) -> None:
+        try:
+            self._leases().release(self.lock, w.token)
+        except StaleToken:
+            self.rec.event(w.name, "release_refused", server=self.current, reason="the lock is not its own")
+            return
+        released = self.rec.event(w.name, "release", server=self.current)
+        if w.lease is not None and w.lease.end is None and w.lease.actor == self.current:
+            w.lease.end, w.lease.data["ended"] = released.t, "released"
+
+    def fail_over(self) -> None:
+        h = self.holder
+        self.pair.kill_primary()
+        killed = self.rec.event("primary", "killed", signal="SIGKILL")
+        if h.lease is not None and h.lease.end is None:
+            h.lease.end, h.lease.data["ended"] = killed.t, "server died"
+        self.pair.promote()
+        self.current = "replica"
+        client = self._client()
+        found = client.get(self.lock) == h.token
+        self.rec.event("replica", "promoted", lease_found=found, counter=int(client.get(self.counter) or 0))
+        if found:
+            h.lease = self.rec.open("replica", "lease", holder=h.name, token=h.fence,
+                                    deadline=round(self.t + client.pttl(self.lock) / 1000 / self.scale, 3), ended=None)
+        self.pair.rejoin()
+        self.rec.event("primary", "rejoined", replica_of="replica")
+        self.give_up_at = self.t + self.lease_s + POLL_S
+        self.at(self.t, self.contend)
+
+    def contend(self) -> None:
+        c = self.contender
+        if not self.acquire(c):
+            if self.t < self.give_up_at:
+                self.at(self.t + POLL_S, self.contend)
+            return
+        if self.fenced:
+            self.take_token(c)
+        if self.waits and not self._wait(c, "token" if self.fenced else "lease"):
+            return self._not_started(c, "no replica acknowledged")
+        self.start(c)
+
+    def end(self) -> None:
+        """Close what is still open at the story's end: a band ends at its deadline if that has passed."""
+        now = round(self.t, 3)
+        for i in self.rec.timeline.intervals:
+            if i.end is None:
+                deadline = i.data.get("deadline")
+                lapsed = deadline is not None and deadline <= now
+                i.end = deadline if lapsed else now
+                if i.kind == "lease":
+                    i.data["ended"] = "lapsed" if lapsed else "held at the end"
+
+
+def failover(guard: str = "none", lease: float = 30, job: float = 12, scale: float = SCALE,
+             backend: Any = None) -> Timeline:
+    """Run the failover story with one guard and return its timeline (verdict included).
+
+    guard: none | wait | fence | fence-wait. lease, job: model seconds. scale: real seconds per model
+    second. Live only, on servers of its own: a primary and a replica (and the server that rejoins),
+    started here and stopped when the run ends, however it ends. `backend` is not used: the run
+    needs servers it may kill, whatever store the caller works with."""
+    if guard not in GUARDS:
+        raise BadParameter(f"guard must be one of {', '.join(GUARDS)}, got {guard!r}")
+    lease_s, job_s, scale = positive("lease", lease), positive("job", job), float(check("scale", scale))
+    params = {"guard": guard, "lease": lease_s, "job": job_s, "lag": LAG_S, "wait_timeout": WAIT_S,
+              "kill_after": KILL_AFTER_S, "parts": PARTS, "scale": scale}
+    timeline = Timeline("failover", params, backend="valkey", clock="real")
+    with ReplicaPair() as pair:
+        story = Story(guard, pair, lease_s, job_s, scale, timeline)
+        try:
+            cost = story.setup()
+            story.at(0.0, story.begin)
+            story.play()
+            story.end()
+        finally:
+            story.close()
+    timeline.finish()
+    timeline.verdict = verdict(timeline, cost)
+    return timeline
+
+
+# -- the verdict, read off the events ------------------------------------------------------------
+def most_at_once(spans: list[tuple[float, float]]) -> int:
+    """The most spans that cover one moment (a span ending when another starts does not overlap it)."""
+    edges = sorted([(a, 1) for a, b in spans if b > a] + [(b, -1) for a, b in spans if b > a])
+    most = now = 0
+    for _, step in edges:
+        now += step
+        most = max(most, now)
+    return most
+
+
+def verdict(timeline: Timeline, cost: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The facts of a failover run, read off its events and intervals; then its words."""
+    p = timeline.params
+    fenced = p["guard"].startswith("fence")
+    first = {e.actor: e for e in reversed(timeline.of("token"))}
+    tokens = {w: (first[w].data["token"] if w in first else None) for w in ("holder", "contender")}
+    promoted = next(iter(timeline.of("promoted", "replica")), None)
+    killed = next(iter(timeline.of("killed", "primary")), None)
+    runs = {w: [(i.start, i.end) for i in timeline.spans("run", w)] for w in ("holder", "contender")}
+    overlap = [(max(a0, b0), min(a1, b1)) for a0, a1 in runs["holder"] for b0, b1 in runs["contender"]
+               if max(a0, b0) < min(a1, b1)]
+    writes = [{"t": e.t, **e.data} for e in timeline.of("write", "storage")]
+    acquired = {w: next((e.t for e in timeline.of("acquire", w)), None) for w in ("holder", "contender")}
+    waits = {w: [e.data["acked"] for e in timeline.of("wait", w)] for w in ("holder", "contender")}
+    v = {
+        "guard": p["guard"],
+        "holders_at_once": most_at_once([(i.start, i.end) for i in timeline.spans("holds")]),
+        "lease_on_new_primary": bool(promoted and promoted.data["lease_found"]),
+        "lost_in_failover": any(i.data.get("ended") == "server died" for i in timeline.spans("lease", "primary")),
+        "holder_started": bool(timeline.of("work_start", "holder")),
+        "contender_started": bool(timeline.of("work_start", "contender")),
+        "tokens": tokens,
+        "token_reused": tokens["holder"] is not None and tokens["holder"] == tokens["contender"],
+        "stale_write_refused": any(not w["accepted"] for w in writes) if fenced else None,
+        "double_run": bool(overlap),
+        "both_ran_s": round(sum(b - a for a, b in overlap), 3),
+        "acquired_at": acquired,
+        "wait_acked": waits,
+        "killed_at": killed.t if killed else None,
+        "promoted_at": promoted.t if promoted else None,
+        "writes": writes,
+        "writes_taken": {w: sum(1 for x in writes if x["writer"] == w and x["accepted"]) for w in ("holder", "contender")},
+        "refused_at": next((w["t"] for w in writes if not w["accepted"]), None),
+        "wait_cost_ms": cost["wait_cost_ms"] if cost else None,
+        "wait_cost": cost,
+    }
+    w = words(p, v)
+    v.update(label=w.label, summary=w.readout, static=w.verdict)
+    return v

@@ -1,0 +1,147 @@
+"""Issue 14 item 4: the class figure. A snapshot of a class is plain data (what `Board.lanes()` and
+`Board.status()` read from the server, events as the workers write them): drawn at notebook and at
+slide size, each learner lit, no text prints over another and none is too small; the words are the
+scenario's (`class_words`, `lane_story`). One live test draws a real class's lanes."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from emqlab import figures
+from emqlab.plot.check import overprints, small_texts
+from emqlab.scenarios.classroom import class_lanes, class_words
+
+SIZES = [((12, 7.2), 80, 12), ((15, 7.5), 120, 18)]
+T0 = 1_800_000_000.0
+
+
+def ev(t, actor, kind, **data):
+    return {"t": round(T0 + t, 3), "actor": actor, "kind": kind, **data}
+
+
+def job(actor, t, name, attempts=1, work=0.3, lease=2.0):
+    ms = int((T0 + t) * 1000)
+    return [ev(t, actor, "claim", job=name, attempts=attempts, now=ms, score=ms + int(lease * 1000)),
+            ev(t + work, actor, "effect", job=name, attempts=attempts, applied=1),
+            ev(t + work + 0.001, actor, "complete", job=name, attempts=attempts)]
+
+
+def snapshot(n=6, seats=None):
+    names = ["ada", "bob", "cy", "dee", "eve", "fay"] + [f"p{i:02d}" for i in range(7, 40)]
+    lanes, k = [], 0
+    for i in range(seats or n):
+        name = names[i] if i < n else None
+        events, notes = [], []
+        if name:
+            for step in range(12):
+                k += 1
+                events += job(name, 0.35 * step + 0.01 * i, f"j{k}")
+        lanes.append({"slot": f"l{i + 1:02d}", "name": name, "alive": bool(name), "order": {},
+                      "events": events, "notes": notes})
+    ada, bob, dee = lanes[0], lanes[1], lanes[3]
+    crash = ev(5.0, "bob", "crash", holding=["j500"], order=True)
+    bob["events"] += [*job("bob", 4.9, "j500")[:1], crash]
+    bob["notes"].append(crash)
+    bob["alive"], bob["order"] = False, {"cmd": "crash", "seconds": "0", "at": str(T0 + 4.9)}
+    reap = ev(7.1, "ada", "reap", jobs=["j500"])
+    ada["events"] += [reap, *job("ada", 7.2, "j500", attempts=2)]
+    ada["notes"].append(reap)
+    pause = [ev(5.5, "dee", "pause_start", seconds=4.0, holding=["j600"], order=True),
+             ev(9.5, "dee", "pause_end", seconds=4.0, started=T0 + 5.5),
+             ev(9.6, "dee", "complete_refused", job="j600", attempts=1)]
+    dee["events"] += [job("dee", 5.4, "j600")[0], *pause]
+    dee["notes"] += pause
+    totals = {"learners": n - 1, "seats": seats or n, "enqueued": k + 2, "completed": k + 2, "lost": 0,
+              "duplicate_effects": 0, "reaped": 2, "fencing": True, "invariants_ok": True,
+              "invariants": {"placed": [], "state": [], "effects": [], "attempts": []}}
+    return {"lanes": lanes, "totals": totals, "server_ms": int((T0 + 12) * 1000), "local": T0 + 12}
+
+
+@pytest.mark.parametrize(("inches", "dpi", "px"), SIZES, ids=["notebook", "slide"])
+@pytest.mark.parametrize("n", [6, 30])
+def test_the_class_figure_reads_from_the_back_of_the_room(inches, dpi, px, n):
+    snap = snapshot(n, seats=n + 2)  # two empty seats: not drawn
+    d = figures.class_figure(snap, figsize=inches)
+    d.figure.set_dpi(dpi)
+    d.fit()
+    assert list(d.lanes) == [f"l{i + 1:02d}" for i in range(n)]
+    for lit in [None, "l02", "l04"]:
+        d.light(lit)
+        clashes = [f"{a.role} {a.text!r} × {b.role} {b.text!r}" for a, b in overprints(d.figure)]
+        assert not clashes, (inches, lit, clashes)
+    assert not small_texts(d.figure, px)
+
+
+def test_the_words_tell_each_learner_what_happened():
+    snap = snapshot()
+    words = class_words(snap)
+    assert "jobs enqueued" in words.prompt and "invariants hold" in words.prompt and "fencing on" in words.prompt
+    assert words.modes["l02"].readout.endswith("crashed holding j500: ada reaped it and completed it.")
+    assert "was paused 4 s holding j600" in words.modes["l04"].readout
+    assert "its late write was refused" in words.modes["l04"].readout
+    views = {v["slot"]: v for v in class_lanes(snap)}
+    assert views["l02"]["state"] == "crashed" and views["l02"]["leases"][-1]["ended"] == "crashed"
+    refused = views["l04"]["leases"][-1]
+    assert refused["ended"] == "refused" and refused["end"] > refused["deadline"]  # held past its lease
+    # on the server's clock, before now: the lease's deadline is the one the server stamped
+    assert refused["deadline"] == pytest.approx(5.4 + 2.0 - 12, abs=1e-3)
+    taken = [b for b in views["l01"]["leases"] if b["attempts"] == 2]
+    assert len(taken) == 1 and views["l01"]["reaps"][0]["jobs"] == ["j500"]
+
+
+def test_a_learner_draws_its_own_lane():
+    snap = snapshot()
+    mine = {"lanes": [snap["lanes"][1]], "totals": None, "server_ms": snap["server_ms"], "local": snap["local"],
+            "fates": {"j500": {"state": "done", "attempts": 2, "worker": "ada"}}}
+    d = figures.learner_lane_figure(mine)
+    assert list(d.lanes) == ["l02"]
+    assert "its lease ran out and ada took it over (attempt 2); it is now done" in d.words.prompt
+    assert not overprints(d.figure)
+
+
+@pytest.mark.live
+def test_a_real_class_is_drawn(tmp_path):
+    """A class on loopback through the Python API: 3 workers, a burst, a crash; the figure and a
+    learner's own lane from its `lab.join` handle."""
+    from emqlab import lab
+    from emqlab.classroom import Classroom, embedded_server
+    from emqlab.scenarios.classroom import Board, class_snapshot
+
+    server, backend, port = embedded_server()
+    room = Classroom(backend, 3, "127.0.0.1", port).open()
+    handles, board = [], None
+    try:
+        handles = [lab.join(room.address(s), n, work_s=0.3) for s, n in zip(room.slots, ["ada", "bob", "cy"])]
+        board = Board.connect(room.address("instructor"))
+        deadline = time.time() + 60
+        while board.status()["learners"] < 3:
+            assert time.time() < deadline
+            time.sleep(0.2)
+        board.enqueue(20)
+        board.crash("bob")
+        while board.status()["completed"] < 20:
+            assert time.time() < deadline
+            time.sleep(0.3)
+        snap = class_snapshot(board)
+        json.dumps(snap)  # plain data
+        d = figures.class_figure(snap)
+        assert len(d.lanes) == 3 and "20 completed" in d.words.prompt
+        assert "reaped it" in d.words.modes["l02"].readout
+        assert not overprints(d.figure)
+        own = figures.learner_lane_figure(handles[1])
+        assert "crashed holding" in own.words.prompt and "took it over" in own.words.prompt, own.words.prompt
+        from emqlab.classboard import LearnerLane
+
+        watch = LearnerLane(handles[1], start=False)  # what the learner's notebook shows, live
+        assert watch.image.value[:4] == b"\x89PNG" and "took it over" in watch.story.value
+    finally:
+        for h in handles:
+            h.stop()
+        if board is not None:
+            board.close()
+        room.close()
+        backend.close()
+        server.stop()

@@ -1,0 +1,152 @@
+"""Issue 14 items 1, 3, 5: `emqlab class serve|join|status|enqueue|crash|pause|fence` end to end on
+loopback, and `lab.join`. No password on any command line or in any output; the join files are
+0600; after Ctrl-C on serve no class key, user, file or process remains."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+
+import pytest
+import redis
+
+from emqlab import lab
+from emqlab.scenarios.classroom import Board, lane_bands, lane_story
+from liverun import cmdlines
+
+pytestmark = pytest.mark.live
+CLI = [sys.executable, "-m", "emqlab.cli", "class"]
+
+
+def cli(*args, **kw):
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=60, **kw)
+
+
+def wait_for(what, test, timeout=60):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if test():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def passwords(join: str) -> list[str]:
+    lines = open(join).read().split() + open(join + ".instructor").read().split()
+    return [line.split("://", 1)[1].split("@", 1)[0].split(":", 1)[1] for line in lines]
+@pytest.fixture
+def served(tmp_path):
+    join = str(tmp_path / "join")
+    serve = subprocess.Popen([*CLI, "serve", "--learners", "4", "--join-file", join, "--no-dashboard"],
+                             stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        first = serve.stdout.readline()
+        assert "Ctrl-C ends the class" in first
+        yield serve, join, first
+    finally:
+        if serve.poll() is None:
+            serve.kill()
+            serve.wait()
+
+
+def test_a_class_end_to_end(served):
+    serve, join, first = served
+    assert stat.S_IMODE(os.stat(join).st_mode) == 0o600 == stat.S_IMODE(os.stat(join + ".instructor").st_mode)
+    lines = open(join).read().split()
+    assert len(lines) == 4 and all(x.startswith("redis://class-") and "@127.0.0.1:" in x for x in lines)
+    secrets = passwords(join)
+    port = int(lines[0].rsplit(":", 1)[1].split("/")[0])
+    # credentials are on: the default user is off
+    with pytest.raises(redis.RedisError):
+        redis.Redis(port=port).set("emqlab:x", 1)
+    # an address is never taken on a command line
+    refused = cli("join", lines[0])
+    assert refused.returncode == 2 and "never the URL itself" in refused.stderr
+    assert not any(s in refused.stderr + refused.stdout for s in secrets)
+
+    env = {**os.environ, "EMQLAB_CLASS_URL": lines[2]}
+    joiners = [subprocess.Popen([*CLI, "join", join, "--line", "1", "--name", "ada", "--work", "0.3"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True),
+               subprocess.Popen([*CLI, "join", "-", "--name", "bob", "--work", "0.3"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True),
+               subprocess.Popen([*CLI, "join", "--name", "cy", "--work", "0.3"], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)]
+    joiners[1].stdin.write(lines[1] + "\n")
+    joiners[1].stdin.close()
+    joiners[1].stdin = None  # communicate() must not flush it again
+    notebook = lab.join(lines[3], "dee", work_s=0.3)
+    board = Board.connect(open(join + ".instructor").read().strip())
+    try:
+        wait_for("4 learners", lambda: board.status()["learners"] == 4)
+        assert {s["name"] for s in board.learners()} == {"ada", "bob", "cy", "dee"}
+        assert cli("enqueue", "60", "--join-file", join).returncode == 0
+        assert cli("crash", "ada", "--join-file", join).returncode == 0
+        assert cli("pause", "bob", "3", "--backend", join + ".instructor").returncode == 0
+        wait_for("ada's crash", lambda: joiners[0].poll() is not None)
+        assert joiners[0].returncode == -signal.SIGKILL
+        assert not any(s in cmdlines() for s in secrets)  # no password on any command line, workers running
+        wait_for("every job done", lambda: board.status()["completed"] == 60)
+        done = cli("status", "--join-file", join, "--json")
+        status = json.loads(done.stdout)
+        assert set(status) == {"learners", "enqueued", "completed", "lost", "duplicate_effects", "reaped",
+                               "invariants_ok"}
+        assert (status["enqueued"], status["completed"], status["lost"], status["duplicate_effects"]) == (60, 60, 0, 0)
+        assert status["invariants_ok"] and status["reaped"] >= 2
+        lanes = board.lanes()
+        notes = [e for lane in lanes for e in lane["notes"]]
+        assert any(e["kind"] == "complete_refused" and e["actor"] == "bob" for e in notes)  # bob's stale write
+        assert "crashed holding" in lane_story("ada", lanes) and "reaped it" in lane_story("ada", lanes)
+        assert "its late write was refused" in lane_story("bob", lanes), lane_story("bob", lanes)
+        bob = lane_bands(next(lane for lane in lanes if lane["name"] == "bob")["events"])
+        assert bob["pauses"] and any(b["ended"] == "refused" for b in bob["leases"])
+        assert all(b["deadline"] - b["start"] == pytest.approx(2.0, abs=0.01) for b in bob["leases"])
+        assert abs(board.server_ms() / 1000 - time.time()) < 5
+        assert notebook.alive and notebook.lane()["name"] == "dee"
+        assert cli("fence", "off", "--join-file", join).returncode == 0 and not board.fenced()
+    finally:
+        board.close()
+    left = notebook.stop()
+    assert left["name"] == "dee" and not notebook.alive
+    serve.send_signal(signal.SIGINT)
+    out, err = serve.communicate(timeout=60)
+    outputs = first + out + err
+    for p in joiners[1:]:
+        o, e = p.communicate(timeout=30)
+        outputs += o + e
+        assert p.returncode == 0 and "the class ended" in o
+    assert "class ended: 5 user(s)" in err
+    assert not any(s in outputs for s in secrets)
+    assert not os.path.exists(join) and not os.path.exists(join + ".instructor")
+    with pytest.raises(redis.ConnectionError):
+        redis.Redis(port=port, socket_connect_timeout=2).ping()
+
+
+def test_serve_on_a_given_server_cleans_it_and_refuses_an_open_lan(valkey_url, tmp_path):
+    join = str(tmp_path / "j")
+    wide = cli("serve", "--backend", valkey_url, "--host", "10.9.8.7", "--join-file", join)
+    assert wide.returncode == 2 and "needs no password" in wide.stderr
+    assert cli("serve", "--host", "0.0.0.0", "--join-file", join).returncode == 2
+    admin = redis.Redis.from_url(valkey_url, decode_responses=True)
+    users = set(admin.acl_users())
+    serve = subprocess.Popen([*CLI, "serve", "--backend", valkey_url, "--learners", "2", "--join-file", join,
+                              "--no-dashboard"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert "Ctrl-C ends the class" in serve.stdout.readline()
+        assert len(set(admin.acl_users()) - users) == 3
+        assert any(k.startswith("emqlab:class-") for k in admin.scan_iter("emqlab:class-*"))
+        serve.send_signal(signal.SIGTERM)
+        serve.communicate(timeout=60)
+    finally:
+        if serve.poll() is None:
+            serve.kill()
+    assert set(admin.acl_users()) == users
+    assert not list(admin.scan_iter("emqlab:class-*"))
+    assert not [lib for lib in admin.function_list() if "emqlab_class" in str(lib)]
+    admin.close()

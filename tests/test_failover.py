@@ -1,0 +1,151 @@
+"""Issue 12: a lease lost in a failover, run for real (emqlab.scenarios.failover, `emqlab failover`).
+
+Each guard, ten runs in a row (nine in-process, one through the CLI's --json), holds what the issue
+asks; no server, relay or folder is left after a run or after Ctrl-C; bad input is one line, exit 2."""
+
+from __future__ import annotations
+
+import glob
+import os
+import signal
+import tempfile
+import time
+
+import pytest
+
+from emqlab import cli, embedded, relay
+from emqlab.embedded import FOLDER_PREFIX
+from emqlab.scenarios.failover import GUARDS, failover, most_at_once
+
+from liverun import alive, descendants, run_json, servers, start, wait_for
+
+RUNS = 10
+
+
+def must_hold(guard: str, v: dict) -> None:
+    if guard == "none":
+        assert v["holders_at_once"] == 2 and v["lease_on_new_primary"] is False and v["double_run"] is True, v
+    elif guard == "wait":
+        assert v["holder_started"] is False and v["holders_at_once"] <= 1, v
+        assert v["wait_cost_ms"] is not None and v["wait_cost"]["all_acked"], v
+    elif guard == "fence":
+        assert v["token_reused"] is True and v["stale_write_refused"] is False, v
+    else:
+        assert v["token_reused"] is False and v["stale_write_refused"] is True, v
+        assert v["tokens"]["contender"] > v["tokens"]["holder"], v
+    assert v["summary"].startswith(v["label"] + ": ") and v["static"], v
+
+
+def folders(pid: int) -> list[str]:
+    return glob.glob(os.path.join(tempfile.gettempdir(), f"{FOLDER_PREFIX}{pid}-*"))
+
+
+def left_here() -> tuple[set, set, set]:
+    """This process's servers, relays and server folders (the session's shared Valkey among them)."""
+    return set(embedded.running_pids()), set(relay.running()), set(folders(os.getpid()))
+
+
+def nothing_left_here(before: tuple[set, set, set]) -> None:
+    """Nothing a failover run started is left: what runs now is what ran before it."""
+    assert left_here() == before
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("guard", GUARDS)
+def test_ten_runs_in_a_row_hold_what_the_issue_asks(guard):
+    started, before = time.monotonic(), left_here()
+    for _ in range(RUNS - 1):
+        timeline = failover(guard)
+        must_hold(guard, timeline.verdict)
+        nothing_left_here(before)
+    out = run_json("failover", "--guard", guard, "--backend", "valkey", timeout=120)
+    assert out["scenario"] == "failover" and out["params"]["guard"] == guard
+    must_hold(guard, out["verdict"])
+    assert time.monotonic() - started < 120  # ~1.5 s a run on a loaded 2-core machine
+
+
+@pytest.fixture(scope="module")
+def modes():
+    from emqlab import figures
+
+    before = left_here()
+    runs = figures.failover_modes()
+    nothing_left_here(before)  # four guards, each on servers of its own, every one stopped
+    return runs
+
+
+@pytest.mark.live
+def test_the_timeline_has_lanes_per_server_and_worker(modes):
+    tl = modes["fence-wait"]
+    assert {"primary", "replica", "holder", "contender", "storage"} <= set(tl.actors)
+    killed, promoted = tl.of("killed", "primary")[0], tl.of("promoted", "replica")[0]
+    assert killed.t <= promoted.t
+    (band,) = tl.spans("lease", "primary")
+    assert band.data["ended"] == "server died" and band.end == killed.t and band.data["token"] == 34
+    assert [i.data["holder"] for i in tl.spans("lease", "replica")] == ["contender"]
+    tokens = [(e.data["writer"], e.data["token"], e.data["accepted"]) for e in tl.of("write", "storage")]
+    assert ("holder", 34, False) in tokens and ("contender", 35, True) in tokens
+
+
+@pytest.mark.live
+def test_ctrl_c_mid_run_leaves_no_server_relay_or_folder():
+    proc = start("failover", "--guard", "wait", "--backend", "valkey")
+    try:
+        kids = wait_for("the pair to start", lambda: (s := servers(descendants(proc.pid))) and len(s) >= 2 and s,
+                        timeout=60)
+        time.sleep(0.3)  # into the story
+        os.killpg(os.getpgid(proc.pid), signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 128 + signal.SIGINT, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "interrupted" in lines[0] and "Traceback" not in err, err
+    wait_for("the servers to end", lambda: not any(alive(p) for p in kids), timeout=15)
+    assert folders(proc.pid) == []
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["failover", "--guard", "quorum", "--backend", "valkey"], "invalid choice"),
+    (["failover", "--guard", "none", "--backend", "fake"], "--backend valkey"),
+    (["failover", "--guard", "none"], "--backend valkey"),  # the default store is fakeredis
+    (["failover", "--backend", "valkey", "--clock", "virtual"], "real time"),
+    (["failover", "--backend", "valkey", "--lease", "-1"], "lease"),
+])
+def test_bad_input_is_one_line_exit_2(argv, says, capsys):
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and says in err, err
+
+
+def test_bad_parameters_in_python_are_refused_before_any_server():
+    from emqlab.errors import BadParameter
+
+    for kw in ({"guard": "quorum"}, {"lease": 0}, {"job": -1}, {"scale": 5}):
+        with pytest.raises(BadParameter):
+            failover(**kw)
+
+
+def test_most_at_once_counts_overlap_not_touching():
+    assert most_at_once([(0, 10), (5, 20)]) == 2
+    assert most_at_once([(0, 5), (5, 10)]) == 1
+    assert most_at_once([]) == 0
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("size", [((12, 7.2), 80, 12), ((15, 7.5), 120, 18), ((16, 9), 120, 18)],
+                         ids=["notebook", "dashboard", "slide"])
+def test_the_figure_prints_no_text_on_text(modes, size):
+    from emqlab import figures
+    from emqlab.plot.check import overprints, small_texts
+
+    inches, dpi, min_px = size
+    drawing = figures.failover_figure(modes).fit(inches, dpi)
+    assert drawing.modes == list(GUARDS)
+    for lit in (None, *drawing.modes):
+        drawing.light(lit)
+        clashes = [f"{a.role} {a.text!r} × {b.role} {b.text!r}" for a, b in overprints(drawing.figure)]
+        assert not clashes, f"lit {lit}: " + "; ".join(clashes)
+        assert drawing.readout_text == (modes[lit].verdict["summary"] if lit else drawing.words.prompt)
+    assert not small_texts(drawing.figure, min_px)

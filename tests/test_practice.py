@@ -1,0 +1,65 @@
+"""Lesson 09's practice class: `emqlab class serve` run for a learner alone, two classmates of its own,
+the instructor's controls; what the lesson's predictions read, and nothing left when it closes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from emqlab import lab
+from emqlab.errors import BadParameter
+from emqlab.practice import PracticeClass
+
+pytestmark = pytest.mark.live
+
+
+def valkey_servers() -> set[int]:
+    found = set()
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and (proc / "comm").read_text().strip() == "valkey-server":
+                found.add(int(proc.name))
+        except OSError:  # gone while we looked
+            pass
+    return found
+
+
+def test_a_crash_and_a_freeze_in_a_practice_class_and_nothing_left_after():
+    before = valkey_servers()
+    room = PracticeClass(seats=3, classmates=2)
+    assert valkey_servers() - before  # the class's own server
+    folder, mates = room.folder, list(room.classmates)
+    try:
+        assert oct(os.stat(folder).st_mode & 0o777) == "0o700"  # the join file's folder is the learner's alone
+        me = lab.join(room.address(1), name="ada")
+        assert len(room.board.enqueue(300)) == 300
+        crashed = room.crash("ada")
+        v = crashed.verdict
+        assert v["held"] and v["finished"] == v["held"] and set(v["reaped_by"].values()) <= {"classmate-2", "classmate-3"}
+        assert "it crashed holding" in v["summary"] and not me.alive
+        me = lab.join(room.address(1), name="ada")
+        frozen = room.pause("ada", 3).verdict
+        assert frozen["late_write_refused"] and not frozen["late_effect_landed"]
+        assert "its late write was refused" in frozen["summary"]
+        room.board.fencing(False)
+        unfenced = room.pause("ada", 3).verdict
+        assert unfenced["late_effect_landed"] and not unfenced["late_write_refused"]
+        assert "its late effect landed anyway" in unfenced["summary"]
+        totals = room.board.totals()
+        assert totals["lost"] == 0 and totals["duplicate_effects"] >= 1 and totals["invariants_ok"]
+        me.stop()
+    finally:
+        room.close()
+    assert not os.path.exists(folder)
+    assert room._serve.returncode is not None  # `class serve` ended, and with it its server
+    assert not valkey_servers() - before
+    assert len(mates) == 2 and not [m for m in mates if m.alive]
+
+
+def test_a_practice_class_refuses_a_bad_size_in_one_sentence():
+    with pytest.raises(BadParameter, match="from 2 to 30 seats"):
+        PracticeClass(seats=1)
+    with pytest.raises(BadParameter, match="one seat is yours"):
+        PracticeClass(seats=3, classmates=3)

@@ -1,0 +1,78 @@
+"""The slow link's rule, renewal at c × TTL holds while the one-way delay is under (1 − c) × TTL / 2,
+checked against runs (emqlab.scenarios.slow_link, lab.latency_boundary), and the link drawn in figure 1:
+each holder command a path to the store and back (its `trip` intervals)."""
+
+from __future__ import annotations
+
+import pytest
+
+from emqlab import figures, lab
+from emqlab.plot.check import overprints
+from emqlab.scenarios.heartbeat import heartbeat
+from emqlab.scenarios.slow_link import latency_bound, rule_says_held, rule_words
+
+
+def test_the_bound_is_a_quarter_of_the_lease_at_half():
+    assert latency_bound(30, 0.5) == 7.5
+    assert latency_bound(40, 0.25) == 15.0
+    assert rule_says_held(30, 0.5, 7) is True and rule_says_held(30, 0.5, 8) is False
+    assert rule_says_held(30, 0.5, 7.5) is None  # on the line: the extend lands at the deadline itself
+
+
+def test_every_trip_of_the_holder_is_recorded_exactly(fake):
+    tl = heartbeat(renew="half", latency=10, backend=fake)
+    trips = [(t.start, t.data["at"], t.end) for t in tl.spans("trip", "holder")]
+    # the acquire: sent at 0, stamped at 10, reply at 20; the first extend: sent at 35, refused at 45, 0 at 55
+    assert trips == [(0.0, 10.0, 20.0), (35.0, 45.0, 55.0)]
+    assert not tl.spans("trip", "contender")  # the contender sits beside the server
+    assert not heartbeat(renew="half", backend=fake).spans("trip")  # no link, nothing on the wire
+
+
+@pytest.mark.parametrize("latency, agrees, ran", [(5, "they agree", "held it while the job ran"),
+                                                  (10, "they agree", "lapsed at 40 s")])
+def test_the_rule_and_the_run_are_said_in_one_sentence(fake, latency, agrees, ran):
+    said = rule_words(heartbeat(renew="half", latency=latency, backend=fake))
+    assert "= 7.5 s" in said and agrees in said and ran in said
+
+
+def test_on_the_line_the_words_claim_no_agreement(fake):
+    said = rule_words(heartbeat(renew="half", latency=7.5, backend=fake))
+    assert "exactly on the line" in said and "agree" not in said
+
+
+def test_the_grid_of_runs_agrees_with_the_rule_on_the_virtual_clock(fake):
+    lab.use("fake")
+    try:
+        b = lab.latency_boundary(cadences=[0.3, 0.5, 0.7], latencies=[2.75, 6.75, 8.25, 11.75])
+    finally:
+        lab.close()
+    assert b["agrees"] and b["runs"] == 12
+    held = {(c, d) for c, d, h in b["points"] if h}
+    assert held == {(c, d) for c, d, _ in b["points"] if d < latency_bound(30, c)}
+    assert {(0.5, 6.75), (0.5, 8.25)} & held == {(0.5, 6.75)}
+    assert b["line"] == [(0.3, 10.5), (0.7, 4.5)]
+
+
+@pytest.mark.live
+def test_the_grid_agrees_on_live_valkey_with_every_point_off_the_line(valkey_url):
+    lab.use(valkey_url)
+    try:
+        b = lab.latency_boundary(cadences=[0.2, 0.5, 0.8], latencies=[1.0, 4.0, 13.0])
+    finally:
+        lab.close()
+    assert b["agrees"], b["points"]
+    assert all(abs(d - latency_bound(30, c)) > 2.5 for c, d, _ in b["points"])
+
+
+@pytest.mark.parametrize("size, dpi", [((12, 7.2), 80), ((15, 7.5), 120)])
+def test_the_link_is_drawn_and_nothing_overprints(fake, size, dpi):
+    modes = {"5 s link": heartbeat(renew="half", latency=5, backend=fake),
+             "10 s link": heartbeat(renew="half", latency=10, backend=fake)}
+    d = figures.heartbeat_figure(modes)
+    d.fit(size, dpi)
+    d.light("10 s link")
+    ax = d.figure.axes[-1]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["holder", "contender", "store"]
+    paths = [line for line in ax.get_lines() if list(line.get_xdata()) == [35.0, 45.0, 55.0]]
+    assert paths, "the refused extend's trip is drawn to the store and back"
+    assert not overprints(d.figure)
