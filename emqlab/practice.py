@@ -66,6 +66,7 @@ class PracticeClass:
             self.board = Board.connect(self._instructor_address())
             self.classmates = [Joined(self._line(seat), f"classmate-{seat}", **self.options)
                                for seat in range(2, 2 + classmates)]
+            self._until_working([mate.name for mate in self.classmates])
         except BaseException:
             self.close()
             raise
@@ -98,14 +99,14 @@ class PracticeClass:
         """What happened to `name`'s jobs (the class scenario's own sentence)."""
         return lane_story(name, self.board.lanes())
 
-    def crash(self, name: str, timeout: float = 30.0) -> "Outcome":
+    def crash(self, name: str, timeout: float = 60.0) -> "Outcome":
         """What the instructor's crash button does (the worker dies holding a job), then wait until its
         job was reaped by a classmate and finished."""
         since = self._working_now(name, timeout)
         self.board.crash(name)
         return Outcome(self.wait_until_reaped(name, timeout, since=since))
 
-    def pause(self, name: str, seconds: float, timeout: float = 30.0) -> "Outcome":
+    def pause(self, name: str, seconds: float, timeout: float = 60.0) -> "Outcome":
         """What the instructor's pause button does (the worker's whole world stops for `seconds`), then
         wait until its job was reaped and finished by a classmate, and the woken worker's late write was
         answered (refused with fencing on)."""
@@ -113,6 +114,14 @@ class PracticeClass:
         self.board.pause(name, seconds)
         verdict = self.wait_until_reaped(name, timeout + seconds, late_write=True, since=since)
         return Outcome(verdict)
+
+    def _until_working(self, names: list[str], timeout: float = SERVE_TIMEOUT_S) -> None:
+        """Wait until each named worker has joined and beats (a slow machine starts processes slowly)."""
+        end = time.monotonic() + timeout
+        while not {n for n in names} <= {s["name"] for s in self.board.learners() if s["alive"]}:
+            if time.monotonic() > end:
+                raise EmqlabError(f"the classmates did not start within {timeout:g} s")
+            time.sleep(0.1)
 
     def _working_now(self, name: str, timeout: float) -> float:
         """Wait until `name`'s worker records something new (a worker that has just joined takes orders
@@ -127,7 +136,7 @@ class PracticeClass:
                 raise EmqlabError(f"{name} is not working in this class (join it first: lab.join)")
             time.sleep(0.05)
 
-    def wait_until_reaped(self, name: str, timeout: float = 30.0, late_write: bool = False,
+    def wait_until_reaped(self, name: str, timeout: float = 60.0, late_write: bool = False,
                           since: float = 0.0) -> dict[str, Any]:
         """Wait until every job `name` held when it crashed or was paused (at unix time `since` or later)
         was reaped by someone else and then finished (and, with `late_write`, until the woken worker's
@@ -150,7 +159,9 @@ class PracticeClass:
                     if e.get("job") in held and e["kind"] in ("effect", "complete", "complete_refused")
                     and e["t"] > max(n["t"] for n in struck)]
             settled = any(e["kind"] != "effect" for e in late)
-            if held and len(reaped_by) == len(held) and len(finished) == len(held) and (settled or not late_write):
+            # done: every job held is finished — reaped and run again by a classmate, or (a crash racing
+            # its own completion) finished just before; a crash that held nothing has nothing to wait for
+            if struck and len(finished) == len(held) and (settled or not late_write or not reaped_by):
                 landed = any(e["kind"] == "effect" for e in late)
                 return {"held": held, "reaped_by": reaped_by, "finished": finished,
                         "late_write_refused": settled and not landed, "late_effect_landed": landed,
