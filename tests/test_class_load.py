@@ -105,8 +105,11 @@ def assert_nothing_left(run: dict) -> None:
     # the embedded server is gone with its keys and users: nothing listens on its port any more
     with pytest.raises(redis.ConnectionError):
         redis.Redis(port=run["port"], socket_connect_timeout=2).ping()
-    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
-    assert "class join" not in ps and "class serve" not in ps and f"sleep {PAUSE_S:g}" not in ps
+    # this run's processes name its join file; a pause's waker sleeps in a `sleep N` of its own (a whole line:
+    # another `sleep 540` on the machine is not ours)
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout.splitlines()
+    assert not [line for line in ps if run["join"] in line]
+    assert f"sleep {PAUSE_S:g}" not in [line.strip() for line in ps]
 
 
 def report(run: dict, label: str) -> None:
