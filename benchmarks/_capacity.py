@@ -18,10 +18,10 @@ from itertools import repeat
 
 import redis
 
-from emqlab.backend import connect
-from emqlab.commandstats import ServerCounter
-from emqlab.lease import new_token
-from emqlab.renewal_plane import make_plane
+from emqlab.store.backend import connect
+from emqlab.store.commandstats import ServerCounter
+from emqlab.lease.leases import new_token
+from emqlab.lease.designs import make_plane
 
 PREFIX = "emqlab:cap:"
 

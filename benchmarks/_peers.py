@@ -12,7 +12,7 @@ from collections import Counter, defaultdict
 
 import redis
 
-from emqlab.commandstats import ServerCounter
+from emqlab.store.commandstats import ServerCounter
 
 
 def busy_ms(spans: list[tuple[float, float]]) -> float:

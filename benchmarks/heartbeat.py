@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from emqlab import connect
-from emqlab.scenarios import heartbeat
+from emqlab.scenarios.heartbeat import heartbeat
 
 OUT = Path(__file__).resolve().parent / "results"
 

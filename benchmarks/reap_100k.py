@@ -23,9 +23,9 @@ import statistics
 import sys
 import time
 
-from emqlab.backend import connect
-from emqlab.queue import Queue
-from emqlab.reaper import reap_in_slices
+from emqlab.store.backend import connect
+from emqlab.queue.jobs import Queue
+from emqlab.queue.reaper import reap_in_slices
 
 # The bound a reap call must stay under, in server time. A slice of 100 takes ~0.7 ms (leases) to
 # ~1.5 ms (a session's jobs) of server time here; the slow log times wall clock, and on this 2-core

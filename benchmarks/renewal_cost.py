@@ -6,7 +6,7 @@
                                                              # search (sweep's reaches 8,000,000 leases: long)
 
 Designs, side by side, each holding K leases for a few renewal ticks:
-  emqlab <design>    every design in emqlab.renewal_plane.DESIGNS, on one connection:
+  emqlab <design>    every design in emqlab.lease.designs.DESIGNS, on one connection:
                      per-job (K SimPy timers, one extend_lease EVALSHA each per tick),
                      sweep (one timer, extend_leases in bounded batches, one pipeline per tick) and
                      session (one lease on the worker; each tick extends it alone, whatever K is)
@@ -49,10 +49,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # _peers.py, beside this file
 
-from emqlab.backend import connect  # noqa: E402
-from emqlab.commandstats import slow_calls  # noqa: E402
-from emqlab.embedded import EmbeddedValkey  # noqa: E402
-from emqlab.renewal_plane import DESIGNS as EMQLAB_DESIGNS, MAX_CALL_MS  # noqa: E402
+from emqlab.store.backend import connect  # noqa: E402
+from emqlab.store.commandstats import slow_calls  # noqa: E402
+from emqlab.store.embedded import EmbeddedValkey  # noqa: E402
+from emqlab.lease.designs import DESIGNS as EMQLAB_DESIGNS, MAX_CALL_MS  # noqa: E402
 from emqlab.scenarios.renewal_cost import capacity_words, renewal_cost, scaling_words  # noqa: E402
 from _capacity import capacity, session_memory  # noqa: E402  (beside this file)
 from _peers import run_peer  # noqa: E402  (beside this file: the peer libraries' lock holders)

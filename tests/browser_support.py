@@ -93,14 +93,14 @@ class Server:
 
 def _server_argv(kind: str, port: int, token: str, home: Path, target: Path) -> list[str]:
     if kind == "lab":  # the command `./run lab` runs (emqlab lab), with a port, a token and a copy of the course
-        from emqlab.lab import lab_command
+        from emqlab.course.lab import lab_command
 
         return lab_command([f"--port={port}", "--no-browser", f"--IdentityProvider.token={token}",
                             "--ServerApp.ip=127.0.0.1", "--ServerApp.port_retries=0", f"--ServerApp.root_dir={target}",
                             "--LabApp.expose_app_in_browser=True",  # window.jupyterapp: run cells, reach the kernel
                             f"--LabApp.workspaces_dir={home / 'workspaces'}",
                             f"--LabApp.user_settings_dir={home / 'settings'}"])
-    from emqlab.present import voila_command
+    from emqlab.course.present import voila_command
 
     argv = voila_command(target, port=port, open_browser=False)
     return [*argv, f"--token={token}", "--Voila.port_retries=0"]
@@ -113,7 +113,7 @@ def lab_server(tmp_path_factory):
     course = home / "course"
     shutil.copytree(NOTEBOOKS, course, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     port, token = free_port(), secrets.token_hex(16)
-    from emqlab.lab import lab_env
+    from emqlab.course.lab import lab_env
 
     server = Server(_server_argv("lab", port, token, home, course), port, token, home, "/api/status",
                     env=lab_env(), quiet_news=False)
@@ -126,7 +126,7 @@ def voila_server(tmp_path_factory):
     def start(name: str) -> Server:
         home = tmp_path_factory.mktemp(f"voila-{name}")
         port, token = free_port(), secrets.token_hex(16)
-        from emqlab.present import voila_env
+        from emqlab.course.present import voila_env
 
         server = Server(_server_argv("voila", port, token, home, name), port, token, home, "/", env=voila_env())
         started.append(server)
@@ -189,11 +189,11 @@ RUN_IN_KERNEL = """async ([path, code]) => {
   return {out, err};
 }"""
 
-# Asks the live explorer (emqlab.widgets.ModeExplorer) where its lanes are, as fractions of the
+# Asks the live explorer (emqlab.view.widgets.ModeExplorer) where its lanes are, as fractions of the
 # figure, and tags its widgets so the page can find the same figure. Read-only otherwise.
 PROBE = """
 import gc as _gc, json as _json
-from emqlab.widgets import ModeExplorer as _Explorer
+from emqlab.view.widgets import ModeExplorer as _Explorer
 def _emqlab_probe(label):
     for ex in _gc.get_objects():
         if isinstance(ex, _Explorer) and any(label in m.label for m in ex.modes.values()):

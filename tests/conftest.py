@@ -10,8 +10,8 @@ import os
 
 import pytest
 
-from emqlab.backend import connect
-from emqlab.embedded import EmbeddedValkey
+from emqlab.store.backend import connect
+from emqlab.store.embedded import EmbeddedValkey
 
 LIVE_SCALE = 0.01
 

@@ -87,7 +87,7 @@ def cmdline(pid: int) -> bytes:
 
 
 def consumers(pids: list[int]) -> list[int]:
-    return [p for p in pids if b"emqlab.procs\0consumer" in cmdline(p)]
+    return [p for p in pids if b"emqlab.queue.procs\0consumer" in cmdline(p)]
 
 
 def servers(pids: list[int]) -> list[int]:

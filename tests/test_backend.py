@@ -11,10 +11,10 @@ import time
 import pytest
 import redis
 
-from emqlab.backend import connect, parse_backend, redact
-from emqlab.embedded import FOLDER_PREFIX, EmbeddedValkey, pid_alive
-from emqlab.errors import BackendUnavailable, BadParameter, ForeignKeys
-from emqlab.scenarios import heartbeat
+from emqlab.store.backend import connect, parse_backend, redact
+from emqlab.store.embedded import FOLDER_PREFIX, EmbeddedValkey, pid_alive
+from emqlab.core.errors import BackendUnavailable, BadParameter, ForeignKeys
+from emqlab.scenarios.heartbeat import heartbeat
 
 
 def test_parse_backend_accepts_what_the_contract_names():
@@ -121,7 +121,7 @@ def test_a_stopped_server_leaves_no_folder_in_tmp():
 
 @pytest.mark.live
 def test_the_folder_of_a_killed_process_is_swept_by_the_next_start():
-    code = ("import sys, time\nfrom emqlab.embedded import EmbeddedValkey\n"
+    code = ("import sys, time\nfrom emqlab.store.embedded import EmbeddedValkey\n"
             "s = EmbeddedValkey().start()\nprint(s.data_dir, s.pid, flush=True)\ntime.sleep(60)\n")
     child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:

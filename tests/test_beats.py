@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from emqlab.consumer import Consumer
-from emqlab.errors import BadParameter
-from emqlab.queue import Queue
+from emqlab.queue.consumer import Consumer
+from emqlab.core.errors import BadParameter
+from emqlab.queue.jobs import Queue
 from emqlab.scenarios.reaper import queue_heartbeat, queue_heartbeat_words, reaper, reaper_words
-from emqlab.timeline import Timeline
+from emqlab.core.timeline import Timeline
 from test_reaper import check_protocol, says_only_what_the_queue_heartbeat_verdict_holds
 
 
@@ -23,7 +23,7 @@ def _beats(tl):
 
 
 def test_each_beat_runs_reap_promote_drain_park_in_order(backend):
-    from emqlab.consumer import STEPS
+    from emqlab.queue.consumer import STEPS
 
     tl = reaper(lease=30, beat=5, job=20, crash_at=10, backend=backend)
     beats = _beats(tl)
@@ -115,7 +115,7 @@ def test_queue_heartbeat_words_for_a_completion_after_the_lapse():
 
 
 def test_beats_figure_follows_the_figure_protocol(fake):
-    from emqlab.figures import beats_figure
+    from emqlab.view.figures import beats_figure
     from emqlab.scenarios.reaper import beats_figure_words
 
     tl = reaper(backend=fake)
@@ -145,8 +145,8 @@ def test_lab_script_shows_the_package_own_lua_file():
     from pathlib import Path
 
     import emqlab
-    from emqlab import lab
-    from emqlab.queue import REAP_LIMIT
+    from emqlab.course import lab
+    from emqlab.queue.jobs import REAP_LIMIT
 
     text = lab.script("reap")
     assert text == (Path(emqlab.__file__).parent / "lua" / "reap.lua").read_text(encoding="utf-8")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-from emqlab.renewal_plane import DESIGNS
+from emqlab.lease.designs import DESIGNS
 
 from browser_support import (ARTIFACTS, browser, hover_lights, lab_server, lesson, open_and_run, page,  # noqa: F401
                              voila_server, wait_drawn)

@@ -12,9 +12,9 @@ import time
 
 import pytest
 
-from emqlab.errors import BadParameter
+from emqlab.core.errors import BadParameter
 from emqlab.scenarios.chaos import chaos, fault_plan, figure_words, words
-from emqlab.words import plural, seconds
+from emqlab.core.words import plural, seconds
 
 CLI = [sys.executable, "-m", "emqlab.cli"]
 
@@ -118,12 +118,12 @@ def _alive(pid: int) -> bool:
 
 
 def _consumers(pids: list[int]) -> list[int]:
-    """The pids among `pids` that run a consumer (`python -m emqlab.procs consumer …`)."""
+    """The pids among `pids` that run a consumer (`python -m emqlab.queue.procs consumer …`)."""
     found = []
     for pid in pids:
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if b"emqlab.procs\0consumer" in f.read():
+                if b"emqlab.queue.procs\0consumer" in f.read():
                     found.append(pid)
         except FileNotFoundError:
             pass
@@ -219,7 +219,7 @@ def test_words_count_in_good_grammar():
 
 # -- issue 11: honest counts, runs that never meet, one line when the store dies --------------------
 def test_reaped_is_what_the_server_counted(fake):
-    from emqlab.queue import Queue
+    from emqlab.queue.jobs import Queue
 
     tl = chaos(workers=4, jobs=200, fencing="on", backend=fake)
     reported = sum(len(e.data.get("jobs", [])) for e in tl.of("reap"))
@@ -230,7 +230,7 @@ def test_reaped_is_what_the_server_counted(fake):
 @pytest.mark.live
 @pytest.mark.slow
 def test_two_full_chaos_runs_at_once_on_one_server_lose_nothing_and_never_duplicate():
-    from emqlab.embedded import EmbeddedValkey
+    from emqlab.store.embedded import EmbeddedValkey
 
     from liverun import keys_under, start
 
@@ -255,7 +255,7 @@ def test_two_full_chaos_runs_at_once_on_one_server_lose_nothing_and_never_duplic
 @pytest.mark.parametrize("verb", [["chaos", "--procs", "on", "--workers", "2", "--jobs", "4000", "--progress", "off"],
                                   ["reaper", "--procs", "--scale", "0.1"]])
 def test_a_server_dying_under_worker_processes_is_one_line_exit_1(verb):
-    from emqlab.embedded import EmbeddedValkey
+    from emqlab.store.embedded import EmbeddedValkey
 
     from liverun import consumers, descendants, gone, start, wait_for
 

@@ -1,17 +1,17 @@
 """Issue 14 item 2: a learner's credential can run the class queue's operations and write its own
 keys, and the server refuses everything else (each refusal below is tried with a learner's
-credential). What ACLs cannot stop is listed in emqlab/classroom.py and checked by the invariants."""
+credential). What ACLs cannot stop is listed in emqlab/classroom/server.py and checked by the invariants."""
 
 from __future__ import annotations
 
 import pytest
 import redis
 
-from emqlab.backend import connect
-from emqlab.classroom import Classroom, class_users, open_class
-from emqlab.errors import StaleToken
-from emqlab.queue import Queue
-from emqlab.scenarios.classroom import Board
+from emqlab.store.backend import connect
+from emqlab.classroom.server import Classroom, class_users, open_class
+from emqlab.core.errors import StaleToken
+from emqlab.queue.jobs import Queue
+from emqlab.classroom.board import Board
 
 pytestmark = pytest.mark.live
 

@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from emqlab import figures
+from emqlab.classroom import draw
 from emqlab.plot.check import overprints, small_texts
-from emqlab.scenarios.classroom import class_lanes, class_words
+from emqlab.classroom.board import class_lanes, class_words
 
 SIZES = [((12, 7.2), 80, 12), ((15, 7.5), 120, 18)]
 T0 = 1_800_000_000.0
@@ -64,7 +64,7 @@ def snapshot(n=6, seats=None):
 @pytest.mark.parametrize("n", [6, 30])
 def test_the_class_figure_reads_from_the_back_of_the_room(inches, dpi, px, n):
     snap = snapshot(n, seats=n + 2)  # two empty seats: not drawn
-    d = figures.class_figure(snap, figsize=inches)
+    d = draw.class_figure(snap, figsize=inches)
     d.figure.set_dpi(dpi)
     d.fit()
     assert list(d.lanes) == [f"l{i + 1:02d}" for i in range(n)]
@@ -96,7 +96,7 @@ def test_a_learner_draws_its_own_lane():
     snap = snapshot()
     mine = {"lanes": [snap["lanes"][1]], "totals": None, "server_ms": snap["server_ms"], "local": snap["local"],
             "fates": {"j500": {"state": "done", "attempts": 2, "worker": "ada"}}}
-    d = figures.learner_lane_figure(mine)
+    d = draw.learner_lane_figure(mine)
     assert list(d.lanes) == ["l02"]
     assert "its lease ran out and ada took it over (attempt 2); it is now done" in d.words.prompt
     assert not overprints(d.figure)
@@ -106,9 +106,9 @@ def test_a_learner_draws_its_own_lane():
 def test_a_real_class_is_drawn(tmp_path):
     """A class on loopback through the Python API: 3 workers, a burst, a crash; the figure and a
     learner's own lane from its `lab.join` handle."""
-    from emqlab import lab
-    from emqlab.classroom import Classroom, embedded_server
-    from emqlab.scenarios.classroom import Board, class_snapshot
+    from emqlab.course import lab
+    from emqlab.classroom.server import Classroom, embedded_server
+    from emqlab.classroom.board import Board, class_snapshot
 
     server, backend, port = embedded_server()
     room = Classroom(backend, 3, "127.0.0.1", port).open()
@@ -127,13 +127,13 @@ def test_a_real_class_is_drawn(tmp_path):
             time.sleep(0.3)
         snap = class_snapshot(board)
         json.dumps(snap)  # plain data
-        d = figures.class_figure(snap)
+        d = draw.class_figure(snap)
         assert len(d.lanes) == 3 and "20 completed" in d.words.prompt
         assert "reaped it" in d.words.modes["l02"].readout
         assert not overprints(d.figure)
-        own = figures.learner_lane_figure(handles[1])
+        own = draw.learner_lane_figure(handles[1])
         assert "crashed holding" in own.words.prompt and "took it over" in own.words.prompt, own.words.prompt
-        from emqlab.classboard import LearnerLane
+        from emqlab.classroom.dashboard import LearnerLane
 
         watch = LearnerLane(handles[1], start=False)  # what the learner's notebook shows, live
         assert watch.image.value[:4] == b"\x89PNG" and "took it over" in watch.story.value

@@ -14,7 +14,7 @@ import time
 import pytest
 import redis
 
-from emqlab.scenarios.classroom import Board
+from emqlab.classroom.board import Board
 
 pytestmark = [pytest.mark.live, pytest.mark.slow]
 CLI = [sys.executable, "-m", "emqlab.cli", "class"]
@@ -98,7 +98,7 @@ def run_class(tmp_path, fencing: bool) -> dict:
 
 
 def assert_nothing_left(run: dict) -> None:
-    from emqlab.embedded import pid_alive
+    from emqlab.store.embedded import pid_alive
 
     assert not [pid for pid in run["pids"] if pid_alive(pid)]
     assert not os.path.exists(run["join"]) and not os.path.exists(run["join"] + ".instructor")

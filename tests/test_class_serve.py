@@ -15,8 +15,8 @@ import time
 import pytest
 import redis
 
-from emqlab import lab
-from emqlab.scenarios.classroom import Board, lane_bands, lane_story
+from emqlab.course import lab
+from emqlab.classroom.board import Board, lane_bands, lane_story
 from liverun import cmdlines
 
 pytestmark = pytest.mark.live

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from emqlab.scenarios import chaos, heartbeat, reaper
+from emqlab.scenarios.chaos import chaos
+from emqlab.scenarios.heartbeat import heartbeat
+from emqlab.scenarios.reaper import reaper
 
 EMQLAB = [sys.executable, "-m", "emqlab.cli"]
 ROOT = Path(__file__).resolve().parents[1]
@@ -177,7 +179,8 @@ def test_emqlab_valkey_serves_until_stopped_and_then_stops_its_server(sig):
 
 
 def test_lab_opens_the_first_lesson_and_passes_jupyter_options_through(monkeypatch):
-    from emqlab import cli, lab
+    from emqlab.cli import command as cli
+    from emqlab.course import lab
 
     seen = {}
     monkeypatch.setattr(lab.os, "chdir", lambda path: seen.setdefault("cwd", path))

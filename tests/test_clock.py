@@ -9,9 +9,9 @@ import types
 import pytest
 import simpy.rt
 
-import emqlab.clock
-from emqlab.clock import RealClock, VirtualClock, make_clock
-from emqlab.errors import BadParameter
+import emqlab.store.clock
+from emqlab.store.clock import RealClock, VirtualClock, make_clock
+from emqlab.core.errors import BadParameter
 
 
 class StandInWall:
@@ -22,7 +22,7 @@ class StandInWall:
         self.t, self.late, self.slept = 1000.0, 0.0, []
         monkeypatch.setattr(simpy.rt, "monotonic", self.monotonic)
         monkeypatch.setattr(simpy.rt, "sleep", self.sleep)
-        monkeypatch.setattr(emqlab.clock, "time", types.SimpleNamespace(monotonic=self.monotonic))
+        monkeypatch.setattr(emqlab.store.clock, "time", types.SimpleNamespace(monotonic=self.monotonic))
 
     def monotonic(self) -> float:
         return self.t

@@ -9,10 +9,10 @@ import time
 import pytest
 import redis
 
-from emqlab.cluster import ClusterBackend, LocalCluster
-from emqlab.embedded import pid_alive, running_pids
-from emqlab.errors import StaleToken
-from emqlab.queue import Queue
+from emqlab.store.cluster import ClusterBackend, LocalCluster
+from emqlab.store.embedded import pid_alive, running_pids
+from emqlab.core.errors import StaleToken
+from emqlab.queue.jobs import Queue
 
 pytestmark = [pytest.mark.cluster, pytest.mark.live]
 
@@ -92,7 +92,7 @@ def test_without_the_hashtag_the_server_refuses_cross_slot(cluster, cbackend):
 
 
 def open_script(name: str) -> str:
-    from emqlab.scripts import source
+    from emqlab.store.scripts import source
 
     return source(name)
 
@@ -110,7 +110,7 @@ def test_cluster_nodes_are_stopped():
 
 
 def test_fewer_than_three_primaries_is_bad_input():
-    from emqlab.errors import BadParameter
+    from emqlab.core.errors import BadParameter
 
     with pytest.raises(BadParameter, match="at least three primaries, got 2"):
         LocalCluster(2)
@@ -119,7 +119,7 @@ def test_fewer_than_three_primaries_is_bad_input():
 # -- the cluster lesson's figure: keys per node, from the real cluster ------------------------------------
 @pytest.fixture(scope="module")
 def placements(cluster):
-    from emqlab.figures import cluster_modes
+    from emqlab.view.figures import cluster_modes
 
     return cluster_modes(cluster)
 
@@ -167,7 +167,7 @@ def test_placement_words_say_only_what_the_run_holds(placements):
 
 
 def test_cluster_figure_draws_the_keys_where_the_nodes_hold_them(placements):
-    from emqlab.figures import cluster_figure
+    from emqlab.view.figures import cluster_figure
     from emqlab.plot.check import overprints, small_texts
     from test_reaper import check_protocol
 

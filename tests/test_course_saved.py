@@ -8,7 +8,7 @@ import re
 import nbformat
 import pytest
 
-from emqlab import course
+from emqlab.course import notebooks as course
 
 LESSONS = course.lessons()
 WIDGET = "application/vnd.jupyter.widget-view+json"

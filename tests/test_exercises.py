@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from emqlab import exercises as ex
+from emqlab.course import exercises as ex
 
 GOOD_EXTEND = """
 if redis.call("get", KEYS[1]) == ARGV[1] then
@@ -32,7 +32,7 @@ def test_unanswered_exercises_say_what_to_fill_in(answer):
 def test_cadence(fake):
     slow = ex.check_cadence(1.2, fake)
     assert not slow and "comes too late" in slow.text and "lapsed at 30 s" in slow.text
-    from emqlab.scenarios import heartbeat
+    from emqlab.scenarios.heartbeat import heartbeat
     assert slow.text.endswith(heartbeat(renew=1.2, backend=fake).verdict["summary"])  # the run's own words
     tight = ex.check_cadence(0.8, fake)
     assert not tight and "The lease held, but" in tight.text and "6 s of the 30 s lease left" in tight.text

@@ -13,8 +13,10 @@ import time
 
 import pytest
 
-from emqlab import cli, embedded, relay
-from emqlab.embedded import FOLDER_PREFIX
+from emqlab.cli import command as cli
+from emqlab.store import embedded
+from emqlab.faults import relay
+from emqlab.store.embedded import FOLDER_PREFIX
 from emqlab.scenarios.failover import GUARDS, failover, most_at_once
 
 from liverun import alive, descendants, run_json, servers, start, wait_for
@@ -66,7 +68,7 @@ def test_ten_runs_in_a_row_hold_what_the_issue_asks(guard):
 
 @pytest.fixture(scope="module")
 def modes():
-    from emqlab import figures
+    from emqlab.view import figures
 
     before = left_here()
     runs = figures.failover_modes()
@@ -120,7 +122,7 @@ def test_bad_input_is_one_line_exit_2(argv, says, capsys):
 
 
 def test_bad_parameters_in_python_are_refused_before_any_server():
-    from emqlab.errors import BadParameter
+    from emqlab.core.errors import BadParameter
 
     for kw in ({"guard": "quorum"}, {"lease": 0}, {"job": -1}, {"scale": 5}):
         with pytest.raises(BadParameter):
@@ -137,7 +139,7 @@ def test_most_at_once_counts_overlap_not_touching():
 @pytest.mark.parametrize("size", [((12, 7.2), 80, 12), ((15, 7.5), 120, 18), ((16, 9), 120, 18)],
                          ids=["notebook", "dashboard", "slide"])
 def test_the_figure_prints_no_text_on_text(modes, size):
-    from emqlab import figures
+    from emqlab.view import figures
     from emqlab.plot.check import overprints, small_texts
 
     inches, dpi, min_px = size

@@ -5,8 +5,8 @@ import time as real_time
 
 import pytest
 
-from emqlab import fakeclock
-from emqlab.backend import connect
+from emqlab.store import fakeclock
+from emqlab.store.backend import connect
 
 
 def test_the_adapter_still_fits_the_installed_fakeredis():
@@ -78,7 +78,7 @@ def test_a_30s_lease_lapses_at_exactly_30000_ms_and_time_follows(fake):
 def test_a_fakeredis_outside_the_tested_range_is_refused(monkeypatch):
     import fakeredis
 
-    from emqlab.errors import BackendUnavailable
+    from emqlab.core.errors import BackendUnavailable
 
     monkeypatch.setattr(fakeredis, "__version__", "2.39.0")
     with pytest.raises(BackendUnavailable, match="tested on fakeredis 2.40, 2.41; found 2.39.0"):
@@ -87,7 +87,7 @@ def test_a_fakeredis_outside_the_tested_range_is_refused(monkeypatch):
 
 @pytest.mark.live
 def test_a_live_backend_refuses_the_virtual_clock(valkey_url):
-    from emqlab.errors import BadParameter
+    from emqlab.core.errors import BadParameter
 
     with pytest.raises(BadParameter, match="virtual clock runs only on the fake backend"):
         connect(valkey_url, clock="virtual")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from emqlab.errors import BadParameter
+from emqlab.core.errors import BadParameter
 from emqlab.scenarios.fencing import MODES, fencing, figure_words, words
-from emqlab.words import seconds, times
+from emqlab.core.words import seconds, times
 
 
 @pytest.mark.parametrize("mode", ["off", "on"])
@@ -139,7 +139,7 @@ def test_the_store_records_each_write_with_its_attempts(backend, mode):
 
 
 def test_the_storage_lane_marks_match_the_store_events(fake):
-    from emqlab.figures import fencing_figure
+    from emqlab.view.figures import fencing_figure
     from emqlab.plot.fencing import store_marks
 
     modes = {"off": fencing(fencing="off", backend=fake), "on": fencing(fencing="on", backend=fake)}
@@ -164,7 +164,7 @@ def test_the_storage_lane_marks_match_the_store_events(fake):
 def test_the_paused_worker_does_no_work_while_frozen(fake):
     from matplotlib.patches import Rectangle
 
-    from emqlab.figures import fencing_figure
+    from emqlab.view.figures import fencing_figure
     from emqlab.plot import style
 
     tl = fencing(fencing="on", pause="5:40", backend=fake)

@@ -7,9 +7,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from emqlab import cli
-from emqlab.errors import BadParameter
-from emqlab.export import course_figures, export_all
+from emqlab.cli import command as cli
+from emqlab.core.errors import BadParameter
+from emqlab.view.export import course_figures, export_all
 from emqlab.plot import style
 
 EXPECTED = [
@@ -49,7 +49,7 @@ def caption(svg_export, name):
 
 
 def test_captions_say_what_each_figure_shows(svg_export):
-    from emqlab.scenarios import heartbeat
+    from emqlab.scenarios.heartbeat import heartbeat
 
     none = caption(svg_export, "fig1-heartbeat-no-renewal")
     # the readout of the lit mode, in the scenario's words: exactly the run's summary
@@ -113,7 +113,7 @@ def test_the_same_run_gives_the_same_svg(tmp_path):
 
 
 def test_light_dims_every_other_mode(fake):
-    from emqlab.figures import heartbeat_figure, heartbeat_modes
+    from emqlab.view.figures import heartbeat_figure, heartbeat_modes
 
     drawing = heartbeat_figure(heartbeat_modes(fake))
     fig = drawing.figure

@@ -18,7 +18,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from emqlab import cli, present
+from emqlab.cli import command as cli
+from emqlab.course import present
 
 JUPYTER = Path(sys.executable).with_name("jupyter")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")

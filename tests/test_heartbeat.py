@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from emqlab.scenarios import heartbeat
-from emqlab.timeline import Timeline
+from emqlab.scenarios.heartbeat import heartbeat
+from emqlab.core.timeline import Timeline
 
 
 def times(timeline, kind, actor="holder"):

@@ -1,4 +1,4 @@
-"""How a consumer holds its jobs (`emqlab.holder`): none, per-job, sweep, session. The reaper's crash
+"""How a consumer holds its jobs (`emqlab.queue.holder`): none, per-job, sweep, session. The reaper's crash
 recovery under every design; a renewing holder told at once when its job is gone; a dead worker's
 session taking all its jobs back to pending within one session lease plus one beat, in bounded
 slices, in process (exact) and with a SIGKILLed consumer process on live Valkey."""
@@ -10,20 +10,20 @@ import time
 
 import pytest
 
-from emqlab.consumer import Consumer
-from emqlab.errors import BadParameter
-from emqlab.holder import queue_designs
-from emqlab.procs import ProcessPool, collect_events
-from emqlab.queue import Queue
+from emqlab.queue.consumer import Consumer
+from emqlab.core.errors import BadParameter
+from emqlab.queue.holder import queue_designs
+from emqlab.queue.procs import ProcessPool, collect_events
+from emqlab.queue.jobs import Queue
 from emqlab.scenarios.base import run_on
 from emqlab.scenarios.reaper import reaper
-from emqlab.timeline import WallRecorder
+from emqlab.core.timeline import WallRecorder
 
 LEASE_S, BEAT_S = 30.0, 5.0
 
 
 def test_the_designs_are_none_and_the_registry():
-    from emqlab.renewal_plane import design_names
+    from emqlab.lease.designs import design_names
 
     assert queue_designs() == ["none", *design_names()] and "session" in queue_designs()
 

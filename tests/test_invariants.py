@@ -16,9 +16,9 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from emqlab.backend import connect
-from emqlab.errors import StaleToken, StoreError
-from emqlab.queue import Queue
+from emqlab.store.backend import connect
+from emqlab.core.errors import StaleToken, StoreError
+from emqlab.queue.jobs import Queue
 
 IDS = st.sampled_from([f"J{i}" for i in range(6)])
 PLACE_OF_STATE = {"pending": "pending", "active": "active", "scheduled": "schedule", "done": "done"}

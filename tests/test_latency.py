@@ -1,6 +1,6 @@
 """A slow link eats the lease's margin (issue 12, item 4): `heartbeat(latency=…)` and
 `emqlab heartbeat --latency SECONDS`. Exact on fakeredis and the virtual clock; within margins on
-live Valkey, where the holder's connection runs through an `emqlab.relay.Relay`."""
+live Valkey, where the holder's connection runs through an `emqlab.faults.relay.Relay`."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ import threading
 
 import pytest
 
-from emqlab import ranges, relay
-from emqlab.errors import BadParameter
+from emqlab.core import ranges
+from emqlab.faults import relay
+from emqlab.core.errors import BadParameter
 from emqlab.scenarios.heartbeat import heartbeat
 
 CLI = [sys.executable, "-m", "emqlab.cli"]

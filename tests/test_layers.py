@@ -1,9 +1,11 @@
-"""The package's imports point one way: model → scenarios → plot → widgets / figures / present → cli.
+"""The package's folders are its layers, and imports point one way: down the list in `LAYERS`.
 
 Every module of `emqlab` is read with `ast` (no import is executed): each `import` and
 `from … import …`, at the top or inside a function, relative ones resolved, becomes an edge between
 two emqlab modules. The test fails, printing the offending edges, on a cycle, on an edge that points
-from a lower rank to a higher one, and on the named arrows the design forbids outright.
+from a lower package to a higher one (or, inside the vertical slice `classroom/`, from a lower
+module to a higher one), on the arrows the design forbids outright, and on an import of another
+module's `_private` name.
 """
 
 from __future__ import annotations
@@ -15,25 +17,20 @@ import emqlab
 
 PACKAGE = Path(emqlab.__file__).resolve().parent
 
-MODEL = {"emqlab", "errors", "clock", "fakeclock", "embedded", "scripts", "backend", "timeline", "words", "lease",
-         "renewal", "renewal_plane", "faults", "queue", "consumer", "reaper", "commandstats", "cluster", "procs",
-         "measured", "runs", "ranges", "relay", "replica", "classroom",
-         "renewal_base", "holder"}
-COURSE = {"widgets", "figures", "export", "present", "lab", "exercises", "course", "practice", "classboard"}  # course: runs the notebooks
+# bottom first: a package may import from itself and from the ones before it, never after
+LAYERS = ("core", "store", "faults", "lease", "queue", "scenarios", "plot", "view", "classroom", "course", "cli")
+MODEL = LAYERS[:LAYERS.index("scenarios") + 1]  # never imports matplotlib or ipywidgets
+# the class on one server is one folder with its own small stack, bottom first
+CLASSROOM = {"server": 0, "board": 1, "learner": 2, "draw": 2, "dashboard": 3, "practice": 3}
 
 
 def rank(module: str) -> int | None:
-    """0 model, 1 scenarios, 2 plot, 3 widgets/figures/export/present/lab/exercises/course, 4 cli; None:
-    a module nobody gave a rank (give it one here, on purpose)."""
+    """The package's place in LAYERS; `emqlab` itself (its face) and `emqlab.__main__` sit on top.
+    None: a module outside every layer (give its folder a place in LAYERS, on purpose)."""
     parts = module.split(".")[1:]
-    top = parts[0] if parts else "emqlab"
-    if top == "scenarios":
-        return 1
-    if top == "plot":
-        return 2
-    if len(parts) <= 1:
-        return 0 if top in MODEL else 3 if top in COURSE else 4 if top == "cli" or top.startswith("cli_") else None
-    return None
+    if not parts or parts == ["__main__"]:
+        return len(LAYERS)
+    return LAYERS.index(parts[0]) if parts[0] in LAYERS else None
 
 
 def modules() -> dict[str, Path]:
@@ -47,15 +44,14 @@ def modules() -> dict[str, Path]:
     return found
 
 
-def edges(known: dict[str, Path]) -> set[tuple[str, str]]:
-    """(importer, imported) for every import of one emqlab module by another."""
-    found = set()
+def imports(known: dict[str, Path]):
+    """(importer, imported module, the names taken from it) for every import of one emqlab module by another."""
     for name, path in known.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             targets = []
             if isinstance(node, ast.Import):
-                targets = [alias.name for alias in node.names]
+                targets = [(alias.name, ()) for alias in node.names]
             elif isinstance(node, ast.ImportFrom):
                 if node.level:
                     base = package.split(".")
@@ -64,13 +60,17 @@ def edges(known: dict[str, Path]) -> set[tuple[str, str]]:
                 else:
                     source = node.module or ""
                 # `from pkg import mod` imports the module pkg.mod; `from mod import name`, mod itself
-                targets = [f"{source}.{a.name}" if f"{source}.{a.name}" in known else source for a in node.names]
-            for target in targets:
+                targets = [(f"{source}.{a.name}", ()) if f"{source}.{a.name}" in known else (source, (a.name,))
+                           for a in node.names]
+            for target, names in targets:
                 while target and target not in known and "." in target:
                     target = target.rpartition(".")[0]  # `import emqlab.plot.style as s` → that module
                 if target in known and target != name:
-                    found.add((name, target))
-    return found
+                    yield name, target, names
+
+
+def edges(known: dict[str, Path]) -> set[tuple[str, str]]:
+    return {(a, b) for a, b, _ in imports(known)}
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -108,6 +108,19 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return groups
 
 
+def upward(a: str, b: str) -> bool:
+    """Whether the edge a -> b points up: to a later package, or inside classroom/ to a later module."""
+    ra, rb = rank(a), rank(b)
+    if ra is None or rb is None:
+        return False
+    if rb != ra:
+        return rb > ra
+    pa, pb = a.split("."), b.split(".")
+    if pa[1] == pb[1] == "classroom" and len(pa) > 2 and len(pb) > 2:
+        return CLASSROOM[pb[2]] > CLASSROOM[pa[2]]
+    return False
+
+
 def _show(what: str, bad) -> str:
     lines = [f"{what}:"] + [f"  {a} -> {b}" for a, b in sorted(bad)]
     print("\n".join(lines))
@@ -120,16 +133,21 @@ EDGES = edges(KNOWN)
 
 def test_the_walk_sees_the_package():
     # the walk finds what it must, so a pass below cannot come from an empty graph
-    assert {"emqlab.cli", "emqlab.procs", "emqlab.scenarios.reaper", "emqlab.plot.applied"} <= set(KNOWN)
-    assert ("emqlab.cli", "emqlab.backend") in EDGES  # a top-level import
-    assert ("emqlab.cli", "emqlab.scenarios.heartbeat") in EDGES  # an import inside a function
+    assert {"emqlab.cli.command", "emqlab.queue.procs", "emqlab.scenarios.reaper", "emqlab.plot.applied"} <= set(KNOWN)
+    assert ("emqlab.cli.command", "emqlab.store.backend") in EDGES  # a top-level import
+    assert ("emqlab.cli.command", "emqlab.scenarios.heartbeat") in EDGES  # an import inside a function
     assert ("emqlab.scenarios.reaper", "emqlab.scenarios.base") in EDGES  # a relative import
     assert ("emqlab.plot.applied", "emqlab.plot.style") in EDGES or ("emqlab.plot.applied", "emqlab.plot") in EDGES
+    assert {m.split(".")[1] for m in KNOWN if m.count(".")} >= set(LAYERS)  # every layer is a folder
 
 
-def test_every_module_has_a_rank():
-    unranked = sorted(m for m in KNOWN if rank(m) is None)
-    assert not unranked, f"give these modules a rank in tests/test_layers.py: {unranked}"
+def test_the_folders_are_the_layers():
+    """Every module lives in a layer's folder (none flat beside them but the package's face), and every
+    module of the classroom slice has its place in the slice."""
+    flat = sorted(m for m in KNOWN if rank(m) is None)
+    assert not flat, f"modules outside every layer's folder (give each a folder in LAYERS): {flat}"
+    slice_ = {m.split(".")[2] for m in KNOWN if m.startswith("emqlab.classroom.")}
+    assert slice_ == set(CLASSROOM), f"classroom modules without a place in CLASSROOM: {slice_ ^ set(CLASSROOM)}"
 
 
 def test_no_import_cycle():
@@ -142,9 +160,8 @@ def test_no_import_cycle():
 
 
 def test_imports_point_down_or_sideways():
-    bad = {(a, b) for a, b in EDGES
-           if rank(a) is not None and rank(b) is not None and rank(b) > rank(a)}
-    assert not bad, _show("imports from a lower rank to a higher one", bad)
+    bad = {(a, b) for a, b in EDGES if upward(a, b)}
+    assert not bad, _show("imports from a lower layer to a higher one", bad)
 
 
 def test_forbidden_arrows():
@@ -152,14 +169,42 @@ def test_forbidden_arrows():
         return module == f"emqlab.{part}" or module.startswith(f"emqlab.{part}.")
 
     bad = {(a, b) for a, b in EDGES
-           if (under(a, "scenarios") and under(b, "plot")) or (under(a, "plot") and under(b, "scenarios"))
-           or (a == "emqlab.procs" and rank(b) != 0)}
-    assert not bad, _show("scenarios -> plot, plot -> scenarios or procs -> beyond the model", bad)
+           if (under(a, "plot") and under(b, "scenarios"))
+           or (a == "emqlab.queue.procs" and rank(b) > LAYERS.index("queue"))}
+    assert not bad, _show("plot -> scenarios (a drawing reads Timelines), or procs -> beyond the model", bad)
+
+
+def test_no_module_takes_another_modules_private_name():
+    """`from x import _name` across modules reaches into x's insides: a name another module needs is public."""
+    bad = {(a, f"{b}.{n}") for a, b, names in imports(KNOWN) for n in names if n.startswith("_")}
+    assert not bad, _show("private names imported from another module", bad)
+
+
+def test_no_module_calls_another_modules_private_attribute():
+    """`obj._name` for a name the module does not define itself (`queue._reap_slice`, `c._server_s` in
+    another module than the object's) reaches into another module's insides. `self._x`, a name the
+    module defines (a function, a class, an attribute it sets, a slot) and dunder names are allowed."""
+    bad = set()
+    for name, path in KNOWN.items():
+        tree = ast.parse(path.read_text(), str(path))
+        own = set()
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                own.add(node.name)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                own.add(node.attr)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("_"):
+                own.add(node.value)  # __slots__ entries
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
+                    and node.attr not in own and not (isinstance(node.value, ast.Name) and node.value.id == "self")):
+                bad.add((name, f"{ast.unparse(node)} (line {node.lineno})"))
+    assert not bad, _show("private attributes reached from outside their object", bad)
 
 
 def test_argparse_and_plotting_live_where_they_belong():
-    """argparse only in the CLI (and the child-process argv of procs); the model and the scenarios
-    never import matplotlib or ipywidgets."""
+    """argparse only in the CLI (and the child-process argv of queue.procs); the model and the
+    scenarios never import matplotlib or ipywidgets."""
     bad = set()
     for name, path in KNOWN.items():
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
@@ -169,29 +214,41 @@ def test_argparse_and_plotting_live_where_they_belong():
                 roots = {(node.module or "").split(".")[0]}
             else:
                 continue
-            if "argparse" in roots and not (name == "emqlab.procs" or name.split(".")[1].startswith("cli")):
+            if "argparse" in roots and not (name == "emqlab.queue.procs" or name.startswith("emqlab.cli")):
                 bad.add((name, "argparse"))
             for lib in roots & {"matplotlib", "ipywidgets", "ipympl"}:
-                if rank(name) in (0, 1):
+                if name.count(".") and name.split(".")[1] in MODEL:
                     bad.add((name, lib))
     assert not bad, _show("argparse outside the CLI, or plotting in the model", bad)
 
 
 def test_the_checks_catch_what_they_are_for(tmp_path):
-    """The walk, on a small made-up package: an upward arrow inside a function, a relative cycle."""
-    (tmp_path / "scenarios").mkdir()
-    (tmp_path / "procs.py").write_text("def run():\n    from .scenarios.reaper import x\n")
-    (tmp_path / "scenarios" / "reaper.py").write_text("from ..procs import run\nfrom . import base\n")
+    """The walk, on a small made-up package: an upward arrow inside a function, a relative cycle, a
+    private name taken across modules, an upward arrow inside the classroom slice."""
+    for folder in ("queue", "scenarios", "classroom"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "queue" / "procs.py").write_text("def run():\n    from ..scenarios.reaper import x\n")
+    (tmp_path / "scenarios" / "reaper.py").write_text("from ..queue.procs import run, _child\nfrom . import base\n")
     (tmp_path / "scenarios" / "base.py").write_text("import emqlab.scenarios.reaper as r\n")
-    known = {"emqlab.procs": tmp_path / "procs.py", "emqlab.scenarios.reaper": tmp_path / "scenarios" / "reaper.py",
-             "emqlab.scenarios.base": tmp_path / "scenarios" / "base.py"}
+    (tmp_path / "classroom" / "server.py").write_text("from .board import Board\n")
+    (tmp_path / "classroom" / "board.py").write_text("x = 1\n")
+    known = {"emqlab.queue.procs": tmp_path / "queue" / "procs.py",
+             "emqlab.scenarios.reaper": tmp_path / "scenarios" / "reaper.py",
+             "emqlab.scenarios.base": tmp_path / "scenarios" / "base.py",
+             "emqlab.classroom.server": tmp_path / "classroom" / "server.py",
+             "emqlab.classroom.board": tmp_path / "classroom" / "board.py"}
     found = edges(known)
-    assert found == {("emqlab.procs", "emqlab.scenarios.reaper"), ("emqlab.scenarios.reaper", "emqlab.procs"),
+    assert found == {("emqlab.queue.procs", "emqlab.scenarios.reaper"), ("emqlab.scenarios.reaper", "emqlab.queue.procs"),
                      ("emqlab.scenarios.reaper", "emqlab.scenarios.base"),
-                     ("emqlab.scenarios.base", "emqlab.scenarios.reaper")}
+                     ("emqlab.scenarios.base", "emqlab.scenarios.reaper"),
+                     ("emqlab.classroom.server", "emqlab.classroom.board")}
     graph: dict[str, set[str]] = {}
     for a, b in found:
         graph.setdefault(a, set()).add(b)
-    assert cycles(graph) == [["emqlab.procs", "emqlab.scenarios.base", "emqlab.scenarios.reaper"]]
-    assert rank("emqlab.procs") < rank("emqlab.scenarios.reaper")  # procs -> scenarios points up
-    assert rank("emqlab.brand_new") is None  # a new module must be given a rank
+    assert cycles(graph) == [["emqlab.queue.procs", "emqlab.scenarios.base", "emqlab.scenarios.reaper"]]
+    assert upward("emqlab.queue.procs", "emqlab.scenarios.reaper")  # queue -> scenarios points up
+    assert not upward("emqlab.scenarios.reaper", "emqlab.queue.procs")
+    assert upward("emqlab.classroom.server", "emqlab.classroom.board")  # inside the slice, up
+    assert rank("emqlab.brand_new") is None  # a new flat module has no layer
+    taken = {(a, n) for a, b, names in imports(known) for n in names if n.startswith("_")}
+    assert taken == {("emqlab.scenarios.reaper", "_child")}

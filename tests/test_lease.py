@@ -2,8 +2,8 @@
 
 import pytest
 
-from emqlab.errors import BadParameter, LeaseLost, StaleToken
-from emqlab.lease import Leases, new_token
+from emqlab.core.errors import BadParameter, LeaseLost, StaleToken
+from emqlab.lease.leases import Leases, new_token
 
 
 def test_tokens_are_fresh_and_random():

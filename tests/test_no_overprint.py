@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from emqlab import figures
+from emqlab.view import figures
 from emqlab.scenarios.slow_link import latency_boundary
 from emqlab.plot.check import overprints, small_texts
-from emqlab.scenarios import heartbeat, queue_heartbeat
+from emqlab.scenarios.heartbeat import heartbeat
+from emqlab.scenarios.reaper import queue_heartbeat
 from emqlab.scenarios.chaos import chaos
 
 NOTEBOOK = ((12, 7.2), 80, 12)  # inches, dpi, smallest text in px
@@ -32,7 +33,7 @@ def _lesson02(be):
 
 
 def _boundary(be):
-    from emqlab import lab
+    from emqlab.course import lab
 
     lab._current = be
     try:

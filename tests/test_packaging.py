@@ -89,7 +89,7 @@ def test_every_package_data_pattern_names_files_that_exist():
 
 
 def test_the_measured_tables_are_read_from_inside_the_package():
-    from emqlab import measured
+    from emqlab.core import measured
 
     source = measured.benchmark_source()
     assert Path(str(source)).resolve() == (ROOT / measured.BENCHMARK_FILE).resolve()
@@ -99,8 +99,8 @@ def test_the_measured_tables_are_read_from_inside_the_package():
 
 
 def test_absent_and_broken_tables(tmp_path):
-    from emqlab import measured
-    from emqlab.errors import EmqlabError
+    from emqlab.core import measured
+    from emqlab.core.errors import EmqlabError
 
     assert measured.load_benchmark(tmp_path / "absent.json") is None
     assert measured.benchmark_rows(tmp_path / "absent.json") == []

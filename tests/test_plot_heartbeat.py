@@ -14,11 +14,11 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
-from emqlab.errors import BadParameter  # noqa: E402
+from emqlab.core.errors import BadParameter  # noqa: E402
 from emqlab.plot import style  # noqa: E402
-from emqlab.figures import heartbeat_figure  # noqa: E402
+from emqlab.view.figures import heartbeat_figure  # noqa: E402
 from emqlab.plot import Drawing  # noqa: E402
-from emqlab.scenarios import heartbeat  # noqa: E402
+from emqlab.scenarios.heartbeat import heartbeat  # noqa: E402
 
 
 @pytest.fixture
@@ -133,14 +133,14 @@ def test_draws_into_a_given_figure_and_rejects_nonsense(both):
 
 
 def test_sentences_quote_times_to_the_tenth_of_a_second():
-    from emqlab.words import seconds
+    from emqlab.core.words import seconds
 
     assert seconds(29.96) == "30 s" and seconds(30.5) == "30.5 s" and seconds(30.61) == "30.6 s"
     assert seconds(None) == "never" and seconds(-0.01) == "0 s"
 
 
 def test_the_model_never_imports_matplotlib():
-    code = ("import sys, emqlab, emqlab.scenarios, emqlab.lab, emqlab.exercises; "
+    code = ("import sys, emqlab, emqlab.scenarios, emqlab.course.lab, emqlab.course.exercises; "
             "bad = [m for m in ('matplotlib', 'ipywidgets', 'ipympl') if m in sys.modules]; print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

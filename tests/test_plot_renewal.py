@@ -7,10 +7,10 @@ import importlib
 
 import pytest
 
-from emqlab.errors import BadParameter
+from emqlab.core.errors import BadParameter
 from emqlab.plot import Drawing, style
-from emqlab.renewal import CADENCE_HELP, CADENCES, cadence_help, parse_cadence
-from emqlab.renewal_plane import DESIGNS, check_design, design_help, design_names, make_plane
+from emqlab.lease.cadence import CADENCE_HELP, CADENCES, cadence_help, parse_cadence
+from emqlab.lease.designs import DESIGNS, check_design, design_help, design_names, make_plane
 from emqlab.scenarios.renewal_cost import capacity_words, figure_words, renewal_cost, scaling_words
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from emqlab import lab
-from emqlab.errors import BadParameter
-from emqlab.practice import PracticeClass
+from emqlab.course import lab
+from emqlab.core.errors import BadParameter
+from emqlab.classroom.practice import PracticeClass
 
 pytestmark = pytest.mark.live
 

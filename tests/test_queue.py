@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from emqlab.errors import BadParameter, StaleToken, StoreError
-from emqlab.queue import Queue
+from emqlab.core.errors import BadParameter, StaleToken, StoreError
+from emqlab.queue.jobs import Queue
 from emqlab.scenarios.base import run_on
 
 LEASE_MS = 30_000
@@ -210,7 +210,7 @@ def test_run_prefix_leaves_nothing_behind(backend):
 
 
 def test_reap_in_slices_drains_a_backlog_in_bounded_calls(q):
-    from emqlab.reaper import reap_in_slices
+    from emqlab.queue.reaper import reap_in_slices
 
     q.enqueue_many([f"J{i:05d}" for i in range(2_000)])
     while q.claim(1_000, count=500):

@@ -2,7 +2,7 @@
 fencing token is exact (item 6); the library keeps to its prefix (item 5).
 
 The numeric flags are read FROM THE PARSER: every option of every verb whose type is numeric or
-whose name is in `emqlab.ranges.RANGES` must have a range entry, and each is tried below its
+whose name is in `emqlab.core.ranges.RANGES` must have a range entry, and each is tried below its
 range, above it, as NaN, inf and a non-number: one line `emqlab: error: …`, exit 2, within 10 s.
 A new numeric flag without a range entry fails `test_every_numeric_flag_has_a_range`."""
 
@@ -16,10 +16,11 @@ import time
 
 import pytest
 
-from emqlab import cli, ranges
-from emqlab.errors import BadParameter
-from emqlab.lease import Leases
-from emqlab.queue import Queue, check_attempts
+from emqlab.cli import command as cli
+from emqlab.core import ranges
+from emqlab.core.errors import BadParameter
+from emqlab.lease.leases import Leases
+from emqlab.queue.jobs import Queue, check_attempts
 from emqlab.scenarios.base import positive, run_on
 
 CLI = [sys.executable, "-m", "emqlab.cli"]
@@ -58,7 +59,7 @@ def test_every_numeric_flag_has_a_range():
     flags = numeric_flags()
     assert len(flags) >= 20  # scale on every run verb, and the verbs' own numbers
     missing = [(v, f) for v, f, name in flags if name not in ranges.RANGES]
-    assert not missing, f"numeric flags without a range in emqlab/ranges.py: {missing}"
+    assert not missing, f"numeric flags without a range in emqlab/core/ranges.py: {missing}"
     for verb, flag, name in flags:
         action = next(a for a in verbs()[verb]._actions if flag in a.option_strings)
         assert ranges.get(name).text() in (action.help or "").replace("\n", " "), (verb, flag, action.help)

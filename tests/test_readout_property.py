@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from emqlab.backend import connect
+from emqlab.store.backend import connect
 from emqlab.scenarios.heartbeat import heartbeat, words
-from emqlab.words import seconds
+from emqlab.core.words import seconds
 
 heartbeat_module = importlib.import_module("emqlab.scenarios.heartbeat")
 NUMBER = re.compile(r"(\d+(?:\.\d+)?) s\b")

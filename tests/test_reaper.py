@@ -11,15 +11,16 @@ import time
 
 import pytest
 
-from emqlab.cli import main
-from emqlab.consumer import Consumer
-from emqlab.errors import BadParameter
-from emqlab.queue import Queue
+from emqlab.cli.command import main
+from emqlab.queue.consumer import Consumer
+from emqlab.core.errors import BadParameter
+from emqlab.queue.jobs import Queue
 from emqlab.plot import Drawing
 from emqlab.scenarios.base import run_on
-from emqlab.scenarios.reaper import (queue_heartbeat, queue_heartbeat_figure_words, queue_heartbeat_words, reaper,
-                                     reaper_figure_words, reaper_words)
-from emqlab.words import plural, seconds, times
+from emqlab.scenarios.reaper import (
+    queue_heartbeat, queue_heartbeat_figure_words, queue_heartbeat_words, reaper, reaper_figure_words, reaper_words
+)
+from emqlab.core.words import plural, seconds, times
 
 
 def test_reaper_returns_the_crashed_job_and_fences_the_dead_worker(backend):
@@ -324,7 +325,7 @@ def test_blocking_park_wakes_on_enqueue(live):
     """Real clock, BLPOP park: a job enqueued mid-park is claimed at once, not at the end of the beat."""
     import threading
 
-    from emqlab.procs import blpop_can_time
+    from emqlab.queue.procs import blpop_can_time
 
     assert blpop_can_time(live, 30_000)  # 300 ms at scale 0.01: three ticks at the default hz
     assert not blpop_can_time(live, 5_000)  # 50 ms: less than one tick
@@ -357,8 +358,8 @@ def test_consumer_validates(fake, kw, match):
 def test_one_recorder_protocol_filtered_and_wall(fake):
     """Every run writes through `Recorder`: a Run is a ClockRecorder, Filtered drops what its predicates
     refuse (a dropped interval is returned but never reaches the timeline), WallRecorder reads the wall."""
-    from emqlab.consumer import unusual
-    from emqlab.timeline import ClockRecorder, Filtered, Recorder, Timeline, WallRecorder
+    from emqlab.queue.consumer import unusual
+    from emqlab.core.timeline import ClockRecorder, Filtered, Recorder, Timeline, WallRecorder
 
     with run_on(fake, "recorder-test", {}) as run:
         assert isinstance(run, ClockRecorder) and isinstance(run, Recorder)

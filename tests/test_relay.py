@@ -1,4 +1,4 @@
-"""The fault-injecting link (emqlab.relay): it delays each way, holds traffic while stalled, cuts
+"""The fault-injecting link (emqlab.faults.relay): it delays each way, holds traffic while stalled, cuts
 connections, and leaves no thread or socket behind. An echo server on loopback stands in for Valkey
 (no Valkey starts here); every wait polls with a deadline."""
 
@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from emqlab import relay as relay_mod
-from emqlab.errors import BadParameter
-from emqlab.relay import Relay
+from emqlab.faults import relay as relay_mod
+from emqlab.core.errors import BadParameter
+from emqlab.faults.relay import Relay
 
 DELAY = 0.2
 

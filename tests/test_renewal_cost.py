@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from emqlab.backend import connect
-from emqlab.commandstats import ServerCounter
-from emqlab.errors import BadParameter, LeaseLost
-from emqlab.lease import Leases, new_token
-from emqlab.renewal_plane import DEFAULT_BATCH, DESIGNS, PerJobTimers, Sweep, make_plane
+from emqlab.store.backend import connect
+from emqlab.store.commandstats import ServerCounter
+from emqlab.core.errors import BadParameter, LeaseLost
+from emqlab.lease.leases import Leases, new_token
+from emqlab.lease.designs import DEFAULT_BATCH, DESIGNS, PerJobTimers, Sweep, make_plane
 from emqlab.scenarios.renewal_cost import capacity_words, figure_words, renewal_cost, scaling_words, words
-from emqlab.words import seconds
+from emqlab.core.words import seconds
 
 EMQLAB = str(Path(sys.executable).with_name("emqlab"))
 

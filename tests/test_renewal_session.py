@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from emqlab.backend import connect
-from emqlab.errors import BadParameter, LeaseLost
-from emqlab.renewal_plane import DESIGNS, PerJobTimers, Session, Sweep, make_plane
+from emqlab.store.backend import connect
+from emqlab.core.errors import BadParameter, LeaseLost
+from emqlab.lease.designs import DESIGNS, PerJobTimers, Session, Sweep, make_plane
 from emqlab.scenarios.renewal_cost import renewal_cost, static_verdict, words
-from emqlab.words import seconds
+from emqlab.core.words import seconds
 
 EMQLAB = str(Path(sys.executable).with_name("emqlab"))
 

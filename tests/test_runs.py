@@ -11,10 +11,10 @@ import time
 
 import pytest
 
-from emqlab import runs
-from emqlab.errors import BadParameter, StoreError
-from emqlab.queue import Queue
-from emqlab.runs import LEASE_SUFFIX, RunLease, clean, lease_seconds
+from emqlab.lease import runs
+from emqlab.core.errors import BadParameter, StoreError
+from emqlab.queue.jobs import Queue
+from emqlab.lease.runs import LEASE_SUFFIX, RunLease, clean, lease_seconds
 from emqlab.scenarios.base import run_on
 
 from liverun import keys_under, run_json, run_leases, start, wait_for
@@ -25,7 +25,7 @@ RUN_PREFIX = re.compile(r"emqlab:heartbeat-[0-9a-f]{16}:")
 def test_run_prefixes_are_random_across_processes(fake):
     here = {fake.run_prefix("heartbeat") for _ in range(100)}
     assert len(here) == 100 and all(RUN_PREFIX.fullmatch(p) for p in here)
-    code = "from emqlab.backend import connect; print(connect('fake').run_prefix('heartbeat'))"
+    code = "from emqlab.store.backend import connect; print(connect('fake').run_prefix('heartbeat'))"
     there = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
              for _ in range(2)}
     assert len(there) == 2 and not there & here  # two processes no longer both get `heartbeat-1`
@@ -144,7 +144,7 @@ def test_clean_on_a_live_server_spares_a_live_run(live, valkey_url, monkeypatch)
 def test_eight_runs_at_once_give_the_verdicts_they_give_alone():
     """Eight heartbeat, renewal-cost and chaos runs started at the same moment against one server:
     each gives the verdict it gives alone; afterwards no `emqlab:*` key remains."""
-    from emqlab.embedded import EmbeddedValkey
+    from emqlab.store.embedded import EmbeddedValkey
 
     verbs = {
         "heartbeat-none": ["heartbeat", "--renew", "none", "--scale", "0.05"],

@@ -7,11 +7,12 @@ import json
 
 import pytest
 
-from emqlab import cli, lab
-from emqlab.export import export_all, export_figure
-from emqlab.figures import heartbeat_figure, heartbeat_modes
+from emqlab.cli import command as cli
+from emqlab.course import lab
+from emqlab.view.export import export_all, export_figure
+from emqlab.view.figures import heartbeat_figure, heartbeat_modes
 from emqlab.scenarios.heartbeat import heartbeat
-from emqlab.widgets import ModeExplorer
+from emqlab.view.widgets import ModeExplorer
 
 
 def cli_summary(capsys, *argv: str) -> str:
@@ -62,7 +63,7 @@ def test_figure_1_captions_carry_the_cli_readouts(capsys, tmp_path):
 
 
 def test_the_dashboard_reads_the_same_words(fake, capsys):
-    from emqlab.present import explorer as dashboard
+    from emqlab.course.present import explorer as dashboard
 
     x = dashboard("heartbeat", backend=fake)
     try:

@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-from emqlab.backend import redact
-from emqlab.embedded import EmbeddedValkey
-from emqlab.errors import BadParameter
+from emqlab.store.backend import redact
+from emqlab.store.embedded import EmbeddedValkey
+from emqlab.core.errors import BadParameter
 
 from liverun import consumers, descendants, run, start, wait_for
 
@@ -37,7 +37,7 @@ def test_redact_masks_every_way_of_writing_a_password(url, shown):
 @pytest.mark.parametrize("url", [f"redis://:{PW}@h:99999", f"redis://h:1/x?password={PW}",
                                  f"redis://h:1/0?password={PW}&bogus=1", f"ftp://:{PW}@h"])
 def test_a_bad_url_error_never_shows_the_password(url):
-    from emqlab.backend import connect
+    from emqlab.store.backend import connect
 
     with pytest.raises(BadParameter) as err:
         connect(url)

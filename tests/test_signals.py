@@ -12,7 +12,7 @@ import tempfile
 
 import pytest
 
-from emqlab.embedded import FOLDER_PREFIX, EmbeddedValkey
+from emqlab.store.embedded import FOLDER_PREFIX, EmbeddedValkey
 
 from liverun import (consumers, descendants, gone, keys_under, run_json, run_leases, servers, start,
                      wait_for)

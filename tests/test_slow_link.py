@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from emqlab import figures, lab
+from emqlab.view import figures
+from emqlab.course import lab
 from emqlab.plot.check import overprints
 from emqlab.scenarios.heartbeat import heartbeat
 from emqlab.scenarios.slow_link import latency_bound, rule_says_held, rule_words

@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from emqlab.cli import main
-from emqlab.errors import BadParameter
+from emqlab.cli.command import main
+from emqlab.core.errors import BadParameter
 from emqlab.scenarios.stuck import stuck, stuck_figure_words, stuck_words
-from emqlab.words import plural, seconds
+from emqlab.core.words import plural, seconds
 
 MUST = [("none", None, (0, 35)), ("sweep", None, None), ("session", None, None), ("session", 120, (120, 125))]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from emqlab import figures
+from emqlab.view import figures
 from emqlab.plot import Drawing
 from emqlab.plot.check import overprints, small_texts
 
@@ -15,7 +15,7 @@ SIZES = [((12, 7.2), 80, 12), ((15, 7.5), 120, 18), ((16, 9), 120, 18)]
 
 @pytest.fixture(scope="module")
 def runs():
-    from emqlab.backend import connect
+    from emqlab.store.backend import connect
 
     with connect("fake") as be:
         yield figures.stuck_modes(be)

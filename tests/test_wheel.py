@@ -31,14 +31,14 @@ SOURCES = ("pyproject.toml", "README.md", "emqlab")
 
 def course_figures() -> list:
     """The figures the course draws, from wherever the lead's split puts the list."""
-    for name in ("emqlab.export", "emqlab.figures"):
+    for name in ("emqlab.view.export", "emqlab.view.figures"):
         try:
             module = importlib.import_module(name)
         except ImportError:
             continue
         if hasattr(module, "course_figures"):
             return module.course_figures()
-    raise AssertionError("neither emqlab.export nor emqlab.figures offers course_figures()")
+    raise AssertionError("neither emqlab.view.export nor emqlab.view.figures offers course_figures()")
 
 
 def run(*cmd, cwd: Path, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
@@ -99,7 +99,7 @@ def test_the_wheel_ships_the_package_data(wheel):
 
 def test_the_installed_emqlab_is_the_wheel_not_the_checkout(venv, tmp_path):
     out = run(venv / "bin" / "python", "-c",
-              "import emqlab, emqlab.measured as m; print(emqlab.__file__); print(len(m.benchmark_rows()))",
+              "import emqlab, emqlab.core.measured as m; print(emqlab.__file__); print(len(m.benchmark_rows()))",
               cwd=tmp_path, env=clean_env()).stdout.split()
     where, rows = Path(out[0]).resolve(), int(out[1])
     assert venv.resolve() in where.parents, f"emqlab was imported from {where}, not from the new environment"

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from matplotlib.backend_bases import MouseEvent
 
-from emqlab import lab
-from emqlab.errors import BadParameter
-from emqlab.figures import heartbeat_figure
-from emqlab.scenarios import heartbeat
-from emqlab.widgets import ModeExplorer
+from emqlab.course import lab
+from emqlab.core.errors import BadParameter
+from emqlab.view.figures import heartbeat_figure
+from emqlab.scenarios.heartbeat import heartbeat
+from emqlab.view.widgets import ModeExplorer
 
 
 def both(backend=None, lease=30):
@@ -202,19 +202,19 @@ def test_lab_command_opens_the_first_lesson():
 
 # -- every figure with modes, through the same explorer ----------------------------------------------
 def _renewal(be):
-    from emqlab.figures import renewal_figure
+    from emqlab.view.figures import renewal_figure
     from emqlab.scenarios.renewal_cost import renewal_cost
     return renewal_figure, {d: renewal_cost(jobs=6, design=d, ticks=2, backend=be) for d in ("per-job", "sweep")}
 
 
 def _queue_heartbeat(be):
-    from emqlab.figures import queue_heartbeat_figure
+    from emqlab.view.figures import queue_heartbeat_figure
     from emqlab.scenarios.reaper import queue_heartbeat
     return queue_heartbeat_figure, {r: queue_heartbeat(renew=r, backend=be) for r in ("none", "half")}
 
 
 def _fencing(be):
-    from emqlab.figures import fencing_figure
+    from emqlab.view.figures import fencing_figure
     from emqlab.scenarios.fencing import fencing
     return fencing_figure, {m: fencing(fencing=m, backend=be) for m in ("off", "on")}
 
@@ -274,14 +274,14 @@ def test_importing_the_widgets_changes_no_global_matplotlib_state():
     import subprocess
     import sys
 
-    code = ("import matplotlib; before = dict(matplotlib.rcParams); import emqlab.widgets, emqlab.plot.heartbeat; "
+    code = ("import matplotlib; before = dict(matplotlib.rcParams); import emqlab.view.widgets, emqlab.plot.heartbeat; "
             "print([k for k in before if before[k] != matplotlib.rcParams[k]])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
 
 def test_lab_helpers_read_runs_in_words(fake, tmp_path):
-    from emqlab.scenarios import heartbeat as run_heartbeat
+    from emqlab.scenarios.heartbeat import heartbeat as run_heartbeat
 
     lapsed = run_heartbeat(renew="none", backend=fake)
     assert lab.facts(lapsed) == "lapsed_at: 30 s · runs: 2 · double_run: True · finished_once: False"

@@ -2,7 +2,7 @@
 
 Every drawing function has the shape `draw_x(timelines, words, fig=None, **kw) -> Drawing`:
 - `timelines` is one Timeline, a list, or {mode: Timeline}; `words` is the `FigureWords` the
-  scenario wrote (`emqlab.figures` pairs each drawing function with its scenario's words);
+  scenario wrote (`emqlab.view.figures` pairs each drawing function with its scenario's words);
 - with no `fig` it makes a plain `matplotlib.figure.Figure` (export); the explorer passes an
   ipympl figure in, cleared, and the function draws into it from scratch;
 - each artist that belongs to a mode carries `gid = "mode:<name>"`; each mode has exactly one
@@ -24,9 +24,9 @@ from typing import Any
 from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 
-from ..errors import BadParameter
-from ..timeline import Timeline
-from ..words import FigureWords
+from ..core.errors import BadParameter
+from ..core.timeline import Timeline
+from ..core.words import FigureWords
 from . import style
 
 

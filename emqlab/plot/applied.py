@@ -17,8 +17,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
-from ..timeline import Timeline
-from ..words import FigureWords
+from ..core.timeline import Timeline
+from ..core.words import FigureWords
 from . import Drawing, figure_for, modes_of, style
 
 BAND_Y, BAND_H = 0.06, 0.30

@@ -24,12 +24,12 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
-from ..errors import BadParameter
-from ..timeline import Event, Timeline
-from ..words import FigureWords
+from ..core.errors import BadParameter
+from ..core.timeline import Event, Timeline
+from ..core.words import FigureWords
 from . import Drawing, figure_for, modes_of, style
 
-STEPS = ("reap", "promote", "drain", "park")  # the order of a beat (emqlab.consumer.STEPS)
+STEPS = ("reap", "promote", "drain", "park")  # the order of a beat (emqlab.queue.consumer.STEPS)
 ROW_H = 0.56  # a bar's height, in rows
 # who read a TIME: colours no step of the beat lane uses
 ACTOR_COLOURS = (style.OKABE_ITO["black"], style.OKABE_ITO["vermillion"], style.OKABE_ITO["sky"],

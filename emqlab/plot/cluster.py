@@ -15,8 +15,8 @@ from typing import Any
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch, Rectangle
 
-from ..timeline import Timeline
-from ..words import FigureWords
+from ..core.timeline import Timeline
+from ..core.words import FigureWords
 from . import Drawing, figure_for, modes_of, style
 
 ORDER = ("job", "pending", "schedule", "wake", "active", "done", "effects")  # enqueue's four keys first

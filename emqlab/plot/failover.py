@@ -20,8 +20,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
-from ..timeline import Timeline
-from ..words import FigureWords
+from ..core.timeline import Timeline
+from ..core.words import FigureWords
 from . import Drawing, figure_for, modes_of, style, wrap
 
 LANES = {"primary": 4.0, "replica": 3.0, "holder": 2.0, "contender": 1.0, "storage": 0.0}

@@ -20,8 +20,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 
-from ..timeline import Timeline, minus
-from ..words import FigureWords
+from ..core.timeline import Timeline, minus
+from ..core.words import FigureWords
 from . import Drawing, figure_for, modes_of, style
 from .applied import lease_bands
 

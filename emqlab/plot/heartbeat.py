@@ -19,8 +19,8 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import MultipleLocator
 
-from ..timeline import Timeline, minus
-from ..words import FigureWords, ModeWords
+from ..core.timeline import Timeline, minus
+from ..core.words import FigureWords, ModeWords
 from . import Drawing, as_modes, style
 
 LANES = {"holder": 1.0, "contender": 0.0}
@@ -190,7 +190,7 @@ def _boundary_axes(fig, ax, words: FigureWords, ylabel: str, ncols: int) -> None
 
 def draw_boundary(result: Mapping[str, Any], words: FigureWords, fig: Figure | None = None, *,
                   figsize: tuple[float, float] = (10, 6.5)) -> Drawing:
-    """Held or lost, for each (cadence, pause) run of `emqlab.lab.cadence_boundary`, over the rule's line."""
+    """Held or lost, for each (cadence, pause) run of `emqlab.course.lab.cadence_boundary`, over the rule's line."""
     if fig is None:
         fig = Figure(figsize=figsize, layout="constrained")
     ax = fig.subplots()
@@ -206,7 +206,7 @@ def draw_boundary(result: Mapping[str, Any], words: FigureWords, fig: Figure | N
 
 def draw_latency_boundary(result: Mapping[str, Any], words: FigureWords, fig: Figure | None = None, *,
                           figsize: tuple[float, float] = (10, 6.5)) -> Drawing:
-    """Held or lost, for each (cadence, one-way delay) run of `emqlab.lab.latency_boundary`, over the
+    """Held or lost, for each (cadence, one-way delay) run of `emqlab.course.lab.latency_boundary`, over the
     rule's line, which the result carries as `line` (points of (cadence, largest delay held))."""
     if fig is None:
         fig = Figure(figsize=figsize, layout="constrained")

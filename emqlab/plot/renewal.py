@@ -7,7 +7,7 @@
 
 Every function takes the words its scenario wrote (`emqlab.scenarios.renewal_cost`'s
 `figure_words`, `scaling_words`, `capacity_words`) and returns a `Drawing`; labels and colours
-of the designs come from the registry `emqlab.renewal_plane.DESIGNS`.
+of the designs come from the registry `emqlab.lease.designs.DESIGNS`.
 - `draw_scaling`: benchmark rows -> round trips and server µs per tick against K (log–log).
 - `draw_capacity`: capacity search results -> measured tick time against K, the cadence line, and
   the largest K each design keeps alive (for the session design, where its memory ran out).
@@ -24,9 +24,9 @@ from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
-from ..renewal_plane import DESIGNS
-from ..timeline import Timeline
-from ..words import FigureWords, plural, seconds
+from ..lease.designs import DESIGNS
+from ..core.timeline import Timeline
+from ..core.words import FigureWords, plural, seconds
 from . import Drawing, as_modes, style
 
 COLORS = {name: d.colour for name, d in DESIGNS.items()}
@@ -136,7 +136,7 @@ def draw_renewal_cost(timelines: Any, words: FigureWords, fig: Figure | None = N
     `scenarios.renewal_cost.figure_words` wrote for them; return the Drawing.
 
     Typical use: `modes = {d: renewal_cost(jobs=6, design=d) for d in DESIGNS}`, then
-    `draw_renewal_cost(modes, figure_words(modes))` (emqlab.figures pairs the two).
+    `draw_renewal_cost(modes, figure_words(modes))` (emqlab.view.figures pairs the two).
     Lane titles are each mode's label and static verdict; the readout line is `Drawing.readout`."""
     modes = _as_modes(timelines)
     fig = _new_figure(fig, figsize)

@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
-from ..words import FigureWords
+from ..core.words import FigureWords
 from . import Drawing, figure_for, modes_of, style
 
 BAND = (0.4, 0.4)  # worker-1's lease band: y, height

@@ -1,9 +1,3 @@
-"""The course figures as functions that run on a backend and return a Timeline."""
-
-from .heartbeat import heartbeat
-from .renewal_cost import renewal_cost
-from .reaper import queue_heartbeat, reaper
-from .fencing import fencing
-from .chaos import chaos
-
-__all__ = ["heartbeat", "renewal_cost", "reaper", "queue_heartbeat", "fencing", "chaos"]
+"""The course's runs: each module runs one story on a backend and returns a Timeline, with the one
+function that puts the run into words. Import the one you use (`from emqlab.scenarios.heartbeat
+import heartbeat`): nothing here loads a scenario before it is asked for."""

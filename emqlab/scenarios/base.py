@@ -1,6 +1,6 @@
 """What every scenario run shares: a backend (opened here if none is given), a key prefix of its
 own (random: runs from any process or machine never meet) guarded by the run's own lease
-(`emqlab.runs`), deleted when the run ends however it ends, a timeline it records to (a `Run` is
+(`emqlab.lease.runs`), deleted when the run ends however it ends, a timeline it records to (a `Run` is
 the run's `ClockRecorder`), and the run's round-trip count."""
 
 from __future__ import annotations
@@ -10,22 +10,22 @@ from contextlib import contextmanager
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Iterator
 
-from ..backend import Backend, connect
-from ..consumer import Consumer
+from ..store.backend import Backend, connect
+from ..queue.consumer import Consumer
 import redis
 
-from ..errors import BadParameter, StoreError
-from ..runs import RunLease
-from ..ranges import ALIASES, RANGES, check, get
-from ..timeline import ClockRecorder, Timeline
+from ..core.errors import BadParameter, StoreError
+from ..lease.runs import RunLease
+from ..core.ranges import ALIASES, RANGES, check, get
+from ..core.timeline import ClockRecorder, Timeline
 
 
 def positive(name: str, value: Any, unit: str = "model seconds") -> float:
-    """Validate a duration or count that must be > 0, inside its range in `emqlab.ranges` when the
+    """Validate a duration or count that must be > 0, inside its range in `emqlab.core.ranges` when the
     table names it (lease, job, beat, poll, crash_at, late_at, pause, …): finite, in range, not a bool."""
     if name in RANGES or name in ALIASES:
         if not get(name).low > 0:
-            raise LookupError(f"positive({name!r}): its range in emqlab/ranges.py starts at {get(name).low}, not > 0")
+            raise LookupError(f"positive({name!r}): its range in emqlab/core/ranges.py starts at {get(name).low}, not > 0")
         return float(check(name, value))
     try:
         number = float(value)

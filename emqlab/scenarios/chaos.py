@@ -19,14 +19,14 @@ import random
 import sys
 from typing import Any
 
-from .. import ranges
-from ..consumer import Consumer, unusual
-from ..errors import BadParameter
-from ..holder import queue_designs
-from ..queue import Queue, check_name
-from ..timeline import Filtered, Timeline
-from ..words import FigureWords, ModeWords, plural, seconds
-from ..words import figure_words as _figure_words
+from ..core import ranges
+from ..queue.consumer import Consumer, unusual
+from ..core.errors import BadParameter
+from ..queue.holder import queue_designs
+from ..queue.jobs import Queue, check_name
+from ..core.timeline import Filtered, Timeline
+from ..core.words import FigureWords, ModeWords, plural, seconds
+from ..core.words import figure_words as _figure_words
 from .base import Run, named, positive, run_on
 
 def _choice(what: str, value: Any, allowed: tuple[str, ...]) -> str:
@@ -43,9 +43,9 @@ def chaos(workers: int = 4, jobs: int = 1000, fencing: str = "on", kills: int | 
 
     kills, pauses: how many of each (defaults: workers, 2 × workers); a pause lasts 2 × lease.
     lease, beat, job: model seconds (defaults 10, 1, 0.5). fencing: on | off. procs: auto | on |
-    off (OS processes; on needs live Valkey). The figure is drawn by `emqlab.figures.chaos_figure`.
+    off (OS processes; on needs live Valkey). The figure is drawn by `emqlab.view.figures.chaos_figure`.
     progress: auto | on | off, a bar on stderr. Counts: jobs, completed, lost, duplicate_effects.
-    design: how consumers hold their jobs (`emqlab.holder`: none, per-job, sweep, session; renewing
+    design: how consumers hold their jobs (`emqlab.queue.holder`: none, per-job, sweep, session; renewing
     designs renew at TTL/2). A pause of 2 × lease outlives a lease, a renewal and a session alike.
     """
     workers, jobs = ranges.check("workers", workers), ranges.check("jobs", jobs)

@@ -1,7 +1,7 @@
 """The cluster lesson: where one queue's keys live on a three-node Valkey cluster, with and without
 the `{q}` hashtag, and what the server says to a script over them.
 
-`placement(cluster, hashtag)` runs on a real `emqlab.cluster.LocalCluster`:
+`placement(cluster, hashtag)` runs on a real `emqlab.store.cluster.LocalCluster`:
 1. it sends the queue's enqueue script (four keys) straight to the node that owns its first key,
    and records the server's reply, or its refusal (CROSSSLOT);
 2. it writes one small value to each of the queue's seven keys with a one-key command through the
@@ -18,12 +18,12 @@ from typing import Any
 import redis
 from redis.exceptions import ClusterCrossSlotError
 
-from ..cluster import ClusterBackend, LocalCluster
-from ..queue import Queue
-from ..scripts import source
-from ..timeline import Timeline
-from ..words import FigureWords, ModeWords, plural
-from ..words import figure_words as _figure_words
+from ..store.cluster import ClusterBackend, LocalCluster
+from ..queue.jobs import Queue
+from ..store.scripts import source
+from ..core.timeline import Timeline
+from ..core.words import FigureWords, ModeWords, plural
+from ..core.words import figure_words as _figure_words
 from .base import named
 from .reaper import JOB_ID
 

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..consumer import Consumer
-from ..errors import BadParameter
-from ..faults import Pause
-from ..queue import Queue
-from ..timeline import Timeline
-from ..words import FigureWords, ModeWords, seconds, times
-from ..words import figure_words as _figure_words
+from ..queue.consumer import Consumer
+from ..core.errors import BadParameter
+from ..faults.pauses import Pause
+from ..queue.jobs import Queue
+from ..core.timeline import Timeline
+from ..core.words import FigureWords, ModeWords, seconds, times
+from ..core.words import figure_words as _figure_words
 from .base import named, play, positive, run_on
 from .reaper import JOB_ID
 

@@ -14,17 +14,17 @@ from typing import Any
 
 import simpy
 
-from ..errors import BadParameter, LeaseLost, StaleToken, StoreError
-from ..faults import Pause, World
-from ..lease import Leases, new_token
-from ..ranges import check
-from ..renewal import Cadence, parse_cadence
-from ..timeline import Interval, Timeline, minus
-from ..words import FigureWords, ModeWords, plural, seconds, times
-from ..words import boundary_words as grid_words
-from ..words import figure_words as figure_words_of
+from ..core.errors import BadParameter, LeaseLost, StaleToken, StoreError
+from ..faults.pauses import Pause, World
+from ..lease.leases import Leases, new_token
+from ..core.ranges import check
+from ..lease.cadence import Cadence, parse_cadence
+from ..core.timeline import Interval, Timeline, minus
+from ..core.words import FigureWords, ModeWords, plural, seconds, times
+from ..core.words import boundary_words as grid_words
+from ..core.words import figure_words as figure_words_of
 from .base import Run, positive, run_on
-from .link import Link
+from ..faults.link import Link
 
 LOST = "lease-lost"
 STOP = "stop"

@@ -2,7 +2,7 @@
 a SIGKILL, chaos's crashes are SIGKILLs and its pauses SIGSTOP … SIGCONT.
 
 The parent records on a `WallRecorder`, the same wall-clock time base the children stamp their
-pushed events on (`emqlab.procs`); their events are collected into the run's timeline at the end.
+pushed events on (`emqlab.queue.procs`); their events are collected into the run's timeline at the end.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ import json
 import time
 from typing import Any
 
-from ..consumer import ROUTINE, late_completion
-from ..errors import StoreError
-from ..procs import ProcessPool, bands_from_events, collect_events
-from ..queue import Queue
-from ..timeline import WallRecorder
+from ..queue.consumer import ROUTINE, late_completion
+from ..core.errors import StoreError
+from ..queue.procs import ProcessPool, bands_from_events, collect_events
+from ..queue.jobs import Queue
+from ..core.timeline import WallRecorder
 from .base import Run
 
 BOOT_S = 30  # real seconds a child may take to boot and claim its first job

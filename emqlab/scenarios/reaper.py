@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..consumer import Consumer, late_completion
-from ..errors import BadParameter
-from ..holder import NONE, SESSION, queue_designs
-from ..queue import Queue, check_id, check_name
-from ..renewal import parse_cadence
-from ..timeline import Timeline
-from ..words import FigureWords, ModeWords, figure_words, plural, seconds, times
+from ..queue.consumer import Consumer, late_completion
+from ..core.errors import BadParameter
+from ..queue.holder import NONE, SESSION, queue_designs
+from ..queue.jobs import Queue, check_id, check_name
+from ..lease.cadence import parse_cadence
+from ..core.timeline import Timeline
+from ..core.words import FigureWords, ModeWords, figure_words, plural, seconds, times
 from .base import Run, named, play, positive, run_on
 
 JOB_ID = "ORD0NgWEfAEJfs"  # the course's example id
@@ -86,7 +86,7 @@ def reaper(lease: float = 30, beat: float = 5, job: float = 20, crash_at: float 
     length). crash_at: when worker-1 dies mid-job (must fall inside the job). late_at: when
     worker-1's late completion arrives with its stale attempts (default: lease + 3 beats).
     procs: run the consumers as OS processes (live Valkey only); the crash is a SIGKILL.
-    design: how the consumers hold their jobs (`emqlab.holder`: none, per-job, sweep, session; renewing
+    design: how the consumers hold their jobs (`emqlab.queue.holder`: none, per-job, sweep, session; renewing
     designs renew at TTL/2); with session, the dead worker's session lapses and takes its job with it.
     """
     if design not in queue_designs():

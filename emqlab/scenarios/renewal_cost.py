@@ -12,13 +12,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..commandstats import ServerCounter
-from ..errors import BadParameter
-from ..lease import new_token
-from ..renewal import cadence_help, parse_cadence
-from ..renewal_plane import DESIGNS, SESSION, SWEEP, Call, Holding, check_count, check_design, make_plane
-from ..timeline import Timeline
-from ..words import FigureWords, ModeWords, figure_words as _figure_words, plural, seconds
+from ..store.commandstats import ServerCounter
+from ..core.errors import BadParameter
+from ..lease.leases import new_token
+from ..lease.cadence import cadence_help, parse_cadence
+from ..lease.designs import DESIGNS, SESSION, SWEEP, Call, Holding, check_count, check_design, make_plane
+from ..core.timeline import Timeline
+from ..core.words import FigureWords, ModeWords, figure_words as _figure_words, plural, seconds
 from .base import Run, positive, run_on
 
 SCENARIO = "renewal_cost"

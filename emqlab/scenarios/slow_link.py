@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..timeline import Timeline
-from ..words import FigureWords, seconds
-from ..words import boundary_words as grid_words
+from ..core.timeline import Timeline
+from ..core.words import FigureWords, seconds
+from ..core.words import boundary_words as grid_words
 from .heartbeat import heartbeat
 
 EDGE = 1e-9

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..consumer import Consumer
-from ..errors import BadParameter
-from ..holder import NONE, queue_designs
-from ..queue import Queue, check_name
-from ..renewal_plane import DESIGNS
-from ..timeline import Timeline
-from ..words import FigureWords, ModeWords, figure_words, plural, seconds
+from ..queue.consumer import Consumer
+from ..core.errors import BadParameter
+from ..queue.holder import NONE, queue_designs
+from ..queue.jobs import Queue, check_name
+from ..lease.designs import DESIGNS
+from ..core.timeline import Timeline
+from ..core.words import FigureWords, ModeWords, figure_words, plural, seconds
 from .base import named, play, positive, run_on
 
 JOB_ID = "ORD0NgWEfAEJfs"  # the course's example id

@@ -1,0 +1,382 @@
+"""The instructor's side of a class: totals, the queue's invariants, every learner's lane, and the
+controls (enqueue a burst, crash a learner's worker, pause it, fencing on/off).
+
+Everything here runs with the instructor's credential (`emqlab.classroom.server.open_class` on the line of
+`FILE.instructor`); the dashboard and `emqlab class status|enqueue|crash|pause|fence` call it.
+
+Invariants (`Board.status()["invariants"]`), checked over every job j1 … jN the instructor enqueued:
+- placed: each job sits in exactly one of pending, active, schedule, done (none: `lost`);
+- state: its hash's `state` names the set it sits in;
+- effects: with fencing on for the whole class, no job's effect was applied more than once;
+- attempts: a job's attempts never went down since the last check (kept in `P seen`).
+A learner can break them with the plain commands the queue's functions need (see classroom.py):
+the check is how that damage is seen, not silent.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from typing import Any
+
+from .server import QUEUE, ClassStore, open_class
+from ..core.errors import BadParameter
+from ..queue.jobs import Queue
+from ..core.words import FigureWords, ModeWords, plural
+
+LANE_KEEP = 200  # events each learner's lane keeps (the newest)
+SETS = ("pending", "active", "schedule", "done")
+STATE_OF = {"pending": "pending", "active": "active", "schedule": "scheduled", "done": "done"}
+
+
+class Board:
+    """A class seen and steered by its instructor."""
+
+    def __init__(self, store: ClassStore):
+        if store.slot != "instructor":
+            raise BadParameter("the class's controls need the instructor's address (the line of FILE.instructor)")
+        self.store, self.keys, self.client = store, store.keys, store.client
+        self.queue = Queue(store, QUEUE, prefix=store.keys.prefix)
+
+    @classmethod
+    def connect(cls, url: str) -> "Board":
+        return cls(open_class(url))
+
+    def close(self) -> None:
+        self.store.close()
+
+    # -- who is in the class --------------------------------------------------------------------
+    def slots(self) -> list[str]:
+        n = int(self.client.get(self.keys.key("learners")) or 0)
+        return [f"l{i:02d}" for i in range(1, n + 1)]
+
+    def learners(self) -> list[dict[str, Any]]:
+        """Every seat: slot, the name its learner joined under (or None), whether its worker is alive, and
+        the instructor's last order to it (`order`: cmd, seconds, at; {} if none)."""
+        slots = self.slots()
+        pipe = self.client.pipeline(transaction=False)
+        for slot in slots:
+            pipe.get(self.keys.own(slot, "name"))
+            pipe.exists(self.keys.own(slot, "alive"))
+            pipe.hgetall(self.keys.ctl(slot))
+        got = pipe.execute()
+        return [{"slot": s, "name": got[3 * i], "alive": bool(got[3 * i + 1]), "order": got[3 * i + 2] or {}}
+                for i, s in enumerate(slots)]
+
+    def slot_of(self, name: str) -> str:
+        """A learner's seat from its slot (l07) or the name it joined under."""
+        for seat in self.learners():
+            if name in (seat["slot"], seat["name"]):
+                return seat["slot"]
+        raise BadParameter(f"no learner {name!r} in this class (a slot like l07, or the name a learner joined under)")
+
+    # -- controls ---------------------------------------------------------------------------------
+    def enqueue(self, n: int) -> list[str]:
+        """Enqueue a burst of `n` jobs, ids following the last one (j1, j2, …); the ids enqueued."""
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 100_000:
+            raise BadParameter(f"a burst is from 1 to 100000 jobs, got {n!r}")
+        first = int(self.client.get(self.keys.key("enqueued")) or 0) + 1
+        ids = [f"j{i}" for i in range(first, first + n)]
+        for start in range(0, n, 1000):
+            self.queue.enqueue_many(ids[start:start + 1000])
+        return ids
+
+    def order(self, name: str, command: str, seconds: float = 0.0) -> str:
+        """Send one learner's worker an order (crash or pause); it acts on it within a beat. The slot."""
+        slot = self.slot_of(name)
+        # the order first, then its number: a worker polling in between sees the new order under the old
+        # number (not yet its to obey), never the new number over the old order (which it would take as
+        # obeyed, losing the new one)
+        pipe = self.client.pipeline(transaction=False)
+        pipe.hset(self.keys.ctl(slot), mapping={"cmd": command, "seconds": seconds, "at": time.time()})
+        pipe.hincrby(self.keys.ctl(slot), "seq", 1)
+        pipe.execute()
+        return slot
+
+    def crash(self, name: str) -> str:
+        return self.order(name, "crash")
+
+    def pause(self, name: str, seconds: float) -> str:
+        if not (isinstance(seconds, (int, float)) and 0.1 <= seconds <= 600):
+            raise BadParameter(f"a pause lasts from 0.1 to 600 seconds, got {seconds!r}")
+        return self.order(name, "pause", float(seconds))
+
+    def fencing(self, on: bool) -> None:
+        self.client.set(self.keys.key("fence"), "1" if on else "0")
+        if not on:
+            self.client.set(self.keys.key("fence-was-off"), "1")
+
+    def server_ms(self) -> int:
+        """The server's clock (TIME), ms: where 'now' is on the lanes' lease stamps."""
+        sec, usec = self.client.time()
+        return sec * 1000 + usec // 1000
+
+    def fenced(self) -> bool:
+        return self.client.get(self.keys.key("fence")) != "0"
+
+    # -- what happened --------------------------------------------------------------------------
+    def lanes(self, last: int = LANE_KEEP) -> list[dict[str, Any]]:
+        """One lane per seat: slot, name, alive; `events`, its newest events (each with `t`, unix
+        seconds; a claim carries `now` and `score`, the server's clock and the lease deadline it
+        stamped, in ms); `notes`, its newest notable ones (reaps, refusals, crash, pause), which a
+        busy lane's claims never push out."""
+        seats = self.learners()
+        pipe = self.client.pipeline(transaction=False)
+        for seat in seats:
+            pipe.lrange(self.keys.own(seat["slot"], "lane"), -last, -1)
+            pipe.lrange(self.keys.own(seat["slot"], "notes"), -last, -1)
+        got = pipe.execute()
+        for i, seat in enumerate(seats):
+            seat["events"] = [json.loads(x) for x in got[2 * i]]
+            seat["notes"] = [json.loads(x) for x in got[2 * i + 1]]
+        return seats
+
+    def status(self) -> dict[str, Any]:
+        """Totals and the invariants, from the server (a consistent-enough snapshot: one pipeline)."""
+        k, q = self.keys, self.queue
+        n = int(self.client.get(k.key("enqueued")) or 0)
+        ids = [f"j{i}" for i in range(1, n + 1)]
+        pipe = self.client.pipeline(transaction=False)
+        for job in ids:
+            pipe.hmget(q.job_key(job), "state", "attempts")
+            pipe.zscore(q.pending, job)
+            pipe.zscore(q.active, job)
+            pipe.zscore(q.schedule, job)
+            pipe.sismember(q.done, job)
+        pipe.hgetall(q.effects)
+        pipe.hgetall(k.key("seen"))
+        pipe.get(k.key("fence-was-off"))
+        pipe.get(q.reaped_key)
+        got = pipe.execute()
+        effects, seen, was_off, reaped = got[-4:]
+        broken: dict[str, list[str]] = {"placed": [], "state": [], "effects": [], "attempts": []}
+        lost, counts, now_seen = [], dict.fromkeys(SETS, 0), {}
+        for i, job in enumerate(ids):
+            (state, attempts), *places = got[5 * i: 5 * i + 5]
+            # a reaped job sits in pending at score 0: test scores for presence, not truth
+            where = [s for s, p in zip(SETS[:3], places[:3]) if p is not None] + (["done"] if places[3] else [])
+            if not where:
+                lost.append(job)
+            elif len(where) > 1:
+                broken["placed"].append(job)
+            else:
+                counts[where[0]] += 1
+                if state != STATE_OF[where[0]]:
+                    broken["state"].append(job)
+            applied = int(effects.get(job, 0))
+            if applied > 1 and not was_off:
+                broken["effects"].append(job)
+            now_seen[job] = int(attempts or 0)
+            if now_seen[job] < int(seen.get(job, 0)):
+                broken["attempts"].append(job)
+        if now_seen:
+            self.client.hset(k.key("seen"), mapping=now_seen)
+        learners = self.learners()
+        return {
+            "learners": sum(s["alive"] for s in learners), "seats": len(learners), "enqueued": n,
+            "completed": counts["done"], "pending": counts["pending"], "active": counts["active"],
+            "scheduled": counts["schedule"], "lost": len(lost),
+            "duplicate_effects": sum(max(0, int(v) - 1) for v in effects.values()),
+            "reaped": int(reaped or 0), "fencing": self.fenced(), "fencing_was_off": bool(was_off),
+            "invariants_ok": not any(broken.values()) and not lost,
+            "invariants": {name: jobs[:20] for name, jobs in broken.items()}, "lost_jobs": lost[:20],
+        }
+
+    def totals(self) -> dict[str, Any]:
+        """What `emqlab class status --json` prints: the issue's seven fields."""
+        s = self.status()
+        return {key: s[key] for key in ("learners", "enqueued", "completed", "lost", "duplicate_effects",
+                                        "reaped", "invariants_ok")}
+
+
+# -- a lane, read (for the dashboard's lanes and the learner's own) ------------------------------------
+def lane_bands(events: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """A lane's events as what to draw. `leases`: one per claim, {job, attempts, start, deadline, end,
+    ended (completed | refused | crashed | None: still held), server_now, server_deadline} (times in unix
+    seconds on the learner's clock; the lease's length comes from the server's own stamps, ms);
+    `pauses`: {start, end}; `reaps`: {t, jobs} (jobs this learner handed back from others);
+    `crashes`: {t, holding}."""
+    leases: list[dict[str, Any]] = []
+    open_: dict[tuple[str, int], dict[str, Any]] = {}
+    out: dict[str, list[dict[str, Any]]] = {"leases": leases, "pauses": [], "reaps": [], "crashes": []}
+    for e in sorted(events, key=lambda e: e["t"]):
+        kind, job = e["kind"], (e.get("job"), e.get("attempts"))
+        if kind == "claim":
+            band = {"job": e["job"], "attempts": e["attempts"], "start": e["t"],
+                    "deadline": e["t"] + (e["score"] - e["now"]) / 1000, "end": None, "ended": None,
+                    "server_now": e["now"], "server_deadline": e["score"]}
+            leases.append(band)
+            open_[job] = band
+        elif kind in ("complete", "complete_refused") or (kind == "effect" and e.get("applied")):
+            band = open_.pop(job, None)
+            if band is not None:
+                band["end"], band["ended"] = e["t"], "refused" if kind == "complete_refused" else "completed"
+        elif kind == "crash":
+            out["crashes"].append({"t": e["t"], "holding": e.get("holding", [])})
+            for band in open_.values():
+                band["end"], band["ended"] = e["t"], "crashed"
+            open_.clear()
+        elif kind == "pause_end":
+            out["pauses"].append({"start": e.get("started", e["t"]), "end": e["t"]})
+        elif kind == "reap":
+            out["reaps"].append({"t": e["t"], "jobs": e["jobs"]})
+    return out
+
+
+def lane_story(name: str, lanes: list[dict[str, Any]], fates: dict[str, dict[str, Any]] | None = None) -> str:
+    """What happened to `name`'s jobs, in one place for the lesson and the dashboard: what it finished,
+    and for each job it held when crashed or paused, who reaped it and whether its late write was refused.
+    `fates` ({job: {state, attempts, worker}}, the job's hash now): what a learner, who sees only its own
+    lane, can tell of a job it lost."""
+    mine = next((lane for lane in lanes if name in (lane["name"], lane["slot"])), None)
+    if mine is None:
+        return f"{name} has not joined the class"
+    notes = mine.get("notes", [])
+    done = len({(e.get("job"), e.get("attempts")) for e in mine.get("events", []) if e["kind"] == "complete" or
+                (e["kind"] == "effect" and e.get("applied"))})  # a job's effect and completion: one job
+    parts = [f"{mine['name'] or mine['slot']} finished {done} of its latest jobs"]
+    for e in notes:
+        if e["kind"] not in ("crash", "pause_start"):
+            continue
+        what = "crashed" if e["kind"] == "crash" else f"was paused {e['seconds']:g} s"
+        for job in e.get("holding", []):
+            by = [lane["name"] or lane["slot"] for lane in lanes for r in lane.get("notes", [])
+                  if r["kind"] == "reap" and job in r["jobs"]]
+            refused = any(r["kind"] == "complete_refused" and r.get("job") == job for r in notes)
+            # fencing off, the woken worker's effect lands (its effect event) and only its completion is refused
+            landed = any(r["kind"] == "effect" and r.get("job") == job and r["t"] >= e["t"]
+                         for r in notes + mine.get("events", []))
+            fate = f"{by[0]} reaped it" if by else "nobody reaped it (it finished before its lease ran out)"
+            now = (fates or {}).get(job) or {}
+            if not by and now.get("worker") and now["worker"] != (mine["name"] or mine["slot"]):
+                fate = (f"its lease ran out and {now['worker']} took it over (attempt {now['attempts']}); "
+                        f"it is now {now['state']}")
+            done_by = [lane["name"] or lane["slot"] for lane in lanes if lane is not mine
+                       for r in lane.get("events", []) if r.get("job") == job
+                       and (r["kind"] == "complete" or (r["kind"] == "effect" and r.get("applied")))]
+            if by and done_by:
+                fate += " and completed it" if done_by[0] == by[0] else f" and {done_by[0]} completed it"
+            late = ("; its late effect landed anyway (fencing was off): the job's effect happened twice" if landed
+                    else "; its late write was refused" if refused else "")
+            parts.append(f"it {what} holding {job}: {fate}{late}")
+    return "; ".join(parts) + "."
+
+
+# -- the class, as plain data to draw (emqlab.classroom.draw) and its words ----------------------------
+PAUSE_GRACE_S = 1.0  # an ordered pause is shown as under way until this long after it should have ended
+
+
+def class_snapshot(board: Board, last: int = LANE_KEEP) -> dict[str, Any]:
+    """One look at the class: `lanes` (Board.lanes), `totals` (Board.status), `server_ms` (the server's
+    TIME) and `local` (this machine's clock at the same moment, for the instructor's order stamps)."""
+    lanes, totals = board.lanes(last), board.status()
+    return {"lanes": lanes, "totals": totals, "server_ms": board.server_ms(), "local": time.time()}
+
+
+def lane_offset(events: list[dict[str, Any]]) -> float:
+    """Seconds to add to a learner's clock to read the server's: the median, over its claims, of the
+    server's TIME the claim stamped minus the learner's time of the claim (0 without a claim)."""
+    gaps = [e["now"] / 1000 - e["t"] for e in events if e["kind"] == "claim" and "now" in e]
+    return statistics.median(gaps) if gaps else 0.0
+
+
+def _merged(lane: dict[str, Any]) -> list[dict[str, Any]]:
+    seen, out = set(), []
+    for e in [*lane.get("events", []), *lane.get("notes", [])]:
+        key = (e["t"], e["kind"], e.get("job"), e.get("attempts"))
+        if key not in seen:
+            seen.add(key)
+            out.append(e)
+    return sorted(out, key=lambda e: e["t"])
+
+
+def lane_state(lane: dict[str, Any], local: float) -> str:
+    """working | paused | crashed | left | empty (a seat nobody joined)."""
+    order = lane.get("order") or {}
+    if not lane.get("name"):
+        return "empty"
+    if order.get("cmd") == "pause" and local < float(order["at"]) + float(order["seconds"]) + PAUSE_GRACE_S:
+        return "paused"
+    if lane.get("alive"):
+        return "working"
+    crashed = order.get("cmd") == "crash" or any(e["kind"] == "crash" for e in lane.get("notes", []))
+    return "crashed" if crashed else "left"
+
+
+def lane_view(lane: dict[str, Any], server_ms: int, local: float | None = None) -> dict[str, Any]:
+    """A lane as what to draw: lane_bands on the server's clock, in seconds before `server_ms` (≤ 0),
+    with its `state`, `label` (its name) and `done` (completions it shows)."""
+    events = _merged(lane)
+    shift = lane_offset(events) - server_ms / 1000
+    bands = lane_bands(events)
+
+    def at(t):
+        return None if t is None else t + shift
+
+    leases = [{**b, "start": at(b["start"]), "end": at(b["end"]),
+               "deadline": b["server_deadline"] / 1000 - server_ms / 1000} for b in bands["leases"]]
+    pauses = [{"start": at(p["start"]), "end": at(p["end"])} for p in bands["pauses"]]
+    local = time.time() if local is None else local
+    state = lane_state(lane, local)
+    order = lane.get("order") or {}
+    if state == "paused":  # under way: the worker writes its pause only when it wakes
+        start = float(order["at"]) - local
+        if not any(p["end"] >= start - PAUSE_GRACE_S for p in pauses):
+            pauses.append({"start": start, "end": None})
+    return {"slot": lane["slot"], "label": lane.get("name") or lane["slot"], "state": state,
+            "leases": leases, "pauses": pauses,
+            "reaps": [{"t": at(r["t"]), "jobs": r["jobs"]} for r in bands["reaps"]],
+            "crashes": [{"t": at(c["t"]), "holding": c["holding"]} for c in bands["crashes"]],
+            "done": sum(b["ended"] == "completed" for b in leases)}
+
+
+def class_lanes(snapshot: dict[str, Any]) -> list[dict[str, Any]]:
+    """The lanes of every learner who joined (a seat nobody took is not drawn), as `lane_view`s."""
+    return [lane_view(lane, snapshot["server_ms"], snapshot.get("local")) for lane in snapshot["lanes"]
+            if lane.get("name")]
+
+
+def totals_sentence(totals: dict[str, Any]) -> str:
+    """The class's totals in one sentence (the dashboard's status line, the figure's prompt)."""
+    t = totals
+    broken = [name for name, jobs in t.get("invariants", {}).items() if jobs] + (["lost"] if t["lost"] else [])
+    holds = ("the queue's invariants hold" if t["invariants_ok"]
+             else f"the queue's invariants are BROKEN ({', '.join(broken) or 'see class status'})")
+    fence = "on" if t.get("fencing", True) else "off"
+    return (f"{plural(t['learners'], 'learner')} working; {t['enqueued']} jobs enqueued, {t['completed']} completed, "
+            f"{t['lost']} lost, {plural(t['duplicate_effects'], 'duplicate effect')}, {t['reaped']} reaped; "
+            f"{holds}; fencing {fence}.")
+
+
+def lane_verdict(lane: dict[str, Any], view: dict[str, Any]) -> str:
+    """One lane's short verdict: its state and what it finished."""
+    notes = lane.get("notes", [])
+    crash = next((e for e in reversed(notes) if e["kind"] == "crash"), None)
+    refused = sum(e["kind"] == "complete_refused" for e in notes)
+    reaped = sum(len(e.get("jobs", [])) for e in notes if e["kind"] == "reap")
+    parts = [f"{view['state']}", f"{view['done']} done"]
+    if crash is not None:
+        parts.append(f"crashed holding {', '.join(crash.get('holding', [])) or 'nothing'}")
+    if reaped:
+        parts.append(f"reaped {plural(reaped, 'job')} of classmates")
+    if refused:
+        parts.append(f"{plural(refused, 'late write')} refused")
+    return " · ".join(parts)
+
+
+def class_words(snapshot: dict[str, Any]) -> FigureWords:
+    """What the class figure says: the caption, the totals as its prompt, and for each joined
+    learner (a mode per seat) its name, its story (`lane_story`) and its short verdict."""
+    lanes = [lane for lane in snapshot["lanes"] if lane.get("name")]
+    views = {v["slot"]: v for v in class_lanes(snapshot)}
+    modes = {lane["slot"]: ModeWords(lane["name"], lane_story(lane["name"], lanes),
+                                     lane_verdict(lane, views[lane["slot"]])) for lane in lanes}
+    caption = ("A class on one server: one lane per learner's worker. Each band is a lease, from the claim to the "
+               "deadline the server stamped on its own clock; a green end is a completion, a red cross a stale "
+               "write the attempts fence refused, a black cross a crash; a purple diamond is a reap that handed "
+               "a classmate's expired job back; grey hatching is a pause.")
+    if snapshot.get("totals") is None:  # one learner's own lane: its story is the prompt
+        own = lanes[0]["name"] if lanes else "this learner"
+        return FigureWords(caption, lane_story(own, lanes, snapshot.get("fates")), modes)
+    return FigureWords(caption, totals_sentence(snapshot["totals"]), modes)

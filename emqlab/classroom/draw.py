@@ -1,0 +1,204 @@
+"""A class on one server, drawn for the back of the room: one lane per joined learner, and the totals.
+
+`draw_class(lanes, totals, words, fig=None) -> Drawing`. `lanes` are plain dicts, one per learner
+(`emqlab.classroom.board.class_lanes` makes them): `slot`, `label`, `state`, and its `leases`
+({job, attempts, start, deadline, end, ended}), `pauses`, `reaps`, `crashes`, every time in seconds
+on the server's clock before the moment the figure shows (0 = now, so times are ≤ 0). `totals` is
+the class's status (`Board.status()`), or None for one learner's own lane (no totals strip).
+
+Each lease is a band from its claim to its end (a completion, a refused late write, a crash), drawn
+no further than the deadline the server stamped; past that deadline a band is hatched red (held
+after its lease lapsed: stale), and a crashed worker's lease is outlined until it runs out (then a
+classmate's reaper may take the job). A classmate's job taken over (attempts > 1) has an orange edge.
+Each learner is a mode (`mode:<slot>`, lane patch `lane:<slot>`): lighting one dims the others.
+Words: the labels here name single events; every sentence is the scenario's (`class_words`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch, Rectangle
+from matplotlib.transforms import blended_transform_factory
+
+from ..core.words import FigureWords
+from ..plot import Drawing, figure_for, style
+from .board import class_lanes, class_snapshot, class_words
+
+DONE, REFUSED, CRASH, REAP = style.OKABE_ITO["green"], style.LAPSE, "#000000", style.CONTENDER
+TAKEN = style.RENEW  # the edge of a band whose job a classmate held before
+BAND_H, LANE_H = 0.44, 0.9
+ANNOTATE_MAX = 12  # lanes; more, and the marks speak through the legend and the readout alone
+SPLIT_LABELS = 15  # lanes; more, and every other lane is named on the right
+MIN_WINDOW_S = 10.0
+
+
+def _tiles(ax, totals: dict[str, Any]) -> None:
+    """The totals strip: one tile per count, its number large, red where it is bad news."""
+    ok = bool(totals["invariants_ok"])
+    tiles = [("learners", str(totals["learners"]), False), ("enqueued", str(totals["enqueued"]), False),
+             ("completed", str(totals["completed"]), False), ("lost", str(totals["lost"]), totals["lost"] > 0),
+             ("duplicate\neffects", str(totals["duplicate_effects"]), totals["duplicate_effects"] > 0),
+             ("reaped", str(totals["reaped"]), False), ("invariants", "ok" if ok else "BROKEN", not ok),
+             ("fencing", "on" if totals.get("fencing", True) else "off", not totals.get("fencing", True))]
+    ax.set_axis_off()
+    ax.set_xticks([])
+    ax.set_yticks([])
+    for i, (label, value, bad) in enumerate(tiles):
+        x = (i + 0.5) / len(tiles)
+        colour = REFUSED if bad else (DONE if label in ("invariants", "completed") else "#222222")
+        ax.text(x, 0.42, value, transform=ax.transAxes, ha="center", va="bottom", fontsize=28,
+                fontweight="bold", color=colour)
+        ax.text(x, 0.36, label, transform=ax.transAxes, ha="center", va="top", fontsize=style.FONT["label"],
+                color="#333333", linespacing=1.0)
+
+
+class _Labels:
+    """Event labels on one lane, kept apart: a label that would print over an earlier one is skipped."""
+
+    def __init__(self, ax, per_s: float, fontsize: float):
+        self.ax, self.per_s, self.fontsize = ax, per_s, fontsize  # per_s: data seconds per pixel
+        self.taken: dict[float, list[tuple[float, float]]] = {}
+
+    def put(self, x: float, y: float, text: str, gid: str, colour: str, left: float) -> None:
+        width = (len(text) * self.fontsize * 0.62 + 10) * self.per_s
+        if x < left:
+            return
+        x0, x1 = x, x + width
+        if x1 > 0.5:  # no room to the right of it: the label sits to its left
+            x0, x1 = x - width, x
+        spans = self.taken.setdefault(y, [])
+        if x0 < left or any(a < x1 and x0 < b for a, b in spans):
+            return
+        spans.append((x0, x1))
+        ax = self.ax
+        ax.annotate(text, (x, y + BAND_H / 2), xytext=(4 if x0 == x else -4, 3), textcoords="offset points",
+                    ha="left" if x0 == x else "right", va="bottom", fontsize=self.fontsize, color=colour,
+                    gid=gid, annotation_clip=True)
+
+
+def _lane(ax, lane: dict[str, Any], y: float, labels: _Labels | None, left: float, mark: float = 1.0) -> None:
+    """One learner's lane at height `y`; `mark` scales the markers (smaller when many lanes share the axes)."""
+    gid = f"mode:{lane['slot']}"
+    paused = lane["state"] == "paused"
+    for b in lane["leases"]:
+        start, deadline = b["start"], b["deadline"]
+        end = b["end"] if b["end"] is not None else 0.0
+        held_to = min(end, deadline) if b["ended"] in ("refused", "crashed") or (paused and b["end"] is None) else end
+        edge = dict(edgecolor=TAKEN, lw=2.0) if b["attempts"] > 1 else dict(edgecolor="white", lw=1.0)  # jobs apart
+        ax.add_patch(Rectangle((start, y - BAND_H / 2), max(held_to - start, 0.02), BAND_H, facecolor=style.LEASE,
+                               alpha=0.6, gid=gid, **edge))
+        if held_to < end:  # held on after its lease lapsed: a stale holder
+            ax.add_patch(Rectangle((deadline, y - BAND_H / 2), end - deadline, BAND_H, facecolor="none",
+                                   edgecolor=REFUSED, hatch="///", lw=1.0, gid=gid))
+        if b["ended"] == "crashed" and deadline > end:  # the lease runs on, unrenewed, until the reaper may take it
+            ax.add_patch(Rectangle((end, y - BAND_H / 2), deadline - end, BAND_H, facecolor="none",
+                                   edgecolor=style.LEASE, ls=":", lw=1.5, gid=gid))
+        if b["ended"] == "completed":
+            ax.plot([end], [y], marker="o", markersize=6 * mark, color=DONE, markeredgecolor="white", ls="none", gid=gid)
+        elif b["ended"] == "refused":
+            ax.plot([end], [y], marker="X", markersize=15 * mark, color=REFUSED, markeredgecolor="white", ls="none", gid=gid)
+            if labels:
+                labels.put(end, y, f"late write on {b['job']} refused", gid, REFUSED, left)
+        if b["attempts"] > 1 and labels and b["ended"] != "refused":
+            labels.put(start, y, f"{b['job']}, try {b['attempts']}", gid, "#8a5a00", left)
+    for p in lane["pauses"]:
+        end = p["end"] if p["end"] is not None else 0.0
+        ax.add_patch(Rectangle((p["start"], y - LANE_H / 2 + 0.04), end - p["start"], LANE_H - 0.08, facecolor="none",
+                               edgecolor=style.PAUSE, hatch="\\\\", lw=1.2, gid=gid))
+        if labels:
+            labels.put(p["start"], y, "paused", gid, "#444444", left)
+    for c in lane["crashes"]:
+        ax.plot([c["t"]], [y], marker="X", markersize=17 * mark, color=CRASH, markeredgecolor="white", ls="none", gid=gid)
+        if labels:
+            held = ", ".join(c["holding"])
+            labels.put(c["t"], y, f"crash (holding {held})" if held else "crash", gid, CRASH, left)
+    for r in lane["reaps"]:
+        ax.plot([r["t"]], [y + BAND_H / 2 + 0.1], marker="D", markersize=10 * mark, color=REAP, ls="none", gid=gid)
+        if labels:
+            labels.put(r["t"], y, "reaped " + ", ".join(r["jobs"][:3]), gid, REAP, left)
+
+
+def _window(lanes: list[dict[str, Any]], window: float | None) -> float:
+    """The left edge of the lanes, seconds before now: what the lanes hold, at least MIN_WINDOW_S and at
+    most `window` seconds (None: no most)."""
+    times = [t for lane in lanes for t in ([b["start"] for b in lane["leases"]] + [p["start"] for p in lane["pauses"]]
+                                            + [r["t"] for r in lane["reaps"]] + [c["t"] for c in lane["crashes"]])]
+    left = min(min(times, default=0.0) - 1.0, -MIN_WINDOW_S)
+    return left if window is None else max(left, -float(window))
+
+
+def _legend(fig: Figure) -> None:
+    handles = [Patch(color=style.LEASE, alpha=0.6, label="lease held"),
+               Patch(facecolor=style.LEASE, alpha=0.6, edgecolor=TAKEN, lw=2, label="a classmate's job, taken over"),
+               Line2D([], [], color=DONE, marker="o", ls="none", label="completed"),
+               Patch(facecolor="none", edgecolor=REFUSED, hatch="///", label="held past its lease"),
+               Line2D([], [], color=REFUSED, marker="X", markersize=11, ls="none", label="late write refused"),
+               Line2D([], [], color=CRASH, marker="X", markersize=11, ls="none", label="crash"),
+               Line2D([], [], color=REAP, marker="D", ls="none", label="reap"),
+               Patch(facecolor="none", edgecolor=style.PAUSE, hatch="\\\\", label="paused")]
+    fig.legend(handles=handles, loc="outside upper center", ncols=8, fontsize=style.FONT["tick"], frameon=False,
+               handlelength=1.4, columnspacing=1.2)
+
+
+def draw_class(lanes: list[dict[str, Any]], totals: dict[str, Any] | None, words: FigureWords,
+               fig: Figure | None = None, *, figsize: tuple[float, float] = (15, 7.5),
+               window: float | None = None, readout: bool = True) -> Drawing:
+    """The class (or one learner's lane, `totals=None`): lanes over the server's clock, totals on top."""
+    fig = figure_for(fig, figsize)
+    if totals is not None:
+        top, ax = fig.subplots(2, 1, height_ratios=[1.0, 5.0])
+        _tiles(top, totals)
+    else:
+        ax = fig.subplots()
+    left = _window(lanes, window)
+    n = max(len(lanes), 1)
+    ys = {lane["slot"]: float(n - 1 - k) for k, lane in enumerate(lanes)}
+    ax.set_xlim(left, 0.5)
+    ax.set_ylim(-0.6, n - 0.4)
+    width_px = fig.get_figwidth() * fig.dpi * 0.8  # the lanes' width, about
+    labels = _Labels(ax, (0.5 - left) / width_px, style.FONT["tick"]) if len(lanes) <= ANNOTATE_MAX else None
+    band = blended_transform_factory(ax.transAxes, ax.transData)
+    for lane in lanes:
+        y = ys[lane["slot"]]
+        ax.add_patch(Rectangle((0, y - LANE_H / 2), 1, LANE_H, transform=band, facecolor="#F2F2F2", lw=0,
+                               edgecolor="#0072B2", zorder=-10, gid=f"lane:{lane['slot']}"))
+        _lane(ax, lane, y, labels, left, 1.0 if len(lanes) <= ANNOTATE_MAX else 0.6)
+    ax.axvline(0, color="#555555", lw=1.2, ls="--")
+    names = [lane["label"] + ("" if lane["state"] == "working" else f" · {lane['state']}") for lane in lanes]
+    if len(lanes) > SPLIT_LABELS:  # every other lane named on the right: the labels keep two lanes apart
+        right = ax.twinx()
+        right.set_ylim(ax.get_ylim())
+        right.tick_params(axis="x", bottom=False, labelbottom=False)  # the lanes axis has the x ticks
+        right.spines["top"].set_visible(False)
+        right.set_yticks([ys[lane["slot"]] for lane in lanes[1::2]], names[1::2], fontsize=style.FONT["tick"])
+        ax.set_yticks([ys[lane["slot"]] for lane in lanes[0::2]], names[0::2], fontsize=style.FONT["tick"])
+    else:
+        ax.set_yticks(list(ys.values())[:len(lanes)], names, fontsize=style.FONT["label"])
+    ax.tick_params(axis="x", labelsize=style.FONT["tick"])
+    ax.set_xlabel("seconds before now, on the server's clock (now: dashed line)", fontsize=style.FONT["label"])
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    _legend(fig)
+    text = fig.text(0.01, 0.01, words.prompt, fontsize=style.FONT["readout"], ha="left", va="bottom",
+                    gid="readout") if readout else None
+    return Drawing(fig, words, {}, text)
+
+
+# -- the figures: a class's board, or one learner's lane, read now ---------------------------------
+def class_figure(board: Any, fig=None, **kw: Any) -> Drawing:
+    """The instructor's class: one lane per joined learner over the server's clock, the totals on top.
+    `board`: an `emqlab.classroom.board.Board` (read now) or a `class_snapshot` of one.
+    kw: figsize, window (the most seconds shown before now; default: all the lanes hold), readout."""
+    snap = board if isinstance(board, dict) else class_snapshot(board)
+    return draw_class(class_lanes(snap), snap["totals"], class_words(snap), fig=fig, **kw)
+
+
+def learner_lane_figure(handle: Any, fig=None, **kw: Any) -> Drawing:
+    """A learner's own lane, from the handle `lab.join` returned (or its `.snapshot()`): its leases on
+    the server's clock, its crash or pause, and under it what became of the job it lost."""
+    snap = handle if isinstance(handle, dict) else handle.snapshot()
+    kw.setdefault("figsize", (12, 3.6))
+    return draw_class(class_lanes(snap), None, class_words(snap), fig=fig, **kw)

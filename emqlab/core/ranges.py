@@ -1,0 +1,266 @@
+"""Every number emqlab takes, with its finite range, in one table.
+
+`RANGES` names each numeric flag and parameter once: its lowest and highest allowed value, its
+unit, whether it is whole, and what the range protects. The CLI's `--help`, its argument types,
+the scenario validators (`scenarios.base.positive`, `renewal_plane.check_count`) and the library
+(`Leases`, `Queue`) all read it, so a number is refused the same way everywhere: one sentence
+naming the range, raised as `BadParameter` (CLI: one line, exit 2) before anything starts.
+
+Ranges alone cannot bound a run (a 3600 s job renewed every 0.05 × 0.1 s is in range, part by
+part), so `check_run` also bounds what a whole run costs before it starts: at most
+`REAL_SECONDS_LIMIT` of wall-clock time on a real clock (the model span × scale), and at most
+`STEP_LIMIT` store steps (one step ≈ one round trip, at most ≈ 0.3 ms here on fakeredis and on
+a local Valkey). Measured on this 2-core machine, the costliest runs the limits allow finish in
+about a minute (see RUN_BOUND); anything costlier is refused in well under a second.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .errors import BadParameter
+
+REAL_SECONDS_LIMIT = 60.0  # a run on a real clock lasts at most this many real seconds (model span × scale)
+STEP_LIMIT = 150_000  # a run takes at most this many store steps (round trips, weighted: see check_run)
+# Measured on this project's 2-core machine, loaded, at the limits (2026-12-01): chaos --jobs 22000 on
+# fakeredis 52 s; renewal-cost --design sweep --jobs 100000 --ticks 4 31 s; --design per-job --jobs 74000
+# 27 s; heartbeat on live Valkey near the 60 s real-time limit 30 s. The bound keeps a margin over them.
+RUN_BOUND = "about 90 s"
+
+
+@dataclass(frozen=True)
+class Range:
+    """One number's allowed values: `low` to `high` inclusive, in `unit`; `whole`: an integer."""
+
+    name: str
+    low: float
+    high: float
+    unit: str
+    whole: bool = False
+    bounds: str = ""  # what the range protects (why these ends)
+    template: str = "{}"  # how the CLI flag carries the number ("10:{}" for --pause AT:SECONDS)
+
+    def text(self) -> str:
+        lo, hi = (f"{int(v)}" if float(v).is_integer() else f"{v:g}" for v in (self.low, self.high))
+        return f"{lo} to {hi}" + (f" {self.unit}" if self.unit else "")
+
+    def rule(self) -> str:
+        kind = "a whole number" if self.whole else "a number"
+        return f"{self.name} must be {kind} from {self.text()}"
+
+
+def _r(name, low, high, unit, whole=False, bounds="", template="{}") -> tuple[str, Range]:
+    return name, Range(name, low, high, unit, whole, bounds, template)
+
+
+MODEL_S = "model seconds"
+RANGES: dict[str, Range] = dict([
+    # durations, model seconds
+    _r("lease", 0.1, 3600, MODEL_S, bounds="a lease the store can set (PX >= 1 ms) and a run can wait out"),
+    _r("job", 0.1, 3600, MODEL_S, bounds="how long one job works"),
+    _r("beat", 0.1, 600, MODEL_S, bounds="a consumer's beat: how often it reaps and claims"),
+    _r("crash_at", 0.1, 3600, MODEL_S, bounds="when worker-1 dies (inside the job)"),
+    _r("late_at", 0.1, 10800, MODEL_S, bounds="when the stale completion arrives"),
+    _r("poll", 0.1, 600, MODEL_S, bounds="how often the contender tries the lock"),
+    _r("pause", 0.1, 3600, MODEL_S, bounds="a stop-the-world pause's length (--pause AT:SECONDS)", template="10:{}"),
+    _r("pause_at", 0, 3600, MODEL_S, bounds="when a stop-the-world pause starts", template="{}:10"),
+    _r("latency", 0, 600, MODEL_S, bounds="the one-way delay of the holder's link (heartbeat --latency)"),
+    _r("max_runtime", 1, 3600, MODEL_S, bounds="a job's hard deadline, set once at claim (stuck --max-runtime); "
+       "the run watches it + 2 leases"),
+    _r("cadence", 0.05, 2, "× the lease", bounds="time between renewals (half = 0.5)"),
+    _r("scale", 0.0001, 1, "real seconds per model second", bounds="real clock speed (1e-4: a 30 s lease is 3 ms)"),
+    # counts
+    _r("ticks", 1, 10_000, "ticks", True, "renewal ticks a renewal-cost run measures"),
+    _r("jobs", 1, 100_000, "jobs", True, "jobs enqueued (chaos) or leases held (renewal-cost K)"),
+    _r("batch", 1, 2_000, "leases per call", True, "leases one sweep script call carries (keeps a call ~ms)"),
+    _r("workers", 1, 64, "consumers", True, "consumers (threads of one process, or OS processes)"),
+    _r("kills", 0, 1_000, "crashes", True, "consumer crashes chaos inflicts"),
+    _r("pauses", 0, 1_000, "pauses", True, "stop-the-world pauses chaos inflicts"),
+    _r("seed", 0, 2**32 - 1, "", True, "the fault plan's random seed"),
+    _r("port", 1, 65535, "", True, "a TCP port"),
+    _r("learners", 1, 200, "learners", True, "seats of a class (emqlab class serve): one ACL user each"),
+    _r("line", 1, 200, "", True, "which line of a join file (emqlab class join --line)"),
+    _r("work", 0.01, 60, "seconds", bounds="how long a class worker works each job (emqlab class join --work)"),
+    # the library's own numbers (no flag)
+    _r("ttl_ms", 1, 86_400_000, "model milliseconds", bounds="a lease's time to live in the library API"),
+    _r("delay_ms", 0, 86_400_000, "model milliseconds", bounds="a retry or enqueue delay"),
+    _r("attempts", 1, 2**63 - 1, "", True, "a job's fencing token (the store's 64-bit counter)"),
+])
+ALIASES = {"renew": "cadence", "crash-at": "crash_at", "late-at": "late_at", "max-runtime": "max_runtime"}  # flag names read as table names
+
+
+def get(name: str) -> Range:
+    """The range of `name` (a table name or a flag alias). A number without one is a bug: add it above."""
+    key = ALIASES.get(name, name)
+    if key not in RANGES:
+        raise LookupError(f"emqlab/core/ranges.py has no range for {name!r}: every number needs one")
+    return RANGES[key]
+
+
+def check(name: str, value: Any) -> float | int:
+    """`value` if it is a finite number inside `name`'s range (an int for whole ones), else BadParameter.
+    A bool is not a number here; a whole number may be given as an integral float (3.0)."""
+    rng = get(name)
+    number = value  # a string is not a number here: the CLI parses text (`arg`), the library takes numbers
+    ok = isinstance(number, (int, float)) and not isinstance(number, bool) and math.isfinite(number)
+    if ok and rng.whole:
+        ok = float(number).is_integer()
+    if not ok or not rng.low <= number <= rng.high:
+        raise BadParameter(f"{rng.rule()}, got {value!r}")
+    return int(number) if rng.whole else float(number)
+
+
+_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?", re.ASCII)
+
+
+def _parse(text: str, rng: Range) -> float | int | None:
+    text = text.strip()
+    if rng.whole and re.fullmatch(r"[+-]?\d+", text, re.ASCII):
+        return int(text)
+    return float(text) if _NUMBER.fullmatch(text) else None  # nan, inf, 1_0, 0x10: not numbers here
+
+
+def arg(name: str) -> Callable[[str], float | int]:
+    """An CLI argument type for `name`: the number, or a one-line refusal naming the range."""
+
+    def parse(text: str):
+        rng = get(name)
+        if _parse(text, rng) is None:
+            raise BadParameter(
+                f"invalid {'int' if rng.whole else 'float'} value: {text!r}; {rng.rule()}")
+        try:
+            return check(name, _parse(text, rng))
+        except BadParameter as exc:
+            raise BadParameter(f"{exc.args[0].rsplit(', got', 1)[0]}, got {text!r}") from None
+
+    parse.__name__ = f"{name} number"
+    return parse
+
+
+def help_text(name: str, text: str) -> str:
+    """A flag's help with its range appended: shown by `--help`."""
+    return f"{text} [{get(name).text()}]"
+
+
+# -- whole runs ------------------------------------------------------------------------------
+def check_run(what: str, span_s: float, steps: float, *, real: bool, scale: float) -> None:
+    """Refuse a run whose model span × scale exceeds REAL_SECONDS_LIMIT on a real clock, or whose
+    store steps exceed STEP_LIMIT: each part may be in range while the whole would run for hours."""
+    if real and span_s * scale > REAL_SECONDS_LIMIT:
+        raise BadParameter(
+            f"{what} would run about {span_s:,.0f} model seconds = {span_s * scale:,.0f} real seconds at scale "
+            f"{scale:g}; a run may last at most {REAL_SECONDS_LIMIT:g} real seconds: shorten it or lower --scale")
+    if steps > STEP_LIMIT:
+        raise BadParameter(
+            f"{what} would take about {steps:,.0f} store steps; a run may take at most {STEP_LIMIT:,}: "
+            "use fewer jobs or ticks, a longer beat, poll or cadence, or a shorter job")
+
+
+def run_cost(verb: str, p: dict[str, Any]) -> tuple[float, float]:
+    """(model span in seconds, store steps) a verb's run will take at most, from its parameters."""
+    if verb == "heartbeat":
+        lease, job, poll = p["lease"], p["job"], p.get("poll", 1.0)
+        at, length = p.get("pause") or (0.0, 0.0)
+        span = at + length + 2 * (job + lease + poll) + 6 * (p.get("latency") or 0)  # acquire, done, release: 2 legs each
+        renewals = span / (p["cadence"] * lease) if p.get("cadence") else 0
+        return span, renewals + span / poll + 10
+    if verb == "renewal-cost":
+        span = p["ticks"] * (p["cadence"] or 1) * p["lease"]  # no cadence: the scenario refuses it
+        weight = 1.0 if p["design"] == "per-job" else 0.25  # measured: a swept lease costs ~1/4 of a round trip
+        return span, p["jobs"] * (1 + p["ticks"]) * weight + p["ticks"]
+    if verb == "reaper":
+        late = p["late_at"] if p.get("late_at") is not None else p["lease"] + 3 * p["beat"]
+        span = late + 2 * p["job"] + 2 * p["lease"] + 4 * p["beat"]
+        return span, 2 * span / p["beat"] + 10
+    if verb == "stuck":  # two consumers' beats and renewals over the horizon (scenarios/stuck.py horizon_for)
+        span = max(8 * p["lease"], (p.get("max_runtime") or 0) + 2 * p["lease"])
+        return span, 4 * span / p["beat"] + 10
+    if verb == "chaos":
+        workers, lease, beat = p["workers"], p["lease"], p["beat"]
+        span = 4 * p["jobs"] * p["job"] / workers + 14 * lease
+        return span, 4 * p["jobs"] + (workers + 1) * span / beat
+    if verb == "failover":  # the story (kill, promote, two jobs) and, at worst, the contender outwaiting a lease
+        span = 20 + p["job"] + p["lease"]
+        return span, span + 100
+    raise LookupError(f"no run cost for {verb!r}")
+
+
+def table_lines() -> list[str]:
+    """The table as text (for a README or a report)."""
+    return [f"{r.name:10} {r.text():45} {r.bounds}" for r in RANGES.values()]
+
+
+def run_limits() -> str:
+    """The run-time bound in words, for `--help`."""
+    return (f"Every number is checked against its range before anything starts. A run whose whole cost is over "
+            f"{REAL_SECONDS_LIMIT:g} s of real time on a real clock (model span × scale) or over {STEP_LIMIT:,} "
+            f"store steps (≈ round trips) is refused too, so no run lasts longer than {RUN_BOUND}.")
+
+
+def check_verb(verb: str, params: dict[str, Any], *, real: bool, scale: float) -> None:
+    """`check_run` for one CLI verb's parameters (verbs without a run cost pass)."""
+    try:
+        span, steps = run_cost(verb, params)
+    except LookupError:
+        return
+    check_run(f"this {verb} run", span, steps, real=real, scale=scale)
+
+
+# -- text the CLI takes --------------------------------------------------------------------------
+def spec_arg(parse: Callable[[Any], Any], what: str) -> Callable[[str], str]:
+    """An CLI argument type that checks a spec (a cadence, AT:SECONDS, a backend) with `parse` and
+    keeps the text: BadParameter (or a parser's ValueError) becomes the one-line refusal."""
+
+    def check_text(text: str) -> str:
+        try:
+            parse(text)
+        except BadParameter:
+            raise
+        except ValueError as exc:
+            raise BadParameter(f"{what} {text!r} is not valid ({exc})") from None
+        return text
+
+    check_text.__name__ = what
+    return check_text
+
+
+def output_file(suffixes: tuple[str, ...]) -> Callable[[str], str]:
+    """An CLI argument type for a file to write after the run: its folder exists and is writable, it is
+    not a folder, and its extension says a format we write. Checked before the run, not after it."""
+
+    def check_file(text: str) -> str:
+        path = os.path.abspath(os.path.expanduser(text))
+        folder, suffix = os.path.dirname(path), os.path.splitext(path)[1].lower().lstrip(".")
+        allowed = " or ".join(suffixes)
+        if os.path.isdir(path):
+            raise BadParameter(f"{text!r} is a folder; name a file ending .{allowed}")
+        if suffix not in suffixes:
+            raise BadParameter(f"{text!r} must end in .{allowed} (the format is read from it)")
+        if not os.path.isdir(folder):
+            raise BadParameter(f"the folder of {text!r} does not exist: {folder}")
+        if not os.access(folder, os.W_OK | os.X_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+            raise BadParameter(f"{text!r} cannot be written here (no permission)")
+        return text
+
+    check_file.__name__ = "file"
+    return check_file
+
+
+def output_dir(text: str) -> str:
+    """An CLI argument type for a folder to write into, created if missing: it is not a file, and it (or
+    the nearest folder above it that exists) is writable."""
+    path = os.path.abspath(os.path.expanduser(text))
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise BadParameter(f"{text!r} is a file, not a folder")
+    probe = path
+    while not os.path.exists(probe):
+        probe = os.path.dirname(probe)
+    if not os.path.isdir(probe):
+        raise BadParameter(f"{text!r} cannot be created: {probe} is a file, not a folder")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise BadParameter(f"{text!r} cannot be written: no permission in {probe}")
+    return text

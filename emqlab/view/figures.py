@@ -1,0 +1,216 @@
+"""Each course figure, built: a scenario's runs, its words, and the drawing that shows them.
+
+A builder pairs a drawing function of `emqlab.plot` with the `figure_words` of the scenario whose
+runs it draws, so a figure can only say what its scenario wrote. Builders take the runs (one
+Timeline, a list, or {mode: Timeline}) and an optional `fig`, and return a `Drawing`; that is the
+shape `emqlab.view.widgets.ModeExplorer` expects, so a lesson writes `ModeExplorer(heartbeat_figure, runs)`.
+
+The runs behind the exported figures and the dashboards are made here too (`heartbeat_modes`,
+`renewal_designs`, `applied_runs`), so a projected figure and an exported one come from the same runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..store.backend import Backend
+from ..core.errors import StoreError
+from ..core.measured import load_benchmark
+from ..plot import Drawing, as_modes
+from ..plot.applied import draw_chaos, draw_queue_heartbeat, draw_reaper
+from ..plot.fencing import draw_fencing
+from ..plot.heartbeat import draw_boundary, draw_heartbeat
+from ..plot.renewal import draw_capacity, draw_renewal_cost, draw_scaling
+from ..lease.designs import DESIGNS
+from ..scenarios.chaos import figure_words as chaos_words
+from ..scenarios.fencing import fencing as fencing_run
+from ..scenarios.fencing import figure_words as fencing_words
+from ..scenarios.heartbeat import boundary_words, heartbeat
+from ..scenarios.heartbeat import figure_words as heartbeat_words
+from ..scenarios.reaper import queue_heartbeat_figure_words, reaper, reaper_figure_words
+from ..scenarios.renewal_cost import capacity_words, renewal_cost, renewal_scaling, scaling_words
+from ..scenarios.renewal_cost import figure_words as renewal_words
+
+CADENCE_S = 15.0  # a 30 s lease renewed at TTL/2
+SCALING_KS = (1, 6, 100, 1000)  # measured on the spot when the benchmark's results are absent
+
+
+def _build(draw, words, key, what: str, timelines: Any, fig, labels, **kw: Any) -> Drawing:
+    modes = as_modes(timelines, key, what)
+    return draw(modes, words(modes, labels), fig=fig, **kw)
+
+
+# -- builders: runs in, Drawing out -----------------------------------------------------------------
+def heartbeat_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None, **kw: Any) -> Drawing:
+    """Figure 1: the renewal heartbeat, one panel per run."""
+    return _build(draw_heartbeat, heartbeat_words, lambda tl: str(tl.params.get("renew")), "heartbeat_figure",
+                  timelines, fig, labels, **kw)
+
+
+def renewal_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None, **kw: Any) -> Drawing:
+    """Figure 2: what each renewal design costs per tick."""
+    return _build(draw_renewal_cost, renewal_words, lambda tl: str(tl.counts.get("design")),
+                  "renewal_figure", timelines, fig, labels, **kw)
+
+
+def reaper_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None) -> Drawing:
+    """Lesson 05: crash, reap, re-claim, fence."""
+    return _build(draw_reaper, reaper_figure_words,
+                  lambda tl: "processes" if tl.params.get("procs") else "in-process", "reaper_figure",
+                  timelines, fig, labels)
+
+
+def queue_heartbeat_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None) -> Drawing:
+    """Lesson 05: figure 1 again, on the queue."""
+    return _build(draw_queue_heartbeat, queue_heartbeat_figure_words, lambda tl: str(tl.params.get("renew")),
+                  "queue_heartbeat_figure", timelines, fig, labels)
+
+
+def fencing_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None) -> Drawing:
+    """Lesson 06: a stale worker's late write, without and with fencing."""
+    return _build(draw_fencing, fencing_words, lambda tl: str(tl.params.get("fencing")), "fencing_figure",
+                  timelines, fig, labels)
+
+
+def chaos_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None) -> Drawing:
+    """A chaos run: pending, active and done over time, with its faults."""
+    return _build(draw_chaos, chaos_words, lambda tl: f"fencing {tl.params.get('fencing')}", "chaos_figure",
+                  timelines, fig, labels)
+
+
+def stuck_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None) -> Drawing:
+    """A stuck job under each design and with a hard deadline (runs of `scenarios.stuck.stuck`; see `stuck_modes`)."""
+    from ..plot.stuck import draw_stuck
+    from ..scenarios.stuck import mode_name, stuck_figure_words
+
+    return _build(draw_stuck, stuck_figure_words,
+                  lambda tl: mode_name(tl.params.get("design"), tl.params.get("max_runtime")), "stuck_figure",
+                  timelines, fig, labels)
+
+
+def stuck_modes(backend: Backend, max_runtime: float = 120) -> dict[str, Any]:
+    """The stuck-job figure's runs: none, sweep, session, and session with a hard deadline."""
+    from ..scenarios.stuck import mode_name, stuck
+
+    runs = [("none", None), ("sweep", None), ("session", None), ("session", max_runtime)]
+    return {mode_name(d, m): stuck(design=d, max_runtime=m, backend=backend) for d, m in runs}
+
+
+def scaling_figure(rows: list[dict[str, Any]], where: str, fig=None) -> Drawing:
+    """Round trips and server µs per tick against K (log–log), one line per design: every design in
+    `renewal_plane.DESIGNS` (per-job, sweep, session) and the peers, from the benchmark's rows."""
+    return draw_scaling(rows, scaling_words(rows, where), fig=fig)
+
+
+def capacity_figure(caps: list[dict[str, Any]], cadence_s: float = CADENCE_S, fig=None) -> Drawing:
+    """The largest K each design keeps alive within the cadence."""
+    return draw_capacity(caps, capacity_words(caps, cadence_s), cadence_s=cadence_s, fig=fig)
+
+
+def boundary_figure(boundary: dict[str, Any], fig=None) -> Drawing:
+    """Lesson 03: held or lost over cadence × pause length."""
+    return draw_boundary(boundary, boundary_words(boundary), fig=fig)
+
+
+# -- the runs behind the exported figures and the dashboards ----------------------------------------
+def link_modes(backend: Backend, lease: float = 30, job: float = 75) -> dict[str, Any]:
+    """The slow link's two runs: renew at TTL/2 over a 5 s and over a 10 s one-way link."""
+    return {f"{d} s link": heartbeat(lease=lease, job=job, renew="half", latency=d, backend=backend) for d in (5, 10)}
+
+
+def latency_boundary_figure(boundary: dict[str, Any], fig=None) -> Drawing:
+    """Held or lost for each (cadence, one-way delay) of `lab.latency_boundary`, over the rule's line."""
+    from ..plot.heartbeat import draw_latency_boundary
+    from ..scenarios.slow_link import boundary_words as latency_boundary_words
+
+    return draw_latency_boundary(boundary, latency_boundary_words(boundary), fig=fig)
+
+
+def heartbeat_modes(backend: Backend, lease: float = 30, job: float = 75) -> dict[str, Any]:
+    """Figure 1's two runs: no renewal, and renewal at TTL/2."""
+    return {renew: heartbeat(lease=lease, job=job, renew=renew, backend=backend) for renew in ("none", "half")}
+
+
+def renewal_designs(backend: Backend, jobs: int = 6, ticks: int = 4) -> dict[str, Any]:
+    """Figure 2's runs: every registered design, for a worker holding `jobs` leases."""
+    return {design: renewal_cost(jobs=jobs, design=design, ticks=ticks, backend=backend)
+            for design in DESIGNS}
+
+
+def fencing_modes(backend: Backend) -> dict[str, Any]:
+    """Lesson 06's runs: a worker paused past its lease, fencing off and on."""
+    return {mode: fencing_run(fencing=mode, pause="5:40", backend=backend) for mode in ("off", "on")}
+
+
+def applied_runs(backend: Backend) -> dict[str, Any]:
+    """The reaper's crash recovery (lesson 05) and fencing off / on (lesson 06)."""
+    return {"reaper": reaper(lease=30, beat=5, job=20, crash_at=10, backend=backend),
+            "fencing": fencing_modes(backend)}
+
+
+def measured_scaling(backend: Backend) -> Drawing:
+    """The scaling figure from the committed live benchmark, or measured on `backend` if it is absent."""
+    bench = load_benchmark()
+    if bench:
+        when = bench["meta"].get("when", "see benchmarks/results/renewal_cost.md")
+        return scaling_figure(bench["rows"], f"measured on live Valkey by benchmarks/renewal_cost.py ({when})")
+    where = {"fake": "fakeredis (in-process)", "valkey": "an embedded valkey-server"}.get(backend.kind,
+                                                                                          backend.describe())
+    return scaling_figure(renewal_scaling(backend, SCALING_KS), f"measured on {where} by `emqlab figures`")
+
+
+def measured_capacity() -> Drawing:
+    """The capacity figure, from the committed live benchmark's capacity search."""
+    bench = load_benchmark()
+    if not bench or not bench.get("capacity"):
+        raise StoreError("the capacity figure draws the measured capacity search that ships with emqlab "
+                         "(emqlab/data/renewal_cost.json); run `.venv/bin/python benchmarks/renewal_cost.py` to make it")
+    return capacity_figure(bench["capacity"])
+
+
+# -- the cluster lesson (07): a queue's keys on a three-node cluster --------------------------------
+def cluster_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None) -> Drawing:
+    """Lesson 07: one queue's keys on the cluster's nodes, with and without the `{q}` hashtag."""
+    from ..plot.cluster import draw_cluster
+    from ..scenarios.cluster import figure_words as cluster_words
+
+    return _build(draw_cluster, cluster_words, lambda tl: "hashtag" if tl.params.get("hashtag") else "none",
+                  "cluster_figure", timelines, fig, labels)
+
+
+def cluster_modes(cluster: Any) -> dict[str, Any]:
+    """The cluster lesson's runs on a live `emqlab.store.cluster.LocalCluster`: with the hashtag and without."""
+    from ..scenarios.cluster import placement
+
+    return {"hashtag": placement(cluster, hashtag=True), "none": placement(cluster, hashtag=False)}
+
+
+# -- the failover lesson: a lease lost when the primary dies ----------------------------------------
+def failover_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None, **kw: Any) -> Drawing:
+    """A lease lost in a failover: one panel per guard (runs of `emqlab.scenarios.failover.failover`),
+    lanes per server and per worker, the storage lane; light a guard with `Drawing.light(guard)`."""
+    from ..plot.failover import draw_failover
+    from ..scenarios.failover import figure_words as failover_words
+
+    return _build(draw_failover, failover_words, lambda tl: str(tl.params.get("guard")), "failover_figure",
+                  timelines, fig, labels, **kw)
+
+
+def failover_modes(guards: tuple[str, ...] = ("none", "wait", "fence", "fence-wait")) -> dict[str, Any]:
+    """The failover lesson's runs, one per guard, each on a primary and a replica of its own (live
+    servers it starts and stops itself, whatever the store setting: about 2 s a guard)."""
+    from ..scenarios.failover import failover
+
+    return {guard: failover(guard) for guard in guards}
+
+
+# -- lesson 05: the beat lane ----------------------------------------------------------------------
+def beats_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None) -> Drawing:
+    """Lesson 05: each consumer's beats step by step (reap → promote → drain → park), over the
+    server's TIME at each beat against the lease scores (runs of `reaper` or `queue_heartbeat`)."""
+    from ..plot.beats import draw_beats
+    from ..scenarios.reaper import beats_figure_words
+
+    return _build(draw_beats, beats_figure_words,
+                  lambda tl: "processes" if tl.params.get("procs") else tl.scenario, "beats_figure",
+                  timelines, fig, labels)
