@@ -52,7 +52,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # _peers.py, beside th
 from emqlab.store.backend import connect  # noqa: E402
 from emqlab.store.commandstats import slow_calls  # noqa: E402
 from emqlab.store.embedded import EmbeddedValkey  # noqa: E402
-from emqlab.lease.designs import DESIGNS as EMQLAB_DESIGNS, MAX_CALL_MS  # noqa: E402
+from emqlab.lease.designs import design_names  # noqa: E402
+from emqlab.lease.planes import MAX_CALL_MS  # noqa: E402
 from emqlab.scenarios.renewal_cost import capacity_words, renewal_cost, scaling_words  # noqa: E402
 from _capacity import capacity, session_memory  # noqa: E402  (beside this file)
 from _peers import run_peer  # noqa: E402  (beside this file: the peer libraries' lock holders)
@@ -64,7 +65,7 @@ LEASE_1M = 40.0  # real seconds at K >= 1,000,000: acquiring them takes ~25 s, w
 MAXMEMORY_MB = 64  # session's capacity search: the server's memory cap it fills
 QUICK_KS = (1, 6, 100, 1000)
 PEERS = ("python-redis-lock", "redis-py Lock + timer", "python-redis-lock, big pool", "redis-py Lock + timer, big pool")
-DESIGNS = (*(f"emqlab {name}" for name in EMQLAB_DESIGNS), *PEERS)
+DESIGNS = (*(f"emqlab {name}" for name in design_names(renewing=True)), *PEERS)
 CAPACITY_START = {"per-job": 10_000, "sweep": 250_000}  # where each design's doubling starts (default 10,000)
 BIG_POOL = 20_000  # the "big pool" rows: enough connections that redis-py's default cap of 100 is not the limit
 OUT = ROOT / "benchmarks" / "results"
@@ -78,7 +79,7 @@ def run_emqlab(url: str, design: str, k: int, lease_real: float, ticks: int) -> 
     be = connect(url, clock="real", scale=lease_real / lease)  # a fresh clock per run
     try:
         with slow_calls(be.client, SLOW_US) as slow:
-            t = renewal_cost(jobs=k, design=design, ticks=ticks, lease=lease, backend=be, any_k=True)
+            t = renewal_cost(jobs=k, design=design, ticks=ticks, lease=lease, backend=be, bounded=False)
     finally:
         be.close()
     c = t.counts

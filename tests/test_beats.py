@@ -4,12 +4,15 @@ against the server's TIME, its words, its figure, and the lab helpers that print
 from __future__ import annotations
 
 import pytest
+from emqlab.scenarios import load
+from support import record
 
 from emqlab.queue.consumer import Consumer
 from emqlab.core.errors import BadParameter
 from emqlab.queue.jobs import Queue
-from emqlab.scenarios.reaper import queue_heartbeat, queue_heartbeat_words, reaper, reaper_words
-from emqlab.core.timeline import Timeline
+from emqlab.scenarios.reaper import Params as ReaperParams
+from emqlab.scenarios.reaper import (QueueHeartbeatParams, QueueHeartbeatVerdict, ReaperVerdict, queue_heartbeat,
+                                    queue_heartbeat_words, reaper, reaper_words)
 from test_reaper import check_protocol, says_only_what_the_queue_heartbeat_verdict_holds
 
 
@@ -59,58 +62,59 @@ def test_the_reap_comes_at_the_first_beat_whose_time_reached_the_score(backend):
     # exact on both stores: the scores and the TIME readings come from the same server clock
     assert reaps[k].data["jobs"] == [claim.data["job"]] and reaps[k].data["now"] >= claim.data["score"]
     assert all(e.data["now"] < claim.data["score"] for e in reaps[:k])
-    assert v["first_beat_past_score"] is True and v["beats_before_reap"] == k
-    assert reaps[k].t == pytest.approx(v["reaped_at"], abs=0.05) and reaps[k].actor == v["reaped_by"]
+    assert v.first_beat_past_score is True and v.beats_before_reap == k
+    assert reaps[k].t == pytest.approx(v.reaped_at, abs=0.05) and reaps[k].actor == v.reaped_by
     if not backend.clock.real:
-        assert (v["lease_score_at"], v["reap_time_at"], v["beats_before_reap"]) == (30.0, 32.5, 6)
+        assert (v.lease_score_at, v.reap_time_at, v.beats_before_reap) == (30.0, 32.5, 6)
         assert [e.t for e in reaps[:k + 1]] == [2.5, 7.5, 12.5, 17.5, 22.5, 27.5, 32.5]
     else:  # the model times shift on a loaded machine; the order and the bound hold
-        assert v["lease_score_at"] <= v["reap_time_at"] + 0.5
-        assert 0 <= v["reaped_at"] - v["lease_deadline"] <= 5 + 3
+        assert v.lease_score_at <= v.reap_time_at + 0.5
+        assert 0 <= v.reaped_at - v.lease_deadline <= 5 + 3
 
 
 def test_the_lapsed_but_unreaped_completion_is_told_as_it_happened(backend):
     tl = queue_heartbeat(renew="none", backend=backend)
     v = tl.verdict
-    assert v["accepted_after_lapse_by"] == "worker-2" and v["accepted_attempts"] == 2
-    assert v["beats_in_gap"] == 0 and v["claims_in_gap"] == 0
-    lapse, done = v["accepted_lapsed_at"], v["accepted_at"]
+    assert v.accepted_after_lapse_by == "worker-2" and v.accepted_attempts == 2
+    assert v.beats_in_gap == 0 and v.claims_in_gap == 0
+    lapse, done = v.accepted_lapsed_at, v.accepted_at
     # from the events themselves: no reap step between the lapse and the completion
     assert not [e for e in tl.of("step") if e.data["step"] == "reap" and lapse <= e.t < done]
     if not backend.clock.real:
         assert (lapse, done) == (62.5, 107.5)
     says_only_what_the_queue_heartbeat_verdict_holds(tl)
-    assert queue_heartbeat(renew="half", backend=backend).verdict["accepted_after_lapse_by"] is None
+    assert queue_heartbeat(renew="half", backend=backend).verdict.accepted_after_lapse_by is None
 
 
 def test_reaper_words_for_the_beats():
-    base = {"reaped_at": 32.5, "crashed_at": 10.0, "died_holding": True, "lease_deadline": 30.0,
-            "reaped_by": "worker-2", "back_in_pending_after": 32.5, "within_lease_plus_beat": True,
-            "reclaimed_by": "worker-2", "reclaim_attempts": 2, "completed_by": "worker-2", "completed_at": 52.5,
-            "stale_complete_refused": True, "stale_complete_accepted": False, "lost": 0}
-    p = {"lease": 30.0, "beat": 5.0}
-    w = reaper_words(p, {**base, "first_beat_past_score": True, "beats_before_reap": 6})
+    base = record(ReaperVerdict, reaped_at=32.5, crashed_at=10.0, died_holding=True, lease_deadline=30.0,
+                  reaped_by="worker-2", back_in_pending_after=32.5, within_lease_plus_beat=True,
+                  reclaimed_by="worker-2", reclaim_attempts=2, completed_by="worker-2", completed_at=52.5,
+                  stale_complete_refused=True, stale_complete_accepted=False, lost=0)
+    p = record(ReaperParams, lease=30.0, beat=5.0)
+    w = reaper_words(p, base.but(first_beat_past_score=True, beats_before_reap=6))
     assert ("its 30 s lease ran out on the server clock at 30 s; 6 beats read a server TIME before that deadline "
             "and left the job alone; the first beat whose TIME had reached it, worker-2's beat at 32.5 s, reaped it "
             "back to pending (32.5 s after the claim") in w.readout
-    w = reaper_words(p, {**base, "first_beat_past_score": True, "beats_before_reap": 0})
+    w = reaper_words(p, base.but(first_beat_past_score=True, beats_before_reap=0))
     assert "read a server TIME" not in w.readout and "; the first beat whose TIME had reached it, worker-2's" in w.readout
-    w = reaper_words(p, {**base, "first_beat_past_score": False, "beats_before_reap": 6})
+    w = reaper_words(p, base.but(first_beat_past_score=False, beats_before_reap=6))
     assert "TIME" not in w.readout and "worker-2's beat reaped it back to pending at 32.5 s" in w.readout
 
 
 def test_queue_heartbeat_words_for_a_completion_after_the_lapse():
-    v = {"lapsed_at": 30.0, "reaped_at": 32.5, "reclaimed_by": "worker-2", "renewals": 0, "runs": 2,
-         "double_run": True, "completions": 1, "completions_refused": 1, "first_holder_refused": True,
-         "accepted_after_lapse_by": "worker-2", "accepted_lapsed_at": 62.5, "accepted_at": 107.5,
-         "accepted_attempts": 2, "beats_in_gap": 0, "claims_in_gap": 0}
-    w = queue_heartbeat_words({"renew": "none", "lease": 30.0, "job": 75.0}, v)
+    v = record(QueueHeartbeatVerdict, lapsed_at=30.0, reaped_at=32.5, reclaimed_by="worker-2", renewals=0, runs=2,
+               double_run=True, completions=1, completions_refused=1, first_holder_refused=True,
+               accepted_after_lapse_by="worker-2", accepted_lapsed_at=62.5, accepted_at=107.5,
+               accepted_attempts=2, beats_in_gap=0, claims_in_gap=0)
+    p = record(QueueHeartbeatParams, renew="none", lease=30.0, job=75.0)
+    w = queue_heartbeat_words(p, v)
     assert w.readout.endswith("refused. worker-2's own lease ran out at 62.5 s, yet its completion at 107.5 s was "
                               "accepted: no consumer beat in between, so no reap took the job back and nobody "
                               "claimed it again, and attempt 2 was still the current one.")
-    w = queue_heartbeat_words({"renew": "none", "lease": 30.0, "job": 75.0}, {**v, "beats_in_gap": 2})
+    w = queue_heartbeat_words(p, v.but(beats_in_gap=2))
     assert "no consumer beat" not in w.readout and "2 beats and 0 claims came in between" in w.readout
-    w = queue_heartbeat_words({"renew": "none", "lease": 30.0, "job": 75.0}, {**v, "accepted_after_lapse_by": None})
+    w = queue_heartbeat_words(p, v.but(accepted_after_lapse_by=None))
     assert "own lease" not in w.readout
 
 
@@ -128,7 +132,7 @@ def test_beats_figure_follows_the_figure_protocol(fake):
     qh = queue_heartbeat(renew="none", backend=fake)
     check_protocol(beats_figure({"none": qh}), ["none"])
     assert beats_figure_words([tl, qh]).modes.keys() == {"reaper", "queue-heartbeat"}
-    old = Timeline.from_dict(tl.to_dict())  # a run recorded before the claims carried the server's TIME
+    old = load(tl.to_dict())  # a run recorded before the claims carried the server's TIME
     for e in old.of("claim"):
         e.data.pop("time_s")
     with pytest.raises(BadParameter, match="server's TIME"):
@@ -148,8 +152,11 @@ def test_lab_script_shows_the_package_own_lua_file():
     from emqlab.course import lab
     from emqlab.queue.jobs import REAP_LIMIT
 
+    from emqlab.store.scripts import source
+
     text = lab.script("reap")
-    assert text == (Path(emqlab.__file__).parent / "lua" / "reap.lua").read_text(encoding="utf-8")
+    assert text == source("reap")  # the script the server runs: the file with its includes in place
+    assert (Path(emqlab.__file__).parent / "lua" / "reap.lua").read_text(encoding="utf-8").startswith(text[:40])
     assert repr(text) == str(text)  # a notebook shows the file as it reads, not a quoted string
     for needle in ("redis.call('TIME')", "'ZRANGEBYSCORE', active_key, '-inf', now, 'LIMIT', 0, limit"):
         assert needle in text

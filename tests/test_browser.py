@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-from emqlab.lease.designs import DESIGNS
+from emqlab.lease.designs import DESIGNS, design_names
 
 from browser_support import (ARTIFACTS, browser, hover_lights, lab_server, lesson, open_and_run, page,  # noqa: F401
                              voila_server, wait_drawn)
@@ -97,7 +97,7 @@ def test_other_dashboards_render(voila_server, page, name, labels):
     page.goto(server.url("/"))
     wait_drawn(page.locator(".jupyter-matplotlib-canvas-div canvas").first)
     buttons = page.locator(".widget-toggle-buttons button")
-    labels = labels or [d.label for d in DESIGNS.values()]  # every registered renewal design
+    labels = labels or [DESIGNS[d].label for d in design_names(renewing=True)]  # every renewing design
     expect(buttons).to_have_count(len(labels))
     assert buttons.all_inner_texts() == labels
     expect(page.locator(".widget-html-content").filter(has_text="readout ·")).to_have_count(1)

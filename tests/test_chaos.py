@@ -13,7 +13,9 @@ import time
 import pytest
 
 from emqlab.core.errors import BadParameter
-from emqlab.scenarios.chaos import chaos, fault_plan, figure_words, words
+from emqlab.scenarios.chaos import ChaosVerdict, chaos, fault_plan, figure_words, words
+from emqlab.scenarios.chaos import Params as ChaosParams
+from support import record
 from emqlab.core.words import plural, seconds
 
 CLI = [sys.executable, "-m", "emqlab.cli"]
@@ -25,7 +27,7 @@ def test_chaos_fenced_on_fake_loses_nothing_and_never_duplicates(fake):
     assert (c["jobs"], c["completed"], c["lost"], c["duplicate_effects"], c["effects_missing"]) == (300, 300, 0, 0, 0)
     assert c["kills"] >= 3 and c["pauses"] >= 6
     assert c["reaped"] > 0 and c["refused_writes"] > 0  # faults really hit jobs in hand
-    assert tl.verdict["all_done"] and tl.verdict["no_duplicates"]
+    assert tl.verdict.all_done and tl.verdict.no_duplicates
     assert "duplicate effects: 0" in tl.summary
 
 
@@ -33,14 +35,14 @@ def test_chaos_unfenced_on_fake_duplicates(fake):
     tl = chaos(workers=4, jobs=300, fencing="off", backend=fake)
     assert tl.counts["lost"] == 0 and tl.counts["completed"] == 300
     assert tl.counts["duplicate_effects"] > 0
-    assert not tl.verdict["no_duplicates"]
+    assert not tl.verdict.no_duplicates
 
 
 def test_chaos_with_sessions_on_fake_loses_nothing(fake):
     tl = chaos(workers=4, jobs=300, fencing="on", design="session", backend=fake)
     c = tl.counts
     assert (c["completed"], c["lost"], c["duplicate_effects"]) == (300, 0, 0) and c["reaped"] > 0
-    assert tl.params["design"] == "session" and "design session" in tl.summary
+    assert tl.params.design == "session" and "design session" in tl.summary
 
 
 @pytest.mark.live
@@ -64,7 +66,7 @@ def test_chaos_is_deterministic_on_the_virtual_clock(fake):
 def test_fault_plan_is_seeded_and_bounded():
     import random
 
-    params = {"jobs": 100, "job": 1.0, "workers": 4, "kills": 3, "pauses": 5}
+    params = record(ChaosParams, jobs=100, job=1.0, workers=4, kills=3, pauses=5)
     plan = fault_plan(params, random.Random(7))
     assert plan == fault_plan(params, random.Random(7))
     assert [k for _, k, _ in plan].count("crash") == 3 and len(plan) == 8
@@ -185,20 +187,20 @@ def says_only_what_the_verdict_holds(tl):
 
     v, p = tl.verdict, tl.params
     for key in ("jobs", "completed", "lost", "kills", "pauses", "reaped", "refused_writes", "duplicate_effects"):
-        assert v[key] == tl.counts[key], key  # the verdict quotes the counts as they are
-    readout, on = v["summary"], p["fencing"] == "on"
-    refused = plural(v["refused_writes"], "stale write") if v["refused_writes"] else "no stale write"
+        assert getattr(v, key) == tl.counts[key], key  # the verdict quotes the counts as they are
+    readout, on = v.summary, p.fencing == "on"
+    refused = plural(v.refused_writes, "stale write") if v.refused_writes else "no stale write"
     clauses(readout, {f"refused {refused};": on, "accepted every write unchecked": not on,
-                      f"{v['completed']} completed, {v['lost']} lost, {plural(v['reaped'], 'lease')} reaped": True,
-                      f"{plural(v['kills'], 'crash', 'crashes')} and {plural(v['pauses'], 'pause')}": True,
-                      f" of {seconds(p['pause_seconds'])}": v["pauses"] > 0,
-                      f"duplicate effects: {v['duplicate_effects']}.": True, "1 stale writes": False,
+                      f"{v.completed} completed, {v.lost} lost, {plural(v.reaped, 'lease')} reaped": True,
+                      f"{plural(v.kills, 'crash', 'crashes')} and {plural(v.pauses, 'pause')}": True,
+                      f" of {seconds(p.pause_seconds)}": v.pauses > 0,
+                      f"duplicate effects: {v.duplicate_effects}.": True, "1 stale writes": False,
                       "1 crashes": False, "1 pauses": False, "1 leases": False})
-    assert readout.startswith(f"{v['jobs']} jobs, {p['workers']} consumers, ")
-    assert v["static"] == (f"{v['completed']}/{v['jobs']} done · lost {v['lost']} · duplicate effects "
-                           f"{v['duplicate_effects']} · {plural(v['kills'], 'crash', 'crashes')} · "
-                           f"{plural(v['pauses'], 'pause')}")
-    assert v["label"] == f"fencing {p['fencing']}"
+    assert readout.startswith(f"{v.jobs} jobs, {p.workers} consumers, ")
+    assert v.static == (f"{v.completed}/{v.jobs} done · lost {v.lost} · duplicate effects "
+                           f"{v.duplicate_effects} · {plural(v.kills, 'crash', 'crashes')} · "
+                           f"{plural(v.pauses, 'pause')}")
+    assert v.label == f"fencing {p.fencing}"
 
 
 @pytest.mark.parametrize("kw", [{"fencing": "on"}, {"fencing": "off"}, {"fencing": "on", "kills": 1, "pauses": 0},
@@ -208,13 +210,14 @@ def test_readout_says_only_what_the_verdict_holds(fake, kw):
 
 
 def test_words_count_in_good_grammar():
-    v = {"fencing": "on", "jobs": 10, "completed": 10, "lost": 0, "kills": 1, "pauses": 1, "reaped": 1,
-         "refused_writes": 1, "duplicate_effects": 0}
-    w = words({"workers": 2, "pause_seconds": 20.0, "lease": 10.0}, v)
+    v = record(ChaosVerdict, fencing="on", jobs=10, completed=10, lost=0, kills=1, pauses=1, reaped=1,
+               refused_writes=1, duplicate_effects=0)
+    p = record(ChaosParams, workers=2, pause_seconds=20.0, lease=10.0)
+    w = words(p, v)
     assert w.readout == ("10 jobs, 2 consumers, 1 crash and 1 pause of 20 s (lease 10 s): 10 completed, 0 lost, "
                          "1 lease reaped; fencing on: the effect store refused 1 stale write; duplicate effects: 0.")
-    v.update(refused_writes=0, pauses=0)
-    assert "1 crash and 0 pauses (lease 10 s)" in words({"workers": 2, "pause_seconds": 20.0, "lease": 10.0}, v).readout
+    v = v.but(refused_writes=0, pauses=0)
+    assert "1 crash and 0 pauses (lease 10 s)" in words(p, v).readout
 
 
 # -- issue 11: honest counts, runs that never meet, one line when the store dies --------------------

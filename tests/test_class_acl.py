@@ -83,7 +83,7 @@ def test_a_learner_works_the_queue_and_cannot_enqueue_or_unfence(room):
     q.complete(a.id, a.attempts)
     c = q.claim(2000)[0]
     # the learner asks for an unfenced write of a stale attempt: the server's fence (on) refuses it
-    q._do_reap(100)
+    q.do_reap(100)
     with pytest.raises(StaleToken):
         q.record_effect(c.id, c.attempts - 1 if c.attempts > 1 else c.attempts + 5, fenced=False)
     assert q.record_effect(c.id, c.attempts, fenced=False) == 1  # current: applied, and settled done

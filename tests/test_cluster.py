@@ -77,7 +77,7 @@ def test_queue_scripts_run_on_the_cluster_with_the_hashtag(cbackend):
 
 def test_without_the_hashtag_the_server_refuses_cross_slot(cluster, cbackend):
     q = Queue(cbackend, "orders", prefix=cbackend.prefix + "cluster-test:", hashtag=False)
-    keys = q._enqueue_keys("A1")
+    keys = q.enqueue_keys("A1")
     assert "{" not in q.pending
     node = cluster.node_for(keys[0])
     sha = node.script_load(open_script("enqueue"))
@@ -85,7 +85,7 @@ def test_without_the_hashtag_the_server_refuses_cross_slot(cluster, cbackend):
         node.evalsha(sha, len(keys), *keys, "A1", "pay", 0)
     # the same call with the hashtag goes through on the node that owns the slot
     tagged = Queue(cbackend, "orders", prefix=cbackend.prefix + "cluster-test:")
-    tkeys = tagged._enqueue_keys("B1")
+    tkeys = tagged.enqueue_keys("B1")
     owner = cluster.node_for(tkeys[0])
     sha = owner.script_load(open_script("enqueue"))
     assert owner.evalsha(sha, len(tkeys), *tkeys, "B1", "pay", 0) == 1
@@ -133,18 +133,18 @@ def test_placement_reports_where_the_cluster_put_each_key(cluster, placements):
     assert ranges == [(0, 5460), (5461, 10921), (10922, 16383)]
     for mode, tl in placements.items():
         v = tl.verdict
-        assert sorted(k["name"] for k in v["keys"]) == sorted(KEYS)  # all seven, `active` among them
-        for k in v["keys"]:
+        assert sorted(k["name"] for k in v.keys) == sorted(KEYS)  # all seven, `active` among them
+        for k in v.keys:
             assert k["slot"] == key_slot(k["key"].encode())
             assert k["node"] == f"node {cluster.node_index(k['key']) + 1}"
             first, last = ranges[int(k["node"].split()[1]) - 1]
             assert first <= k["slot"] <= last
-        assert ("{orders}" in v["keys"][0]["key"]) is (mode == "hashtag")
+        assert ("{orders}" in v.keys[0]["key"]) is (mode == "hashtag")
     tagged, bare = placements["hashtag"].verdict, placements["none"].verdict
-    assert (tagged["slots_used"], tagged["nodes_used"], tagged["script_accepted"]) == (1, 1, True)
-    assert tagged["script_reply"] == 1
-    assert bare["slots_used"] == 7 and bare["nodes_used"] >= 2 and not bare["script_accepted"]
-    assert bare["crossslot"] and bare["script_error"].startswith("CROSSSLOT")
+    assert (tagged.slots_used, tagged.nodes_used, tagged.script_accepted) == (1, 1, True)
+    assert tagged.script_reply == 1
+    assert bare.slots_used == 7 and bare.nodes_used >= 2 and not bare.script_accepted
+    assert bare.crossslot and bare.script_error.startswith("CROSSSLOT")
     # nothing of the run is left on the cluster
     for i in range(3):
         with redis.Redis(**cluster.nodes[i].connection_kwargs) as n:
@@ -156,14 +156,14 @@ def test_placement_words_say_only_what_the_run_holds(placements):
 
     for tl in placements.values():
         v = tl.verdict
-        readout, static = v["summary"], v["static"]
-        assert readout.startswith(v["label"] + ": ")
-        one = v["slots_used"] == 1
-        clauses(readout, {"holds them all": one, f"hash to {v['slots_used']} slots": not one,
-                          "ran the enqueue script": v["script_accepted"], "refused the enqueue script": not v["script_accepted"],
-                          "CROSSSLOT": v["crossslot"], f"{v['script_node']} ": True})
-        clauses(static, {"enqueue runs": v["script_accepted"], "refused (CROSSSLOT)": v["crossslot"],
-                         f"{v['key_count']} keys": True, f"{v['nodes_used']} node": True})
+        readout, static = v.summary, v.static
+        assert readout.startswith(v.label + ": ")
+        one = v.slots_used == 1
+        clauses(readout, {"holds them all": one, f"hash to {v.slots_used} slots": not one,
+                          "ran the enqueue script": v.script_accepted, "refused the enqueue script": not v.script_accepted,
+                          "CROSSSLOT": v.crossslot, f"{v.script_node} ": True})
+        clauses(static, {"enqueue runs": v.script_accepted, "refused (CROSSSLOT)": v.crossslot,
+                         f"{v.key_count} keys": True, f"{v.nodes_used} node": True})
 
 
 def test_cluster_figure_draws_the_keys_where_the_nodes_hold_them(placements):
@@ -178,13 +178,13 @@ def test_cluster_figure_draws_the_keys_where_the_nodes_hold_them(placements):
         rows = {t.get_text(): y for t, y in zip(ax.get_yticklabels(), ax.get_yticks())}
         boxes = {(round(t.get_position()[0]), round(t.get_position()[1], 3)): t.get_text() for t in ax.texts
                  if t.get_text().startswith("slot ")}
-        for k in tl.verdict["keys"]:
+        for k in tl.verdict.keys:
             col = next(i for i, h in enumerate(heads) if h.startswith(k["node"] + "\n"))
             assert boxes[(col, round(rows[k["key"]], 3))] == f"slot {k['slot']}"
         assert len(boxes) == 7
         answer = [t.get_text() for t in ax.texts if t.get_text().startswith(("ran on", "refused by"))]
         assert answer == (["ran on node 1\nreply 1"] if mode == "hashtag" else
-                          [f"refused by {tl.verdict['script_node']}:\nCROSSSLOT"])
+                          [f"refused by {tl.verdict.script_node}:\nCROSSSLOT"])
     for inches, dpi, px in (((12, 7.2), 80, 12), ((16, 9), 120, 18)):  # the overprint walk, on a live cluster
         drawing.fit(inches, dpi)
         for lit in (None, "hashtag", "none"):

@@ -58,7 +58,7 @@ def test_ten_runs_in_a_row_hold_what_the_issue_asks(guard):
     started, before = time.monotonic(), left_here()
     for _ in range(RUNS - 1):
         timeline = failover(guard)
-        must_hold(guard, timeline.verdict)
+        must_hold(guard, timeline.verdict.to_dict())  # the run's verdict as the CLI prints it
         nothing_left_here(before)
     out = run_json("failover", "--guard", guard, "--backend", "valkey", timeout=120)
     assert out["scenario"] == "failover" and out["params"]["guard"] == guard
@@ -149,5 +149,5 @@ def test_the_figure_prints_no_text_on_text(modes, size):
         drawing.light(lit)
         clashes = [f"{a.role} {a.text!r} × {b.role} {b.text!r}" for a, b in overprints(drawing.figure)]
         assert not clashes, f"lit {lit}: " + "; ".join(clashes)
-        assert drawing.readout_text == (modes[lit].verdict["summary"] if lit else drawing.words.prompt)
+        assert drawing.readout_text == (modes[lit].verdict.summary if lit else drawing.words.prompt)
     assert not small_texts(drawing.figure, min_px)

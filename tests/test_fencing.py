@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from emqlab.core.errors import BadParameter
-from emqlab.scenarios.fencing import MODES, fencing, figure_words, words
+from emqlab.scenarios.fencing import MODES, FencingVerdict, Params, fencing, figure_words, words
+from support import record
 from emqlab.core.words import seconds, times
 
 
@@ -13,21 +14,21 @@ from emqlab.core.words import seconds, times
 def test_paused_worker_late_write(backend, mode):
     tl = fencing(fencing=mode, lease=30, job=20, pause="5:40", backend=backend)
     v = tl.verdict
-    assert v["reclaim_attempts"] == 2
+    assert v.reclaim_attempts == 2
     assert tl.counts["completed"] == 1 and tl.counts["lost"] == 0
     if mode == "off":
-        assert v["stale_write_landed"] is True and v["stale_write_refused"] is False
-        assert v["effects_applied"] == 2 and tl.counts["duplicate_effects"] == 1 and v["duplicate_effect"]
+        assert v.stale_write_landed is True and v.stale_write_refused is False
+        assert v.effects_applied == 2 and tl.counts["duplicate_effects"] == 1 and v.duplicate_effect
         assert "landed" in tl.summary
     else:
-        assert v["stale_write_refused"] is True and v["stale_write_landed"] is False
-        assert v["effects_applied"] == 1 and tl.counts["duplicate_effects"] == 0
+        assert v.stale_write_refused is True and v.stale_write_landed is False
+        assert v.effects_applied == 1 and tl.counts["duplicate_effects"] == 0
         assert "refused" in tl.summary
     # the stale write comes after the re-claim, from the paused worker, after it woke
     [pause] = tl.spans("pause", "worker-1")
-    assert v["reclaimed_at"] < v["stale_write_at"] and pause.end <= v["stale_write_at"]
+    assert v.reclaimed_at < v.stale_write_at and pause.end <= v.stale_write_at
     if not backend.clock.real:  # exact on the virtual clock
-        assert (pause.start, pause.end, v["reaped_at"], v["stale_write_at"]) == (5.0, 45.0, 32.5, 60.0)
+        assert (pause.start, pause.end, v.reaped_at, v.stale_write_at) == (5.0, 45.0, 32.5, 60.0)
     else:  # a real clock's timers fire late on a loaded machine, never early
         assert pause.start >= 5 - 0.01 and pause.end - pause.start >= 40 - 0.01
     says_only_what_the_verdict_holds(tl)
@@ -35,9 +36,9 @@ def test_paused_worker_late_write(backend, mode):
 
 def test_short_pause_leaves_the_lease_alone(fake):
     tl = fencing(fencing="off", pause="5:10", backend=fake)
-    assert tl.verdict["reaped_at"] is None
+    assert tl.verdict.reaped_at is None
     assert tl.counts["duplicate_effects"] == 0
-    assert tl.verdict["effects_applied"] == 1
+    assert tl.verdict.effects_applied == 1
 
 
 @pytest.mark.parametrize("kw,match", [({"fencing": "maybe"}, "fencing must be on or off"),
@@ -68,22 +69,22 @@ def says_only_what_the_verdict_holds(tl):
     from test_reaper import clauses
 
     v, p = tl.verdict, tl.params
-    readout, static = v["summary"], v["static"]
-    assert v["label"] == MODES[p["fencing"]] and readout.startswith(v["label"] + ": ")
-    taken = v["reclaimed_at"] is not None
-    clauses(readout, {"landed": v["stale_write_landed"], "was refused": v["stale_write_refused"],
-                      "was not taken over": not taken, f"the effect was applied {times(v['effects_applied'])}": True,
-                      "re-claimed the job": taken, f"attempts {v['reclaim_attempts']}": taken,
-                      f"woke with attempts {v['stale_write_attempts']}": v["stale_write_refused"],
-                      "turned away, by complete's own state check": v["late_completion_turned_away"]})
-    clauses(static, {"lands": v["stale_write_landed"], "refused": v["stale_write_refused"],
+    readout, static = v.summary, v.static
+    assert v.label == MODES[p.fencing] and readout.startswith(v.label + ": ")
+    taken = v.reclaimed_at is not None
+    clauses(readout, {"landed": v.stale_write_landed, "was refused": v.stale_write_refused,
+                      "was not taken over": not taken, f"the effect was applied {times(v.effects_applied)}": True,
+                      "re-claimed the job": taken, f"attempts {v.reclaim_attempts}": taken,
+                      f"woke with attempts {v.stale_write_attempts}": v.stale_write_refused,
+                      "turned away, by complete's own state check": v.late_completion_turned_away})
+    clauses(static, {"lands": v.stale_write_landed, "refused": v.stale_write_refused,
                      "no takeover": not taken})
     if taken:
-        assert seconds(v["reclaimed_at"]) in readout and seconds(v["paused_at"]) in readout
-    if v["stale_write_at"] is not None:
-        assert seconds(v["stale_write_at"]) in readout
-    if v["stale_write_landed"]:  # a stale write that landed is a second effect
-        assert v["duplicate_effect"] and v["effects_applied"] >= 2
+        assert seconds(v.reclaimed_at) in readout and seconds(v.paused_at) in readout
+    if v.stale_write_at is not None:
+        assert seconds(v.stale_write_at) in readout
+    if v.stale_write_landed:  # a stale write that landed is a second effect
+        assert v.duplicate_effect and v.effects_applied >= 2
 
 
 @pytest.mark.parametrize("mode,pause", [("off", "5:40"), ("on", "5:40"), ("off", "5:10"), ("on", "5:10"),
@@ -93,7 +94,7 @@ def test_readout_says_only_what_the_verdict_holds(fake, mode, pause):
     says_only_what_the_verdict_holds(tl)
     v = tl.verdict
     if pause == "5:10":  # no takeover: worker-1's own write is not a stale one
-        assert not v["stale_write_landed"] and not v["stale_write_refused"]
+        assert not v.stale_write_landed and not v.stale_write_refused
         assert tl.summary == f"{MODES[mode]}: worker-1's lease was not taken over during its pause; " \
                              "the effect was applied once."
     if (mode, pause) == ("off", "5:40"):
@@ -103,14 +104,14 @@ def test_readout_says_only_what_the_verdict_holds(fake, mode, pause):
         assert tl.summary == ("fenced by attempts: worker-1 slept from 5 s to 45 s, past its 30 s lease; worker-2 "
                               "re-claimed the job (attempts 2) at 32.5 s; worker-1 woke with attempts 1 and its write "
                               "at 60 s was refused: the effect was applied once.")
-        assert v["static"] == "late write refused (attempts 1 ≠ 2) · effect applied once"
+        assert v.static == "late write refused (attempts 1 ≠ 2) · effect applied once"
 
 
 def test_words_say_nothing_of_a_write_that_did_not_happen():
-    v = {"mode": "no fencing", "paused_at": 5.0, "woke_at": 45.0, "lease_deadline": 30.0, "reclaimed_at": 32.5,
-         "reclaimed_by": "worker-2", "reclaim_attempts": 2, "stale_write_at": None, "stale_write_attempts": None,
-         "stale_write_landed": False, "stale_write_refused": False, "effects_applied": 1}
-    w = words({"lease": 30.0}, v)
+    v = record(FencingVerdict, mode="no fencing", paused_at=5.0, woke_at=45.0, lease_deadline=30.0, reclaimed_at=32.5,
+               reclaimed_by="worker-2", reclaim_attempts=2, stale_write_at=None, stale_write_attempts=None,
+               stale_write_landed=False, stale_write_refused=False, effects_applied=1)
+    w = words(record(Params, lease=30.0), v)
     assert w.readout.endswith("worker-1 wrote nothing after it woke; the effect was applied once.")
     assert "landed" not in w.readout and "refused" not in w.readout
     assert w.verdict == "no late write · effect applied 1×"
@@ -129,13 +130,13 @@ def test_the_store_records_each_write_with_its_attempts(backend, mode):
     # the store's answers agree with what each worker recorded
     assert writes[0].data["accepted"] and writes[0].data["applied"] == 1
     assert writes[1].data["accepted"] is (mode == "off")
-    assert tl.verdict["writes_refused"] == (mode == "on") and tl.verdict["store_writes"][1]["accepted"] is (mode == "off")
+    assert tl.verdict.writes_refused == (mode == "on") and tl.verdict.store_writes[1]["accepted"] is (mode == "off")
     landed = [e for e in tl.of("effect", "worker-1")]
     assert bool(landed) is (mode == "off")
     # a completion is only turned away after an unfenced write; a fenced write settles the job itself
     turned = [e for e in tl.of("completion", "store") if not e.data["accepted"]]
     assert [(e.data["writer"], e.data["check"]) for e in turned] == ([("worker-1", "state")] if mode == "off" else [])
-    assert tl.verdict["late_completion_turned_away"] is (mode == "off")
+    assert tl.verdict.late_completion_turned_away is (mode == "off")
 
 
 def test_the_storage_lane_marks_match_the_store_events(fake):

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
+from emqlab.scenarios import load
 from emqlab.scenarios.heartbeat import heartbeat
-from emqlab.core.timeline import Timeline
 
 
 def times(timeline, kind, actor="holder"):
@@ -16,15 +16,15 @@ def times(timeline, kind, actor="holder"):
 def test_no_renewal_lapses_at_30_and_the_job_runs_twice(fake):
     tl = heartbeat(lease=30, job=75, renew="none", backend=fake)
     v = tl.verdict
-    assert v["lapsed_at"] == 30.0
-    assert v["reclaimed_at"] == 30.5  # the contender's first try after the lapse
-    assert v["runs"] == 2 and v["double_run"] is True
-    assert v["overlap"] == [[30.5, 75.0]]
-    assert v["finished_once"] is False
+    assert v.lapsed_at == 30.0
+    assert v.reclaimed_at == 30.5  # the contender's first try after the lapse
+    assert v.runs == 2 and v.double_run is True
+    assert v.overlap == [[30.5, 75.0]]
+    assert v.finished_once is False
     assert times(tl, "lapse") == [30.0]
     # the late holder's release is refused: its token no longer owns the lock
     assert times(tl, "release_refused") == [75.0]
-    assert v["summary"] == ("no renewal: the 30 s lease lapsed at 30 s; the contender reclaimed the job at 30.5 s; "
+    assert v.summary == ("no renewal: the 30 s lease lapsed at 30 s; the contender reclaimed the job at 30.5 s; "
                             "both ran it at once for 44.5 s; the contender's own lease lapsed at 60.5 s; "
                             "the job finished twice, by the holder and by the contender.")
 
@@ -32,10 +32,10 @@ def test_no_renewal_lapses_at_30_and_the_job_runs_twice(fake):
 def test_renew_at_half_holds_to_the_end_with_four_renewals(fake):
     tl = heartbeat(lease=30, job=75, renew="half", backend=fake)
     v = tl.verdict
-    assert v["lapsed_at"] is None
-    assert v["renewals"] == 4 and times(tl, "renew") == [15.0, 30.0, 45.0, 60.0]
-    assert v["runs"] == 1 and v["finished_once"] is True and v["double_run"] is False
-    assert v["reclaimed_at"] is None
+    assert v.lapsed_at is None
+    assert v.renewals == 4 and times(tl, "renew") == [15.0, 30.0, 45.0, 60.0]
+    assert v.runs == 1 and v.finished_once is True and v.double_run is False
+    assert v.reclaimed_at is None
     # each band end is the server's word: the extend's PTTL reply, 30 s past the renewal
     assert [e.data["deadline"] for e in tl.of("renew", "holder")] == [45.0, 60.0, 75.0, 90.0]
     [lease] = tl.spans("lease", "holder")
@@ -48,50 +48,50 @@ def test_renew_at_half_holds_to_the_end_with_four_renewals(fake):
 
 def test_renewing_at_a_third_holds(fake):
     v = heartbeat(renew="third", backend=fake).verdict
-    assert v["lapsed_at"] is None and v["renewals"] == 7 and v["finished_once"] and v["runs"] == 1
+    assert v.lapsed_at is None and v.renewals == 7 and v.finished_once and v.runs == 1
 
 
 def test_renewing_slower_than_the_lease_lapses(fake):
     tl = heartbeat(renew=1.2, backend=fake)
     v = tl.verdict
-    assert v["lapsed_at"] == 30.0 and v["double_run"] is True
+    assert v.lapsed_at == 30.0 and v.double_run is True
     # the first renewal comes at 36 s, after the lapse: the extend replies 0 and the holder stops
-    assert v["renew_lost_at"] == 36.0 and times(tl, "work_stopped") == [36.0]
-    assert v["overlap"] == [[30.5, 36.0]]
+    assert v.renew_lost_at == 36.0 and times(tl, "work_stopped") == [36.0]
+    assert v.overlap == [[30.5, 36.0]]
 
 
 def test_a_pause_longer_than_the_lease_left_loses_it_and_the_holder_stops(fake):
     # renewed at 15 (deadline 45); paused at 20 for 40 s: 25 s of lease were left
     tl = heartbeat(renew="half", pause="20:40", backend=fake)
     v = tl.verdict
-    assert v["lapsed_at"] == 45.0
-    assert v["reclaimed_at"] == 45.5
-    assert v["renew_lost_at"] == 60.0  # the overdue tick fires as the world resumes, and replies 0
+    assert v.lapsed_at == 45.0
+    assert v.reclaimed_at == 45.5
+    assert v.renew_lost_at == 60.0  # the overdue tick fires as the world resumes, and replies 0
     assert times(tl, "work_stopped") == [60.0]
-    assert v["double_run"] is False  # the holder did no work between the lapse and the stop
-    assert v["runs"] == 2 and v["finished_once"] is True
+    assert v.double_run is False  # the holder did no work between the lapse and the stop
+    assert v.runs == 2 and v.finished_once is True
     assert times(tl, "work_done", "contender") == [120.5]
-    assert "stopped at once" in v["summary"]
+    assert "stopped at once" in v.summary
 
 
 @pytest.mark.parametrize("seconds,held", [(24, True), (25, True), (26, False)])
 def test_the_boundary_is_the_lease_left_at_the_pause(fake, seconds, held):
     v = heartbeat(renew="half", pause=f"20:{seconds}", backend=fake).verdict
-    assert (v["lapsed_at"] is None) is held
-    assert v["finished_once"] is True
-    assert v["runs"] == (1 if held else 2)
+    assert (v.lapsed_at is None) is held
+    assert v.finished_once is True
+    assert v.runs == (1 if held else 2)
 
 
 def test_a_short_pause_keeps_the_lease_and_delays_the_job(fake):
     tl = heartbeat(renew="half", pause="20:20", backend=fake)
-    assert tl.verdict["lapsed_at"] is None and tl.verdict["finished_once"]
+    assert tl.verdict.lapsed_at is None and tl.verdict.finished_once
     assert times(tl, "renew") == [15.0, 40.0, 55.0, 70.0, 85.0]  # the missed 30 s tick fires at 40
     assert times(tl, "work_done") == [95.0]  # 75 s of work, 20 s of which were frozen
 
 
 def test_without_renewal_a_pause_changes_nothing_about_the_lapse(fake):
     v = heartbeat(renew="none", pause="10:5", backend=fake).verdict
-    assert v["lapsed_at"] == 30.0 and v["double_run"]
+    assert v.lapsed_at == 30.0 and v.double_run
 
 
 def test_runs_leave_no_keys_behind(fake):
@@ -102,7 +102,7 @@ def test_runs_leave_no_keys_behind(fake):
 
 def test_the_timeline_round_trips_through_json(fake):
     tl = heartbeat(renew="half", pause="20:40", backend=fake)
-    again = Timeline.from_json(tl.to_json())
+    again = load(json.loads(tl.to_json()))
     assert again.to_dict() == tl.to_dict()
     assert json.loads(tl.to_json())["verdict"]["renewals"] == 1
 
@@ -129,13 +129,13 @@ def test_live_ten_runs_in_a_row_give_the_same_verdicts(live):
         none = heartbeat(renew="none", backend=live).verdict
         # real time: event times are when things really happened (a late wake-up shows), and a
         # PTTL has 1 real ms = 0.1 model s of resolution
-        assert 29.9 <= none["lapsed_at"] <= 33.0
-        assert none["lapsed_at"] - 0.2 < none["reclaimed_at"] <= none["lapsed_at"] + 2.5
-        assert none["runs"] == 2 and none["double_run"] is True and none["finished_once"] is False
+        assert 29.9 <= none.lapsed_at <= 33.0
+        assert none.lapsed_at - 0.2 < none.reclaimed_at <= none.lapsed_at + 2.5
+        assert none.runs == 2 and none.double_run is True and none.finished_once is False
 
         half = heartbeat(renew="half", backend=live).verdict
-        assert half["lapsed_at"] is None and half["renewals"] == 4
-        assert half["runs"] == 1 and half["finished_once"] is True and half["double_run"] is False
+        assert half.lapsed_at is None and half.renewals == 4
+        assert half.runs == 1 and half.finished_once is True and half.double_run is False
     assert live.keys() == []
 
 
@@ -144,13 +144,13 @@ def test_live_ten_runs_in_a_row_give_the_same_verdicts(live):
 def test_live_pause_loses_and_short_pause_holds(live):
     tl = heartbeat(renew="half", pause="20:40", backend=live)
     lost = tl.verdict
-    assert lost["renew_lost_at"] is not None and 59.0 <= lost["renew_lost_at"] <= 63.0
+    assert lost.renew_lost_at is not None and 59.0 <= lost.renew_lost_at <= 63.0
     [stopped] = times(tl, "work_stopped")
-    assert stopped - lost["renew_lost_at"] < 0.5  # told at once
+    assert stopped - lost.renew_lost_at < 0.5  # told at once
     # In real time the holder's work may resume a moment before its renewer learns the lock is gone:
     # that sliver is real (and why lesson 06 fences writes); it ends when the 0 reply arrives.
-    assert all(end <= stopped for _, end in lost["overlap"])
-    assert sum(end - start for start, end in lost["overlap"]) < 1.5
-    assert lost["finished_once"] is True and lost["runs"] == 2
+    assert all(end <= stopped for _, end in lost.overlap)
+    assert sum(end - start for start, end in lost.overlap) < 1.5
+    assert lost.finished_once is True and lost.runs == 2
     held = heartbeat(renew="half", pause="20:15", backend=live).verdict
-    assert held["lapsed_at"] is None and held["runs"] == 1
+    assert held.lapsed_at is None and held.runs == 1

@@ -1,4 +1,4 @@
-"""How a consumer holds its jobs (`emqlab.queue.holder`): none, per-job, sweep, session. The reaper's crash
+"""How a consumer holds its jobs (`emqlab.lease.designs`, each design's keeper): none, per-job, sweep, session. The reaper's crash
 recovery under every design; a renewing holder told at once when its job is gone; a dead worker's
 session taking all its jobs back to pending within one session lease plus one beat, in bounded
 slices, in process (exact) and with a SIGKILLed consumer process on live Valkey."""
@@ -12,7 +12,7 @@ import pytest
 
 from emqlab.queue.consumer import Consumer
 from emqlab.core.errors import BadParameter
-from emqlab.queue.holder import queue_designs
+from emqlab.lease.designs import design_names
 from emqlab.queue.procs import ProcessPool, collect_events
 from emqlab.queue.jobs import Queue
 from emqlab.scenarios.base import run_on
@@ -22,21 +22,19 @@ from emqlab.core.timeline import WallRecorder
 LEASE_S, BEAT_S = 30.0, 5.0
 
 
-def test_the_designs_are_none_and_the_registry():
-    from emqlab.lease.designs import design_names
-
-    assert queue_designs() == ["none", *design_names()] and "session" in queue_designs()
+def test_the_designs_are_none_and_the_renewing_ones():
+    assert design_names() == ["none", *design_names(renewing=True)] and "session" in design_names()
 
 
-@pytest.mark.parametrize("design", queue_designs())
+@pytest.mark.parametrize("design", design_names())
 def test_reaper_recovers_a_crashed_job_under_every_design(backend, design):
     v = reaper(lease=LEASE_S, beat=BEAT_S, job=20, crash_at=10, design=design, backend=backend).verdict
-    assert v["reaped_by"] == v["reclaimed_by"] == "worker-2" and v["reclaim_attempts"] == 2
-    assert v["stale_complete_refused"] is True and v["lost"] == 0
+    assert v.reaped_by == v.reclaimed_by == "worker-2" and v.reclaim_attempts == 2
+    assert v.stale_complete_refused is True and v.lost == 0
     if not backend.clock.real:
-        assert v["reaped_at"] == 32.5 and v["within_lease_plus_beat"] is True
+        assert v.reaped_at == 32.5 and v.within_lease_plus_beat is True
     else:
-        assert v["lease_deadline"] <= v["reaped_at"] <= LEASE_S + BEAT_S + 5
+        assert v.lease_deadline <= v.reaped_at <= LEASE_S + BEAT_S + 5
 
 
 @pytest.mark.parametrize("kw,match", [({"design": "twice"}, "unknown design"), ({"design": "none", "renew": 0.5}, "none"),

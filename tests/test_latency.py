@@ -14,24 +14,25 @@ import pytest
 from emqlab.core import ranges
 from emqlab.faults import relay
 from emqlab.core.errors import BadParameter
+from emqlab.scenarios.heartbeat import Params as HeartbeatParams
 from emqlab.scenarios.heartbeat import heartbeat
 
 CLI = [sys.executable, "-m", "emqlab.cli"]
 FACTS = ("lapsed_at", "renew_lost_at", "blind_s", "runs")
 
 
-def facts(v: dict) -> dict:
-    return {k: v[k] for k in FACTS}
+def facts(v) -> dict:
+    return {k: v[k] if isinstance(v, dict) else getattr(v, k) for k in FACTS}  # a run's verdict, or the CLI's JSON
 
 
 # -- exact, on fakeredis and the virtual clock -------------------------------------------------
 def test_a_5_s_link_keeps_the_lease(fake):
     v = heartbeat(renew="half", latency=5, backend=fake).verdict
     assert facts(v) == {"lapsed_at": None, "renew_lost_at": None, "blind_s": None, "runs": 1}
-    assert v["finished_by"] == ["holder"] and not v["double_run"]
-    assert v["tightest_margin_s"] == 5.0  # each extend lands 25 s after the last stamp: 5 s of 30 left
-    assert "over a link with a 5 s one-way delay" in v["summary"]
-    assert "held the 30 s lease to the end" in v["summary"]
+    assert v.finished_by == ["holder"] and not v.double_run
+    assert v.tightest_margin_s == 5.0  # each extend lands 25 s after the last stamp: 5 s of 30 left
+    assert "over a link with a 5 s one-way delay" in v.summary
+    assert "held the 30 s lease to the end" in v.summary
 
 
 def test_a_10_s_link_loses_it_and_the_holder_learns_15_s_late(fake):
@@ -42,17 +43,17 @@ def test_a_10_s_link_loses_it_and_the_holder_learns_15_s_late(fake):
     acquire = tl.of("acquire", "holder")[0]
     assert (acquire.t, acquire.data["deadline"]) == (20.0, 40.0)
     assert [e.t for e in tl.of("work_start", "holder")] == [20.0]
-    assert v["holder_stopped_at"] == 55.0 and v["reclaimed_at"] == 40.5  # the contender ran it from just after 40
-    assert v["double_run"] and v["overlap"] == [[40.5, 55.0]]
-    assert ("over a link with a 10 s one-way delay" in v["summary"]
-            and "the holder learned only at 55 s, 15 s after its lease had lapsed" in v["summary"])
-    assert "blind 15 s" in v["static"] and v["label"] == "renew at TTL/2, 10 s link"
+    assert v.holder_stopped_at == 55.0 and v.reclaimed_at == 40.5  # the contender ran it from just after 40
+    assert v.double_run and v.overlap == [[40.5, 55.0]]
+    assert ("over a link with a 10 s one-way delay" in v.summary
+            and "the holder learned only at 55 s, 15 s after its lease had lapsed" in v.summary)
+    assert "blind 15 s" in v.static and v.label == "renew at TTL/2, 10 s link"
     assert fake.keys() == []
 
 
 def test_no_latency_changes_nothing(fake):
     plain, zero = heartbeat(renew="half", backend=fake), heartbeat(renew="half", latency=0, backend=fake)
-    assert plain.verdict == zero.verdict and "latency" not in zero.params
+    assert plain.verdict == zero.verdict and zero.params.latency == 0 and "latency" not in zero.to_dict()["params"]
     assert [(e.t, e.kind) for e in plain.events] == [(e.t, e.kind) for e in zero.events]
 
 
@@ -61,17 +62,17 @@ def test_a_pause_does_not_stop_the_wire_but_the_reply_is_read_on_resuming(fake):
     v = tl.verdict
     first = tl.of("renew", "holder")[0]  # sent at 25, landed at 30, its reply came at 35 into the pause
     assert (first.data["at"], first.t, first.data["deadline"]) == (30.0, 38.0, 60.0)
-    assert v["lapsed_at"] is None and v["finished_by"] == ["holder"]  # next extend: sent 53, lands 58 < 60
+    assert v.lapsed_at is None and v.finished_by == ["holder"]  # next extend: sent 53, lands 58 < 60
     lost = heartbeat(renew="half", latency=5, pause="30:12", backend=fake).verdict
     # read at 42: the next extend leaves at 57 and lands at 62, after the lapse at 60; its 0 reply comes at 67
-    assert (lost["lapsed_at"], lost["renew_lost_at"], lost["blind_s"]) == (60.0, 67.0, 7.0)
+    assert (lost.lapsed_at, lost.renew_lost_at, lost.blind_s) == (60.0, 67.0, 7.0)
 
 
 def test_never_told_the_holder_works_blind_to_the_end(fake):
     v = heartbeat(renew="none", latency=10, backend=fake).verdict
-    assert v["lapsed_at"] == 40.0 and v["renew_lost_at"] is None
-    assert v["blind_s"] == 55.0  # worked from 20 to 95, the lease gone at 40
-    assert "never told: it went on working until 55 s after its lease had lapsed" in v["summary"]
+    assert v.lapsed_at == 40.0 and v.renew_lost_at is None
+    assert v.blind_s == 55.0  # worked from 20 to 95, the lease gone at 40
+    assert "never told: it went on working until 55 s after its lease had lapsed" in v.summary
 
 
 @pytest.mark.parametrize("bad", [-1, 600.5, float("nan"), float("inf"), "5", True])
@@ -105,10 +106,10 @@ def test_the_cli_refuses_bad_latency_in_one_line(bad):
 
 
 def test_a_long_link_on_a_real_clock_is_bounded_by_the_whole_run_limit():
-    params = {"lease": 30.0, "job": 2000.0, "poll": 1.0, "cadence": 0.5, "pause": None}
-    ranges.check_verb("heartbeat", params, real=True, scale=0.01)  # 40 real seconds: allowed
+    params = HeartbeatParams(lease=30.0, job=2000.0, renew="half", cadence=0.5)
+    ranges.check_run("this heartbeat run", *params.cost(), real=True, scale=0.01)  # 40 real seconds: allowed
     with pytest.raises(BadParameter, match="at most 60 real seconds"):
-        ranges.check_verb("heartbeat", {**params, "latency": 600.0}, real=True, scale=0.01)
+        ranges.check_run("this heartbeat run", *params.but(latency=600.0).cost(), real=True, scale=0.01)
     proc = _cli("--clock", "real", "--job", "2000", "--latency", "600")
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
 
@@ -118,7 +119,7 @@ def test_a_long_link_on_a_real_clock_is_bounded_by_the_whole_run_limit():
 @pytest.mark.realtime
 def test_live_a_5_s_link_keeps_the_lease(live):
     v = heartbeat(renew="half", latency=5, backend=live).verdict
-    assert v["lapsed_at"] is None and v["runs"] == 1 and v["blind_s"] is None
+    assert v.lapsed_at is None and v.runs == 1 and v.blind_s is None
     assert not relay.running() and not [t for t in threading.enumerate() if t.name.startswith("emqlab-")]
     assert live.keys() == []
 
@@ -127,12 +128,12 @@ def test_live_a_5_s_link_keeps_the_lease(live):
 @pytest.mark.realtime
 def test_live_a_10_s_link_loses_it_and_the_holder_learns_late(live):
     v = heartbeat(renew="half", latency=10, backend=live).verdict
-    assert v["lapsed_at"] == pytest.approx(40, abs=2.5)
-    assert v["renew_lost_at"] == pytest.approx(55, abs=4)
-    assert v["blind_s"] == pytest.approx(15, abs=4)
+    assert v.lapsed_at == pytest.approx(40, abs=2.5)
+    assert v.renew_lost_at == pytest.approx(55, abs=4)
+    assert v.blind_s == pytest.approx(15, abs=4)
     # the contender (beside the server) took it just after the lapse; on a real clock the lapse is the
     # server's stamp (midpoint of send and reply) + its PTTL, so the two are compared with a margin
-    assert v["runs"] == 2 and v["reclaimed_at"] == pytest.approx(40.5, abs=3)
+    assert v.runs == 2 and v.reclaimed_at == pytest.approx(40.5, abs=3)
     assert not relay.running() and not [t for t in threading.enumerate() if t.name.startswith("emqlab-")]
     assert live.keys() == []
 

@@ -68,7 +68,7 @@ def test_protocol_modes_lanes_and_readout(both):
     assert titles == {words.modes["none"].label, words.modes["half"].label}
     texts = {t.get_text() for ax in fig.axes for t in ax.texts}
     assert {words.modes["none"].verdict, words.modes["half"].verdict} <= texts
-    assert words.modes["none"].readout == both["none"].verdict["summary"]
+    assert words.modes["none"].readout == both["none"].verdict.summary
     assert "runs twice" in words.modes["none"].verdict
     assert "every 15 s" in words.modes["half"].verdict and "finishes once" in words.modes["half"].verdict
 
@@ -95,7 +95,7 @@ def test_bands_come_from_the_servers_deadlines(both, backend):
 
 def test_double_run_is_shaded_only_where_both_worked(both):
     fig = draw(both)
-    overlap = both["none"].verdict["overlap"]
+    overlap = both["none"].verdict.overlap
     assert len(overlap) == 1
     assert bands(fig, "none", style.OVERLAP) == [pytest.approx(tuple(overlap[0]))]
     assert bands(fig, "half", style.OVERLAP) == []

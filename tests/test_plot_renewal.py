@@ -3,7 +3,6 @@ and the registries every one of them reads: each renewal design and cadence name
 
 from __future__ import annotations
 
-import importlib
 
 import pytest
 
@@ -17,14 +16,15 @@ from emqlab.scenarios.renewal_cost import capacity_words, figure_words, renewal_
 # -- the registries: each design and cadence named once ------------------------------------------
 def test_designs_are_named_once_and_read_everywhere(fake):
     from emqlab.plot import renewal as plot_renewal
-    scenario = importlib.import_module("emqlab.scenarios.renewal_cost")
 
-    assert design_names() == ["per-job", "sweep", "session"]
+    assert design_names(renewing=True) == ["per-job", "sweep", "session"]
     assert (DESIGNS["per-job"].colour, DESIGNS["sweep"].colour) == (style.PER_JOB, style.SWEEP)
     assert DESIGNS["session"].colour == style.OKABE_ITO["blue"]
-    for name, design in DESIGNS.items():
-        assert type(make_plane(name, fake, 30_000, 15_000)) is design.plane and design.plane.design == name
-        assert scenario.LABELS[name] == design.label and plot_renewal.COLORS[name] == design.colour
+    for name in design_names(renewing=True):
+        design = DESIGNS[name]
+        plane = make_plane(name, fake, 30_000, 15_000)
+        assert type(plane) is design.plane and plane.design == design.plane.design == name
+        assert plot_renewal.COLORS[name] == design.colour
         assert plot_renewal.BENCH_COLORS[f"emqlab {name}"] == design.colour
         assert f"{name}: {design.description}" in design_help()
     with pytest.raises(BadParameter, match="allowed: per-job, sweep, session"):
@@ -70,7 +70,7 @@ def test_figure_two_draws_each_run_with_its_words(fake):
 def test_figure_two_draws_the_session_lane_and_its_loss(fake):
     from emqlab.plot.renewal import draw_renewal_cost
 
-    modes = {d: renewal_cost(jobs=6, design=d, ticks=4, steal="20:3", backend=fake) for d in DESIGNS}
+    modes = {d: renewal_cost(jobs=6, design=d, ticks=4, steal="20:3", backend=fake) for d in design_names(renewing=True)}
     fw = figure_words(modes)
     drawing = draw_renewal_cost(modes, fw)
     assert drawing.modes == ["per-job", "sweep", "session"]

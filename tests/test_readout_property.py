@@ -26,47 +26,47 @@ def check_readout(params: dict, v: dict, text: str) -> None:
     def says(phrase: str, fact: bool) -> None:
         assert (phrase in text) == bool(fact), f"{phrase!r} said={phrase in text} but fact={fact}: {text}"
 
-    says("paused", v["paused_at"] is not None)
-    says("while the holder was frozen", v["lapsed_in_pause"])
-    says("lapsed at", v["lapsed_at"] is not None or v["contender_lapsed_at"] is not None)
-    says(f"the {seconds(params['lease'])} lease lapsed at", v["lapsed_at"] is not None)
-    says("replied 0", v["renew_lost_at"] is not None)
-    says("stopped at once", v["holder_stopped_at"] is not None and v["renew_lost_at"] is not None)
-    says("reclaimed the job", v["reclaimed_at"] is not None)
-    says("at once for", v["double_run"])
-    says("finished once", v["finished_once"])
-    says("nobody finished", not v["finished_by"])
-    says("finished twice", len(v["finished_by"]) == 2)
-    says("by the contender", "contender" in v["finished_by"])
-    says("by the holder", "holder" in v["finished_by"])
-    says("never reached the store", v["missed_at"])
-    says("the closest extend landed with", v["missed_at"] and v["tightest_margin_s"] is not None)
-    says("held the", v["lapsed_at"] is None and v["renewals"] > 0)
-    says("outlasted", v["lapsed_at"] is None and v["renewals"] == 0)
-    latency = params.get("latency")
-    blind = bool(latency) and v["blind_s"] is not None and v["blind_s"] >= 0.05
+    says("paused", v.paused_at is not None)
+    says("while the holder was frozen", v.lapsed_in_pause)
+    says("lapsed at", v.lapsed_at is not None or v.contender_lapsed_at is not None)
+    says(f"the {seconds(params.lease)} lease lapsed at", v.lapsed_at is not None)
+    says("replied 0", v.renew_lost_at is not None)
+    says("stopped at once", v.holder_stopped_at is not None and v.renew_lost_at is not None)
+    says("reclaimed the job", v.reclaimed_at is not None)
+    says("at once for", v.double_run)
+    says("finished once", v.finished_once)
+    says("nobody finished", not v.finished_by)
+    says("finished twice", len(v.finished_by) == 2)
+    says("by the contender", "contender" in v.finished_by)
+    says("by the holder", "holder" in v.finished_by)
+    says("never reached the store", v.missed_at)
+    says("the closest extend landed with", v.missed_at and v.tightest_margin_s is not None)
+    says("held the", v.lapsed_at is None and v.renewals > 0)
+    says("outlasted", v.lapsed_at is None and v.renewals == 0)
+    latency = params.latency
+    blind = bool(latency) and v.blind_s is not None and v.blind_s >= 0.05
     says("one-way delay", latency)
     says("after its lease had lapsed", blind)
-    says("learned only at", latency and v["renew_lost_at"] is not None)
-    says("never told", blind and v["renew_lost_at"] is None)
+    says("learned only at", latency and v.renew_lost_at is not None)
+    says("never told", blind and v.renew_lost_at is None)
     if latency:
         assert f"over a link with a {seconds(latency)} one-way delay" in text, text
     if blind:
-        assert f"{seconds(v['blind_s'])} after its lease had lapsed" in text, text
-    if latency and v["renew_lost_at"] is not None:
-        assert f"learned only at {seconds(v['renew_lost_at'])}" in text, text
-    if v["lapsed_at"] is None and v["renewals"]:
-        assert re.search(rf"\b{v['renewals']} token-checked extends?\b", text), text
+        assert f"{seconds(v.blind_s)} after its lease had lapsed" in text, text
+    if latency and v.renew_lost_at is not None:
+        assert f"learned only at {seconds(v.renew_lost_at)}" in text, text
+    if v.lapsed_at is None and v.renewals:
+        assert re.search(rf"\b{v.renewals} token-checked extends?\b", text), text
     # every time quoted is one of the verdict's (or the run's parameters), as the formatter writes it
-    allowed = {seconds(x) for x in (params["lease"], params["job"], v["lapsed_at"], v["reclaimed_at"],
-                                    v["renew_lost_at"], v["paused_at"], v["resumed_at"], v["both_ran_s"],
-                                    v["contender_lapsed_at"], v["tightest_margin_s"], *v["missed_at"],
-                                    params.get("latency"), v["blind_s"] if latency else None)
+    allowed = {seconds(x) for x in (params.lease, params.job, v.lapsed_at, v.reclaimed_at,
+                                    v.renew_lost_at, v.paused_at, v.resumed_at, v.both_ran_s,
+                                    v.contender_lapsed_at, v.tightest_margin_s, *v.missed_at,
+                                    params.latency, v.blind_s if latency else None)
                if x is not None}
-    if v["double_run"] and v["both_ran_s"] < 0.05:
+    if v.double_run and v.both_ran_s < 0.05:
         allowed.add("0.1 s")  # "for less than 0.1 s": an overlap too short to quote to the tenth
-    if v["double_run"]:
-        quoted = seconds(v["both_ran_s"]) if v["both_ran_s"] >= 0.05 else "less than 0.1 s"
+    if v.double_run:
+        quoted = seconds(v.both_ran_s) if v.both_ran_s >= 0.05 else "less than 0.1 s"
         assert f"at once for {quoted}" in text, text
     for number in NUMBER.findall(text):
         assert f"{number} s" in allowed, f"{number} s is not a fact of the verdict {sorted(allowed)}: {text}"
@@ -74,8 +74,9 @@ def check_readout(params: dict, v: dict, text: str) -> None:
                         ("renew_lost_at", "learned only at " if latency else "extend at "),
                         ("paused_at", "paused from "),
                         ("contender_lapsed_at", "own lease lapsed at ")):
-        if v[key] is not None and phrase in text:
-            assert f"{phrase}{seconds(v[key])}" in text, f"{key}={v[key]} misquoted: {text}"
+        value = getattr(v, key)
+        if value is not None and phrase in text:
+            assert f"{phrase}{seconds(value)}" in text, f"{key}={value} misquoted: {text}"
 
 
 runs = st.fixed_dictionaries({
@@ -102,9 +103,9 @@ def store():
 def test_every_clause_of_the_heartbeat_readout_is_true_of_its_verdict(store, p):
     tl = heartbeat(**p, backend=store)
     v = tl.verdict
-    check_readout(tl.params, v, v["summary"])
-    assert v["summary"] == words(tl.params, v).readout  # the verdict carries the one function's words
-    assert v["static"] == words(tl.params, v).verdict
+    check_readout(tl.params, v, v.summary)
+    assert v.summary == words(tl.params, v).readout  # the verdict carries the one function's words
+    assert v.static == words(tl.params, v).verdict
 
 
 @pytest.mark.parametrize("lie", ["pause", "finished once", "contender finished", "double run", "number",
@@ -133,4 +134,4 @@ def test_the_checker_catches_a_lying_readout(store, monkeypatch, lie):
         case = {"renew": "half", "latency": 10}
     tl = heartbeat(lease=30, job=75, **case, backend=store)
     with pytest.raises(AssertionError):
-        check_readout(tl.params, tl.verdict, tl.verdict["summary"])
+        check_readout(tl.params, tl.verdict, tl.verdict.summary)

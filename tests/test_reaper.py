@@ -10,6 +10,7 @@ import sys
 import time
 
 import pytest
+from support import record
 
 from emqlab.cli.command import main
 from emqlab.queue.consumer import Consumer
@@ -18,7 +19,7 @@ from emqlab.queue.jobs import Queue
 from emqlab.plot import Drawing
 from emqlab.scenarios.base import run_on
 from emqlab.scenarios.reaper import (
-    queue_heartbeat, queue_heartbeat_figure_words, queue_heartbeat_words, reaper, reaper_figure_words, reaper_words
+    Params, QueueHeartbeatParams, QueueHeartbeatVerdict, ReaperVerdict, queue_heartbeat, queue_heartbeat_figure_words, queue_heartbeat_words, reaper, reaper_figure_words, reaper_words
 )
 from emqlab.core.words import plural, seconds, times
 
@@ -28,22 +29,22 @@ def test_reaper_returns_the_crashed_job_and_fences_the_dead_worker(backend):
     v = tl.verdict
     exact = not backend.clock.real
     if exact:  # the virtual clock: every time is exact
-        assert (v["claimed_at"], v["crashed_at"], v["lease_deadline"]) == (0.0, 10.0, 30.0)
-        assert v["reaped_at"] == 32.5 and v["reclaimed_at"] == 32.5 and v["completed_at"] == 52.5
-        assert v["within_lease_plus_beat"] is True and v["back_in_pending_after"] == 32.5
+        assert (v.claimed_at, v.crashed_at, v.lease_deadline) == (0.0, 10.0, 30.0)
+        assert v.reaped_at == 32.5 and v.reclaimed_at == 32.5 and v.completed_at == 52.5
+        assert v.within_lease_plus_beat is True and v.back_in_pending_after == 32.5
     else:  # scale 0.01 on a loaded machine: the order of things, not how fast they came
-        assert v["claimed_at"] < v["crashed_at"] < v["lease_deadline"] <= v["reaped_at"]
-        assert v["reaped_at"] <= v["reclaimed_at"] < v["completed_at"]
-        assert v["within_lease_plus_beat"] == (v["back_in_pending_after"] <= 30 + 5)
-    assert v["reaped_by"] == v["reclaimed_by"] == "worker-2"
-    assert v["reclaim_attempts"] == 2
-    assert v["stale_complete_refused"] is True
-    assert v["stale_extend_held"] is False
+        assert v.claimed_at < v.crashed_at < v.lease_deadline <= v.reaped_at
+        assert v.reaped_at <= v.reclaimed_at < v.completed_at
+        assert v.within_lease_plus_beat == (v.back_in_pending_after <= 30 + 5)
+    assert v.reaped_by == v.reclaimed_by == "worker-2"
+    assert v.reclaim_attempts == 2
+    assert v.stale_complete_refused is True
+    assert v.stale_extend_held is False
     assert tl.counts["lost"] == 0 and tl.counts["completed"] == 1 and tl.counts["duplicate_effects"] == 0
     says_only_what_the_reaper_verdict_holds(tl)
     # the lease band of the dead worker is the server's deadline, and it is marked lapsed
     [band] = tl.spans("lease", "worker-1")
-    assert band.data["ended"] == "lapsed" and band.end == v["lease_deadline"]
+    assert band.data["ended"] == "lapsed" and band.end == v.lease_deadline
 
 
 def test_reaper_is_deterministic_on_the_virtual_clock(fake):
@@ -76,14 +77,14 @@ def test_reaper_validates(fake):
 def test_queue_heartbeat(backend, renew, runs, double):
     tl = queue_heartbeat(lease=30, job=75, renew=renew, backend=backend)
     v = tl.verdict
-    assert v["runs"] == runs and v["double_run"] is double
+    assert v.runs == runs and v.double_run is double
     assert tl.counts["completed"] == 1 and tl.counts["lost"] == 0
     if renew == "none":
-        assert v["renewals"] == 0 and v["completions_refused"] == 1
+        assert v.renewals == 0 and v.completions_refused == 1
         if not backend.clock.real:
-            assert (v["lapsed_at"], v["reaped_at"]) == (30.0, 32.5)
+            assert (v.lapsed_at, v.reaped_at) == (30.0, 32.5)
     else:
-        assert v["reaped_at"] is None and v["renewals"] >= 4 and v["finished_once"]
+        assert v.reaped_at is None and v.renewals >= 4 and v.finished_once
     says_only_what_the_queue_heartbeat_verdict_holds(tl)
 
 
@@ -121,9 +122,9 @@ def test_reaper_with_real_processes_sigkill(live):
     v = tl.verdict
     crash = tl.of("crash", "worker-1")[0]
     assert crash.data["signal"] == "SIGKILL"
-    assert v["reaped_by"] == "worker-2" and v["reclaim_attempts"] == 2
-    assert v["stale_complete_refused"] is True
-    assert v["lease_deadline"] <= v["reaped_at"] <= v["reclaimed_at"]  # never reaped before the lease lapsed
+    assert v.reaped_by == "worker-2" and v.reclaim_attempts == 2
+    assert v.stale_complete_refused is True
+    assert v.lease_deadline <= v.reaped_at <= v.reclaimed_at  # never reaped before the lease lapsed
     assert tl.counts["lost"] == 0
     assert tl.spans("lease", "worker-1") and tl.spans("lease", "worker-2")
     assert not live.keys(live.prefix + "reaper")
@@ -217,30 +218,30 @@ def clauses(text: str, expected: dict[str, bool]) -> None:
 
 def says_only_what_the_reaper_verdict_holds(tl):
     v, p = tl.verdict, tl.params
-    readout, static = v["summary"], v["static"]
-    n = v.get("beats_before_reap")
+    readout, static = v.summary, v.static
+    n = v.beats_before_reap
     clauses(readout, {"read a server TIME before that deadline and left the job alone":
-                      bool(v.get("first_beat_past_score")) and bool(n),
-                      f"{plural(n or 0, 'beat')} read a server TIME": bool(v.get("first_beat_past_score")) and bool(n),
-                      "the first beat whose TIME had reached it": bool(v.get("first_beat_past_score"))})
-    suffix = "" if p.get("design", "none") == "none" else f" · {p['design']}"
-    assert v["label"] == f"reaper ({'processes' if p['procs'] else 'in-process'}){suffix}"
-    reaped = v["reaped_at"] is not None
-    clauses(readout, {"never reaped": not reaped, "was refused": v["stale_complete_refused"],
-                      "ACCEPTED": v["stale_complete_accepted"] and reaped,
-                      "was accepted": v["stale_complete_accepted"] and not reaped, f"Lost: {v['lost']}.": reaped,
-                      f"; lost {v['lost']}.": not reaped})
-    clauses(static, {"never reaped": not reaped, "refused": v["stale_complete_refused"],
-                     "ACCEPTED": v["stale_complete_accepted"] and reaped,
-                     "late completion accepted": v["stale_complete_accepted"] and not reaped, f"lost {v['lost']}": True})
+                      bool(v.first_beat_past_score) and bool(n),
+                      f"{plural(n or 0, 'beat')} read a server TIME": bool(v.first_beat_past_score) and bool(n),
+                      "the first beat whose TIME had reached it": bool(v.first_beat_past_score)})
+    suffix = "" if p.design == "none" else f" · {p.design}"
+    assert v.label == f"reaper ({'processes' if p.procs else 'in-process'}){suffix}"
+    reaped = v.reaped_at is not None
+    clauses(readout, {"never reaped": not reaped, "was refused": v.stale_complete_refused,
+                      "ACCEPTED": v.stale_complete_accepted and reaped,
+                      "was accepted": v.stale_complete_accepted and not reaped, f"Lost: {v.lost}.": reaped,
+                      f"; lost {v.lost}.": not reaped})
+    clauses(static, {"never reaped": not reaped, "refused": v.stale_complete_refused,
+                     "ACCEPTED": v.stale_complete_accepted and reaped,
+                     "late completion accepted": v.stale_complete_accepted and not reaped, f"lost {v.lost}": True})
     if reaped:
         for key in ("crashed_at", "lease_deadline", "reaped_at", "back_in_pending_after", "completed_at"):
-            assert seconds(v[key]) in readout, key
-        clauses(readout, {f"re-claimed it with attempts {v['reclaim_attempts']}": v["reclaimed_by"] is not None,
-                          "within lease + beat: yes": v["within_lease_plus_beat"],
-                          "within lease + beat: no": not v["within_lease_plus_beat"],
-                          "holding the job": v["died_holding"], f"{v['reaped_by']}'s beat": True})
-        assert f"reaped at {seconds(v['reaped_at'])}" in static
+            assert seconds(getattr(v, key)) in readout, key
+        clauses(readout, {f"re-claimed it with attempts {v.reclaim_attempts}": v.reclaimed_by is not None,
+                          "within lease + beat: yes": v.within_lease_plus_beat,
+                          "within lease + beat: no": not v.within_lease_plus_beat,
+                          "holding the job": v.died_holding, f"{v.reaped_by}'s beat": True})
+        assert f"reaped at {seconds(v.reaped_at)}" in static
 
 
 @pytest.mark.parametrize("kw", [{}, {"lease": 10, "crash_at": 5}, {"late_at": 15}, {"beat": 20}])
@@ -248,19 +249,19 @@ def test_reaper_readout_says_only_what_the_verdict_holds(fake, kw):
     tl = reaper(backend=fake, **kw)
     says_only_what_the_reaper_verdict_holds(tl)
     if kw == {"late_at": 15}:  # the late completion came while the dead worker's lease still held: accepted
-        assert tl.verdict["stale_complete_accepted"] and tl.verdict["reaped_at"] is None
+        assert tl.verdict.stale_complete_accepted and tl.verdict.reaped_at is None
         assert tl.summary == ("The crashed job was never reaped (lease 30 s, beat 5 s); worker-1's late completion "
                               "at 15 s was accepted, inside its lease; lost 0.")
     if kw == {"beat": 20}:  # a long beat: the reap still comes within lease + beat
-        assert tl.verdict["within_lease_plus_beat"] is True and tl.verdict["reaped_at"] <= 30 + 20
+        assert tl.verdict.within_lease_plus_beat is True and tl.verdict.reaped_at <= 30 + 20
 
 
 def test_reaper_words_name_whoever_did_each_step():
-    v = {"reaped_at": 31.0, "crashed_at": 10.0, "died_holding": True, "lease_deadline": 30.0, "reaped_by": "worker-2",
-         "back_in_pending_after": 31.0, "within_lease_plus_beat": False, "reclaimed_by": "worker-3",
-         "reclaim_attempts": 2, "completed_by": None, "completed_at": None, "stale_complete_refused": False,
-         "stale_complete_accepted": False, "lost": 1}
-    w = reaper_words({"lease": 30.0, "beat": 5.0, "procs": True}, v)
+    v = record(ReaperVerdict, reaped_at=31.0, crashed_at=10.0, died_holding=True, lease_deadline=30.0,
+               reaped_by="worker-2", back_in_pending_after=31.0, within_lease_plus_beat=False,
+               reclaimed_by="worker-3", reclaim_attempts=2, completed_by=None, completed_at=None,
+               stale_complete_refused=False, stale_complete_accepted=False, lost=1)
+    w = reaper_words(record(Params, lease=30.0, beat=5.0, procs=True), v)
     assert w.label == "reaper (processes)"
     assert w.readout == ("worker-1 died at 10 s holding the job; its 30 s lease ran out on the server clock at 30 s, "
                          "worker-2's beat reaped it back to pending at 31 s (31 s after the claim, within lease + beat: "
@@ -271,28 +272,28 @@ def test_reaper_words_name_whoever_did_each_step():
 
 def says_only_what_the_queue_heartbeat_verdict_holds(tl):
     v, p = tl.verdict, tl.params
-    readout, static = v["summary"], v["static"]
-    reaped = v["reaped_at"] is not None
-    clauses(readout, {f"ran {times(v['runs'])}": reaped, "both runs overlapping": v["double_run"] and v["runs"] == 2,
-                      "the first holder's completion was refused": v["first_holder_refused"],
-                      "to a second consumer": v["reclaimed_by"] == "worker-2",
-                      "held the": not reaped and v["lapsed_at"] is None and v["renewals"] > 0,
-                      "finished once": not reaped and v["completions"] == 1,
-                      f"{v['renewals']} batched extend": not reaped and v["renewals"] > 0})
-    assert f"{v['runs']} times" not in readout or v["runs"] > 2
+    readout, static = v.summary, v.static
+    reaped = v.reaped_at is not None
+    clauses(readout, {f"ran {times(v.runs)}": reaped, "both runs overlapping": v.double_run and v.runs == 2,
+                      "the first holder's completion was refused": v.first_holder_refused,
+                      "to a second consumer": v.reclaimed_by == "worker-2",
+                      "held the": not reaped and v.lapsed_at is None and v.renewals > 0,
+                      "finished once": not reaped and v.completions == 1,
+                      f"{v.renewals} batched extend": not reaped and v.renewals > 0})
+    assert f"{v.runs} times" not in readout or v.runs > 2
     if reaped:
-        assert seconds(v["reaped_at"]) in readout and f"runs {times(v['runs'])}" in static
-    if v["lapsed_at"] is not None:
-        assert f"ran out at {seconds(v['lapsed_at'])}" in readout and seconds(v["lapsed_at"]) in static
-    assert readout.startswith(v["label"] + ": ") and seconds(p["lease"]) in readout and seconds(p["job"]) in readout
-    lapsed_ok = v["accepted_after_lapse_by"] is not None
+        assert seconds(v.reaped_at) in readout and f"runs {times(v.runs)}" in static
+    if v.lapsed_at is not None:
+        assert f"ran out at {seconds(v.lapsed_at)}" in readout and seconds(v.lapsed_at) in static
+    assert readout.startswith(v.label + ": ") and seconds(p.lease) in readout and seconds(p.job) in readout
+    lapsed_ok = v.accepted_after_lapse_by is not None
     clauses(readout, {"own lease ran out at": lapsed_ok,
                       "no consumer beat in between, so no reap took the job back and nobody claimed it again":
-                      lapsed_ok and v["beats_in_gap"] == 0 and v["claims_in_gap"] == 0})
+                      lapsed_ok and v.beats_in_gap == 0 and v.claims_in_gap == 0})
     if lapsed_ok:
-        assert (f"ran out at {seconds(v['accepted_lapsed_at'])}, yet its completion at {seconds(v['accepted_at'])} "
+        assert (f"ran out at {seconds(v.accepted_lapsed_at)}, yet its completion at {seconds(v.accepted_at)} "
                 "was accepted") in readout
-        assert f"attempt {v['accepted_attempts']} was still the current one" in readout
+        assert f"attempt {v.accepted_attempts} was still the current one" in readout
 
 
 @pytest.mark.parametrize("renew,job", [("none", 75), ("half", 75), ("none", 20), ("third", 75), ("none", 200)])
@@ -310,13 +311,13 @@ def test_queue_heartbeat_readout_says_only_what_the_verdict_holds(fake, renew, j
 
 
 def test_queue_heartbeat_words_count_runs_and_refusals_as_they_were():
-    v = {"lapsed_at": 30.0, "reaped_at": 32.5, "reclaimed_by": "worker-2", "renewals": 0, "runs": 3,
-         "double_run": True, "completions": 1, "completions_refused": 0, "first_holder_refused": False}
-    w = queue_heartbeat_words({"renew": "none", "lease": 30.0, "job": 75.0}, v)
+    v = record(QueueHeartbeatVerdict, lapsed_at=30.0, reaped_at=32.5, reclaimed_by="worker-2", renewals=0, runs=3,
+               double_run=True, completions=1, completions_refused=0, first_holder_refused=False)
+    w = queue_heartbeat_words(record(QueueHeartbeatParams, renew="none", lease=30.0, job=75.0), v)
     assert "ran 3 times, runs overlapping; no completion was refused." in w.readout
     assert w.verdict == "lapses at 30 s · reaped · the job runs 3 times"
-    v.update(reaped_at=None, lapsed_at=None, renewals=1, runs=1, double_run=False)
-    w = queue_heartbeat_words({"renew": "half", "lease": 30.0, "job": 20.0}, v)
+    v = v.but(reaped_at=None, lapsed_at=None, renewals=1, runs=1, double_run=False)
+    w = queue_heartbeat_words(record(QueueHeartbeatParams, renew="half", lease=30.0, job=20.0), v)
     assert w.readout == "renew at TTL/2: 1 batched extend held the 30 s lease to the end; the 20 s job finished once."
 
 

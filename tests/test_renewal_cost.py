@@ -14,8 +14,10 @@ from emqlab.store.backend import connect
 from emqlab.store.commandstats import ServerCounter
 from emqlab.core.errors import BadParameter, LeaseLost
 from emqlab.lease.leases import Leases, new_token
-from emqlab.lease.designs import DEFAULT_BATCH, DESIGNS, PerJobTimers, Sweep, make_plane
-from emqlab.scenarios.renewal_cost import capacity_words, figure_words, renewal_cost, scaling_words, words
+from emqlab.lease.designs import DESIGNS, design_names, make_plane
+from emqlab.lease.planes import DEFAULT_BATCH, PerJobTimers, Sweep
+from emqlab.scenarios.renewal_cost import CostVerdict, capacity_words, figure_words, renewal_cost, scaling_words, words
+from support import record
 from emqlab.core.words import seconds
 
 EMQLAB = str(Path(sys.executable).with_name("emqlab"))
@@ -61,10 +63,10 @@ def test_round_trips_per_tick_for_six_jobs(backend, design, per_tick):
     else:
         assert all(e.data["leases"] == 6 for e in trips)
     v = t.verdict
-    assert v["round_trips_by_tick"] == v["calls_by_tick"] == [per_tick] * 4
+    assert v.round_trips_by_tick == v.calls_by_tick == [per_tick] * 4
     assert t.summary.startswith(f"{DESIGNS[design].label}: a worker holding K = 6 leases paid {per_tick} round trip")
     assert t.summary.endswith("; every lease was held to the end.")
-    assert v["static"] == STATIC[design]
+    assert v.static == STATIC[design]
     if backend.live:  # the server's own count agrees with the client's
         assert c["server_calls_per_tick"] == per_tick
         assert c["server_us_per_tick"] > 0
@@ -106,7 +108,7 @@ def test_lost_lease_reported_by_next_renewal_and_others_stay_held(backend, desig
     [lost] = t.of("lease_lost", "job 3")
     [stopped] = t.of("work_stopped", "job 3")
     assert _at(backend, lost.t, 30.0) and stopped.t == lost.t
-    assert t.verdict["lost_at"] == {"job 3": lost.t}
+    assert t.verdict.lost_at == {"job 3": lost.t}
     assert len(t.of("round_trip", design)) == trips  # the lost lease is renewed no more
     assert f"the renewal at {seconds(lost.t)} found job 3's lease re-owned" in t.summary
     assert t.summary.endswith("told its holder at once, which stopped, while the other 5 leases stayed held.")
@@ -270,21 +272,21 @@ def test_server_counter_agrees_with_client(live):
 def _clauses_hold(t) -> None:
     """Each clause of the readout checked against the verdict (read from the run's counts and events)."""
     v, text = t.verdict, t.summary
-    rts, calls = v["round_trips_by_tick"], v["calls_by_tick"]
+    rts, calls = v.round_trips_by_tick, v.calls_by_tick
     assert rts == [e.data["round_trips"] for e in t.of("tick")] and calls == [e.data["commands"] for e in t.of("tick")]
-    assert text.startswith(f"{v['label']}: a worker holding K = {t.counts['jobs']} leases paid ")
+    assert text.startswith(f"{v.label}: a worker holding K = {t.counts['jobs']} leases paid ")
     if len(set(rts)) == 1:
         assert f" paid {rts[0]} round trip{'s' if rts[0] != 1 else ''} per tick " in text
     else:
-        assert f" paid {sum(rts)} round trips over {v['ticks']} ticks ({', '.join(map(str, rts[:-1]))}, then {rts[-1]};" in text
-    assert f"{v['wall_ms_per_tick']:g} ms of wall time per tick on average" in text
-    assert abs(v["wall_ms_per_tick"] - t.counts["wall_ms_per_tick"]) <= 0.005 * t.counts["wall_ms_per_tick"] + 1e-9
-    assert ("every lease was held to the end" in text) == v["all_held"]
-    assert ("re-owned" in text) == bool(v["taken"]) and ("told its holder at once" in text) == (len(v["lost"]) == 1)
-    for job in v["lost"]:
-        assert f"job {job}" in text and seconds(v["lost_at"][f"job {job}"]) in text
-    assert ("stayed held" in text) == bool(v["lost"]) and ("lapsed" in text) == (
-        v["held_at_end"] < t.counts["jobs"] - len(v["lost"]))
+        assert f" paid {sum(rts)} round trips over {v.ticks} ticks ({', '.join(map(str, rts[:-1]))}, then {rts[-1]};" in text
+    assert f"{v.wall_ms_per_tick:g} ms of wall time per tick on average" in text
+    assert abs(v.wall_ms_per_tick - t.counts["wall_ms_per_tick"]) <= 0.005 * t.counts["wall_ms_per_tick"] + 1e-9
+    assert ("every lease was held to the end" in text) == v.all_held
+    assert ("re-owned" in text) == bool(v.taken) and ("told its holder at once" in text) == (len(v.lost) == 1)
+    for job in v.lost:
+        assert f"job {job}" in text and seconds(v.lost_at[f"job {job}"]) in text
+    assert ("stayed held" in text) == bool(v.lost) and ("lapsed" in text) == (
+        v.held_at_end < t.counts["jobs"] - len(v.lost))
 
 
 @pytest.mark.parametrize("design", ["per-job", "sweep"])
@@ -294,20 +296,20 @@ def test_readout_says_only_what_the_run_did(fake, design, steal):
     _clauses_hold(t)
     v = t.verdict
     if steal is None:
-        assert v["lost"] == [] and v["taken"] == {} and v["all_held"]
+        assert v.lost == [] and v.taken == {} and v.all_held
     elif isinstance(steal, tuple):
-        assert v["lost"] == [3] and v["lost_at"] == {"job 3": 30.0} and v["taken"] == {3: 20.0}
+        assert v.lost == [3] and v.lost_at == {"job 3": 30.0} and v.taken == {3: 20.0}
         assert "the renewal at 30 s found job 3's lease re-owned" in t.summary
         assert "while the other 5 leases stayed held" in t.summary
     else:
-        assert v["lost"] == [3, 5] and v["lost_at"] == {"job 3": 30.0, "job 5": 45.0}
+        assert v.lost == [3, 5] and v.lost_at == {"job 3": 30.0, "job 5": 45.0}
         assert "renewals found 2 leases re-owned (job 3 at 30 s, job 5 at 45 s)" in t.summary
         assert "each stopped, while the other 4 leases stayed held." in t.summary
     if design == "per-job":  # a stolen lease is renewed no more: the ticks after it cost one round trip less
-        assert v["round_trips_by_tick"] == {None: [6, 6, 6, 6], (20, 3): [6, 6, 5, 5]}.get(steal, [6, 6, 5, 4])
+        assert v.round_trips_by_tick == {None: [6, 6, 6, 6], (20, 3): [6, 6, 5, 5]}.get(steal, [6, 6, 5, 4])
         assert "(6 script calls, one per lease held)" in t.summary or "one per lease held)," in t.summary
     else:
-        assert v["round_trips_by_tick"] == [1, 1, 1, 1]
+        assert v.round_trips_by_tick == [1, 1, 1, 1]
         assert "(1 script call of at most 500 leases)" in t.summary
 
 
@@ -320,38 +322,37 @@ def test_readout_counts_a_script_reload_as_a_round_trip(fake):
 
     fake.clock.process(forget())
     t = renewal_cost(jobs=6, design="sweep", ticks=3, backend=fake)
-    assert t.verdict["round_trips_by_tick"] == [1, 3, 1] and t.verdict["calls_by_tick"] == [1, 3, 1]
+    assert t.verdict.round_trips_by_tick == [1, 3, 1] and t.verdict.calls_by_tick == [1, 3, 1]
     assert "paid 5 round trips over 3 ticks (1, 3, then 1; 5 script calls of at most 500 leases each)" in t.summary
     _clauses_hold(t)
 
 
 def _verdict(**kw):
-    v = {"design": "sweep", "jobs": 2, "ticks": 1, "batch": 1, "round_trips_by_tick": [1], "calls_by_tick": [2],
-         "wall_ms_per_tick": 0.25, "all_held": True, "held_at_end": 2, "lost": [], "lost_at": {}, "stopped": [],
-         "taken": {}}
-    return {**v, **kw}
+    v = dict(design="sweep", jobs=2, ticks=1, batch=1, round_trips_by_tick=[1], calls_by_tick=[2],
+             wall_ms_per_tick=0.25, all_held=True, held_at_end=2, lost=[], lost_at={}, stopped=[], taken={})
+    return record(CostVerdict, **{**v, **kw})
 
 
 def test_words_speak_in_singular_and_plural_as_the_counts_say():
-    one = words({}, _verdict())
+    one = words(None, _verdict())
     assert one.readout == ("one sweep: a worker holding K = 2 leases paid 1 round trip per tick (2 script calls of at "
                            "most 1 lease each) over 1 tick, 0.25 ms of wall time per tick on average; every lease was "
                            "held to the end.")
     assert one.label == "one sweep" and one.verdict.startswith("one bounded round trip each tick")
-    per_job = words({}, _verdict(design="per-job", jobs=1, batch=None, round_trips_by_tick=[1, 1],
+    per_job = words(None, _verdict(design="per-job", jobs=1, batch=None, round_trips_by_tick=[1, 1],
                                  calls_by_tick=[1, 1], ticks=2, held_at_end=1))
     assert "K = 1 lease paid 1 round trip per tick (1 script call, one per lease held) over 2 ticks" in per_job.readout
     assert per_job.verdict.startswith("one extend round trip each tick")
     # a lease that lapsed with no renewal reporting it: said, and not called held
-    lapsed = words({}, _verdict(all_held=False, held_at_end=1))
+    lapsed = words(None, _verdict(all_held=False, held_at_end=1))
     assert lapsed.readout.endswith("; 1 of 2 leases was held at the end; 1 lease lapsed before a renewal reached it.")
-    gone = words({}, _verdict(all_held=False, held_at_end=0, lost=[2], lost_at={"job 2": 15.04}, stopped=[2]))
+    gone = words(None, _verdict(all_held=False, held_at_end=0, lost=[2], lost_at={"job 2": 15.04}, stopped=[2]))
     assert "the renewal at 15 s found job 2's lease gone and told its holder at once, which stopped" in gone.readout
     assert gone.readout.endswith("; 1 lease lapsed before a renewal reached it.") and "stayed held" not in gone.readout
 
 
 def test_figure_words_read_each_run(fake):
-    modes = {d: renewal_cost(jobs=6, design=d, ticks=2, backend=fake) for d in DESIGNS}
+    modes = {d: renewal_cost(jobs=6, design=d, ticks=2, backend=fake) for d in design_names(renewing=True)}
     fw = figure_words(modes)
     assert fw.caption.startswith("K per-job timers, one sweep and one session: round trips per renewal tick")
     assert "K = 6 jobs (2 ticks, measured)" in fw.caption
@@ -360,7 +361,7 @@ def test_figure_words_read_each_run(fake):
     two = figure_words({d: modes[d] for d in ("per-job", "sweep")})
     assert two.caption.startswith("K per-job timers and one sweep: ") and "“K per-job timers” or “one sweep”" in two.prompt
     for name, tl in modes.items():
-        assert (fw.modes[name].readout, fw.modes[name].verdict) == (tl.summary, tl.verdict["static"])
+        assert (fw.modes[name].readout, fw.modes[name].verdict) == (tl.summary, tl.verdict.static)
     assert figure_words(modes, labels={"sweep": "the sweep"}).modes["sweep"].label == "the sweep"
 
 

@@ -13,8 +13,10 @@ import pytest
 
 from emqlab.store.backend import connect
 from emqlab.core.errors import BadParameter, LeaseLost
-from emqlab.lease.designs import DESIGNS, PerJobTimers, Session, Sweep, make_plane
-from emqlab.scenarios.renewal_cost import renewal_cost, static_verdict, words
+from emqlab.lease.designs import DESIGNS, make_plane
+from emqlab.lease.planes import PerJobTimers, Session, Sweep
+from emqlab.scenarios.renewal_cost import CostVerdict, renewal_cost, static_verdict, words
+from support import record
 from emqlab.core.words import seconds
 
 EMQLAB = str(Path(sys.executable).with_name("emqlab"))
@@ -53,10 +55,10 @@ def test_one_renewal_per_tick_whatever_k_fake(fake, k):
     assert c["held_at_end"] == k and c["lost"] == []
     assert [e.t for e in t.of("round_trip", "session")] == [15.0, 30.0, 45.0]  # exact on the virtual clock
     assert all(e.data["leases"] == k for e in t.of("round_trip", "session"))
-    assert v["round_trips_by_tick"] == v["calls_by_tick"] == [1, 1, 1]
+    assert v.round_trips_by_tick == v.calls_by_tick == [1, 1, 1]
     assert t.summary == (f"one session: a worker holding K = {k} {'lease' if k == 1 else 'leases'} paid 1 round trip "
                          f"per tick (1 script call on the worker's session, none on a job) over 3 ticks, "
-                         f"{v['wall_ms_per_tick']:g} ms of wall time per tick on average; every lease was held to the end.")
+                         f"{v.wall_ms_per_tick:g} ms of wall time per tick on average; every lease was held to the end.")
     assert fake.keys() == []  # the run's keys are gone
 
 
@@ -87,12 +89,12 @@ def test_session_taken_loses_every_job_at_the_next_renewal(backend):
     assert c["lost"] == [1, 2, 3, 4, 5, 6] and c["held_at_end"] == 0 and c["all_held"] is False
     [take] = t.of("take", "thief")
     assert take.data["session"] is True and take.data["key"].endswith(":worker:worker-1:session")
-    lost_at = set(v["lost_at"].values())
+    lost_at = set(v.lost_at.values())
     assert len(lost_at) == 1  # every job in the same instant
     at = lost_at.pop()
     assert at == 30.0 if not backend.clock.real else 30.0 <= at < 37.5
-    assert v["stopped"] == [1, 2, 3, 4, 5, 6] and v["session_taken_at"] == take.t
-    assert v["round_trips_by_tick"] == [1, 1, 0, 0]  # nothing left to renew after the session went
+    assert v.stopped == [1, 2, 3, 4, 5, 6] and v.session_taken_at == take.t
+    assert v.round_trips_by_tick == [1, 1, 0, 0]  # nothing left to renew after the session went
     assert t.summary.endswith(f"; the renewal at {seconds(at)} found the worker's session re-owned and told the holders "
                               "of all 6 jobs at once, and each stopped.")
 
@@ -100,7 +102,7 @@ def test_session_taken_loses_every_job_at_the_next_renewal(backend):
 def test_session_lapsed_loses_every_job_and_says_gone(fake):
     t = renewal_cost(jobs=4, design="session", ticks=3, cadence=1.2, backend=fake)  # renews after the lease ends
     v = t.verdict
-    assert v["lost"] == [1, 2, 3, 4] and v["taken"] == {} and v["session_taken_at"] is None
+    assert v.lost == [1, 2, 3, 4] and v.taken == {} and v.session_taken_at is None
     assert "found the worker's session gone and told the holders of all 4 jobs at once, and each stopped." in t.summary
 
 
@@ -138,10 +140,10 @@ def test_holders_waiting_on_lost_events_all_stop_at_once(fake):
 
 
 def test_words_for_one_job_and_many():
-    v = {"design": "session", "jobs": 1, "ticks": 2, "batch": None, "round_trips_by_tick": [1, 0],
-         "calls_by_tick": [1, 0], "wall_ms_per_tick": 0.2, "all_held": False, "held_at_end": 0, "lost": [1],
-         "lost_at": {"job 1": 15.0}, "stopped": [1], "taken": {}, "session_taken_at": None}
-    one = words({}, v)
+    v = record(CostVerdict, design="session", jobs=1, ticks=2, batch=None, round_trips_by_tick=[1, 0],
+               calls_by_tick=[1, 0], wall_ms_per_tick=0.2, all_held=False, held_at_end=0, lost=[1],
+               lost_at={"job 1": 15.0}, stopped=[1], taken={}, session_taken_at=None)
+    one = words(None, v)
     assert one.readout == ("one session: a worker holding K = 1 lease paid 1 round trip over 2 ticks (1, then 0; "
                            "1 script call on the worker's session, none on a job), 0.2 ms of wall time per tick on "
                            "average; the renewal at 15 s found the worker's session gone and told the holders of its "

@@ -68,6 +68,6 @@ def test_the_dashboard_reads_the_same_words(fake, capsys):
     x = dashboard("heartbeat", backend=fake)
     try:
         modes = heartbeat_modes(fake)
-        assert x.modes["none"].readout == modes["none"].verdict["summary"] == cli_summary(capsys, "--renew", "none")
+        assert x.modes["none"].readout == modes["none"].verdict.summary == cli_summary(capsys, "--renew", "none")
     finally:
         x.close()

@@ -10,7 +10,8 @@ import pytest
 
 from emqlab.cli.command import main
 from emqlab.core.errors import BadParameter
-from emqlab.scenarios.stuck import stuck, stuck_figure_words, stuck_words
+from emqlab.scenarios.stuck import Params, StuckVerdict, stuck, stuck_figure_words, stuck_words
+from support import record
 from emqlab.core.words import plural, seconds
 
 MUST = [("none", None, (0, 35)), ("sweep", None, None), ("session", None, None), ("session", 120, (120, 125))]
@@ -20,24 +21,24 @@ MUST = [("none", None, (0, 35)), ("sweep", None, None), ("session", None, None),
 def test_stuck_must_hold(backend, design, limit, bounds):
     tl = stuck(design=design, max_runtime=limit, backend=backend)
     v = tl.verdict
-    assert v["horizon"] == 240.0 and v["design"] == design
+    assert v.horizon == 240.0 and v.design == design
     if bounds is None:
-        assert v["reclaimed_at"] is None and v["held_to_horizon"] and v["holder_renewals"] >= 14
+        assert v.reclaimed_at is None and v.held_to_horizon and v.holder_renewals >= 14
     else:
         low, high = bounds
-        assert low <= v["reclaimed_at"] <= high, v
-        assert v["second_attempt_by"] == "worker-2" and v["completed_at"] is not None
+        assert low <= v.reclaimed_at <= high, v
+        assert v.second_attempt_by == "worker-2" and v.completed_at is not None
     if not backend.clock.real:
-        assert v["reclaimed_at"] == {None: None, "none": 32.5, "session": 122.5}[design if bounds else None]
+        assert v.reclaimed_at == {None: None, "none": 32.5, "session": 122.5}[design if bounds else None]
     says_only_what_the_verdict_holds(tl)
     assert not backend.keys(backend.prefix + "stuck")
 
 
 def test_the_sweep_with_a_limit_is_bounded_and_its_worker_is_told(fake):
     v = stuck(design="sweep", max_runtime=120, backend=fake).verdict
-    assert (v["reclaimed_at"], v["reclaim_reason"], v["holder_told_at"]) == (122.5, "max_runtime", 135.0)
+    assert (v.reclaimed_at, v.reclaim_reason, v.holder_told_at) == (122.5, "max_runtime", 135.0)
     v = stuck(design="none", max_runtime=20, backend=fake).verdict  # a limit under the lease: the limit wins
-    assert (v["reclaimed_at"], v["reclaim_reason"]) == (22.5, "max_runtime")
+    assert (v.reclaimed_at, v.reclaim_reason) == (22.5, "max_runtime")
 
 
 def test_stuck_validates(fake):
@@ -64,24 +65,24 @@ def clauses(text: str, expected: dict[str, bool]) -> None:
 
 def says_only_what_the_verdict_holds(tl):
     v, p = tl.verdict, tl.params
-    readout, static = v["summary"], v["static"]
-    back = v["reclaimed_at"] is not None
-    assert readout.startswith(v["label"] + ": ")
+    readout, static = v.summary, v.static
+    back = v.reclaimed_at is not None
+    assert readout.startswith(v.label + ": ")
     clauses(readout, {"nothing returned it to pending": not back, "returned the job to pending at": back,
-                      f"at {seconds(v['reclaimed_at'])}": back, "nobody renewed": p["design"] == "none",
-                      plural(v["holder_renewals"], "session renewal"): p["design"] == "session",
-                      "the hard deadline set at the claim": v["reclaim_reason"] == "max_runtime",
-                      "the lease ran out": v["reclaim_reason"] == "lease",
-                      "was not told": back and p["design"] == "session" and v["holder_told_at"] is None,
-                      "found the job gone": v["holder_told_at"] is not None,
-                      f"finished it at {seconds(v['completed_at'])}": v["completed_at"] is not None})
-    clauses(static, {"held to the horizon": not back, f"back in pending at {seconds(v['reclaimed_at'])}": back})
+                      f"at {seconds(v.reclaimed_at)}": back, "nobody renewed": p.design == "none",
+                      plural(v.holder_renewals, "session renewal"): p.design == "session",
+                      "the hard deadline set at the claim": v.reclaim_reason == "max_runtime",
+                      "the lease ran out": v.reclaim_reason == "lease",
+                      "was not told": back and p.design == "session" and v.holder_told_at is None,
+                      "found the job gone": v.holder_told_at is not None,
+                      f"finished it at {seconds(v.completed_at)}": v.completed_at is not None})
+    clauses(static, {"held to the horizon": not back, f"back in pending at {seconds(v.reclaimed_at)}": back})
 
 
 def test_words_and_figure_words(fake):
-    v = {"horizon": 240.0, "reclaimed_at": None, "holder_renewals": 1, "holder_renew_calls": 1,
-         "holder_told_at": None, "second_attempt_by": None, "completed_at": None, "reclaim_reason": None}
-    w = stuck_words({"design": "sweep", "lease": 30.0, "max_runtime": None}, v)
+    v = record(StuckVerdict, horizon=240.0, reclaimed_at=None, holder_renewals=1, holder_renew_calls=1,
+               holder_told_at=None, second_attempt_by=None, completed_at=None, reclaim_reason=None)
+    w = stuck_words(record(Params, design="sweep", lease=30.0, max_runtime=None), v)
     assert w.verdict == "held to the horizon (240 s) · never back in pending"
     assert "1 renewal tick (1 extend call)" in w.readout
     runs = [stuck(design=d, backend=fake) for d in ("none", "session")]

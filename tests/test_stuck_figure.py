@@ -49,12 +49,12 @@ def test_the_hold_ends_where_the_server_reaped_it(runs):
     for ax, name in zip(drawing.figure.axes, drawing.modes):
         bands = [p for p in ax.patches if p.get_gid() == f"mode:{name}" and p.get_y() == pytest.approx(0.4)]
         end = bands[0].get_x() + bands[0].get_width()
-        reclaimed = runs[name].verdict["reclaimed_at"]
+        reclaimed = runs[name].verdict.reclaimed_at
         if reclaimed is None:  # held to the horizon
             assert end == pytest.approx(240.0, abs=0.31), name
         else:  # no renewal: the lease ran out at 30 s, before the reap; a session: cut at the reap
             assert end <= reclaimed + 0.31, name
-    assert end == pytest.approx(runs["session+limit"].verdict["reclaimed_at"], abs=0.31)
+    assert end == pytest.approx(runs["session+limit"].verdict.reclaimed_at, abs=0.31)
 
 
 @pytest.mark.parametrize("inches,dpi,min_px", SIZES)

@@ -94,7 +94,7 @@ def test_the_wheel_ships_the_package_data(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "emqlab/data/renewal_cost.json" in names  # the measured tables the scaling/capacity figures draw
     assert {n for n in names if n.startswith("emqlab/lua/")} == {
-        f"emqlab/lua/{p.name}" for p in (SOURCE / "emqlab" / "lua").glob("*.lua")}
+        f"emqlab/lua/{p.relative_to(SOURCE / 'emqlab' / 'lua').as_posix()}" for p in (SOURCE / "emqlab" / "lua").rglob("*.lua")}
 
 
 def test_the_installed_emqlab_is_the_wheel_not_the_checkout(venv, tmp_path):

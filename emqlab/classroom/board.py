@@ -22,6 +22,7 @@ from typing import Any
 
 from .server import QUEUE, ClassStore, open_class
 from ..core.errors import BadParameter
+from ..core.ranges import check
 from ..queue.jobs import Queue
 from ..core.words import FigureWords, ModeWords, plural
 
@@ -74,8 +75,7 @@ class Board:
     # -- controls ---------------------------------------------------------------------------------
     def enqueue(self, n: int) -> list[str]:
         """Enqueue a burst of `n` jobs, ids following the last one (j1, j2, …); the ids enqueued."""
-        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 100_000:
-            raise BadParameter(f"a burst is from 1 to 100000 jobs, got {n!r}")
+        n = int(check("burst", n))
         first = int(self.client.get(self.keys.key("enqueued")) or 0) + 1
         ids = [f"j{i}" for i in range(first, first + n)]
         for start in range(0, n, 1000):
@@ -98,9 +98,7 @@ class Board:
         return self.order(name, "crash")
 
     def pause(self, name: str, seconds: float) -> str:
-        if not (isinstance(seconds, (int, float)) and 0.1 <= seconds <= 600):
-            raise BadParameter(f"a pause lasts from 0.1 to 600 seconds, got {seconds!r}")
-        return self.order(name, "pause", float(seconds))
+        return self.order(name, "pause", float(check("pause", seconds)))
 
     def fencing(self, on: bool) -> None:
         self.client.set(self.keys.key("fence"), "1" if on else "0")

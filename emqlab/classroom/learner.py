@@ -29,6 +29,7 @@ import redis
 from .server import QUEUE, open_class
 from ..queue.consumer import Consumer
 from ..core.errors import BadParameter
+from ..core.ranges import check
 from ..queue.jobs import Queue, check_name
 from ..core.timeline import Interval, Recorder, Timeline
 from .board import LANE_KEEP
@@ -84,6 +85,7 @@ class Learner:
 
     def __init__(self, url: str, name: str | None = None, *, lease_s: float = 2.0, beat_s: float = 0.5,
                  work_s: float = 0.2):
+        lease_s, beat_s, work_s = check("lease", lease_s), check("beat", beat_s), check("work", work_s)  # real seconds
         self.store = open_class(url)
         if self.store.slot == "instructor":
             self.store.close()
@@ -215,7 +217,9 @@ class Joined:
                  work_s: float = 0.2):
         import sys
 
-        from ..queue.procs import _child_setup
+        lease_s, beat_s, work_s = check("lease", lease_s), check("beat", beat_s), check("work", work_s)  # real seconds
+
+        from ..queue.procs import child_setup
 
         self.store = open_class(address)  # checks the address and gives us a view of our own lane
         if self.store.slot == "instructor":
@@ -227,7 +231,7 @@ class Joined:
         env = {**os.environ, "EMQLAB_CLASS_URL": address}  # never on the command line
         self.proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, start_new_session=True,
-                                     preexec_fn=_child_setup)
+                                     preexec_fn=child_setup)
         self.result: dict[str, Any] | None = None
         import atexit
 

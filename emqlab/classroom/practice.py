@@ -20,10 +20,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Any
+from dataclasses import dataclass
 
 from ..store.embedded import die_with_parent
 from ..core.errors import BadParameter, EmqlabError
+from ..core.timeline import Verdict
 from .learner import Joined
 from .board import Board, lane_story
 
@@ -31,15 +32,26 @@ SKEW_S = 0.5  # the learners' clocks are this machine's: a note is the order's i
 SERVE_TIMEOUT_S = 60.0  # a loaded 2-core machine starts the server and the users in well under this
 
 
-class Outcome:
-    """What happened to a learner's job after a crash or a pause: `verdict` (held, reaped_by, finished,
-    late_write_refused, summary), the shape `widgets.Predict` reads."""
+@dataclass(frozen=True, kw_only=True)
+class Fate(Verdict):
+    """What happened to the jobs a learner's worker held when it crashed or froze, read off the lanes."""
 
-    def __init__(self, verdict: dict[str, Any]):
+    held: list  # the jobs it held
+    reaped_by: dict  # {job: the classmate whose beat reaped it}
+    finished: list  # the held jobs now done
+    late_write_refused: bool  # the woken worker's own write was refused (fencing on)
+    late_effect_landed: bool  # its effect landed (fencing off)
+
+
+class Outcome:
+    """What happened to a learner's job after a crash or a pause: its `verdict` (a `Fate`), the shape
+    `widgets.Predict` reads."""
+
+    def __init__(self, verdict: Fate):
         self.verdict = verdict
 
     def __repr__(self) -> str:
-        return self.verdict["summary"]
+        return self.verdict.summary
 
 
 class PracticeClass:
@@ -137,10 +149,10 @@ class PracticeClass:
             time.sleep(0.05)
 
     def wait_until_reaped(self, name: str, timeout: float = 60.0, late_write: bool = False,
-                          since: float = 0.0) -> dict[str, Any]:
+                          since: float = 0.0) -> Fate:
         """Wait until every job `name` held when it crashed or was paused (at unix time `since` or later)
         was reaped by someone else and then finished (and, with `late_write`, until the woken worker's
-        own write of it was answered); returns {held, reaped_by, finished, late_write_refused, summary}."""
+        own write of it was answered); returns its `Fate`."""
         end = time.monotonic() + timeout
         while True:
             lanes = self.board.lanes()
@@ -163,9 +175,9 @@ class PracticeClass:
             # its own completion) finished just before; a crash that held nothing has nothing to wait for
             if struck and len(finished) == len(held) and (settled or not late_write or not reaped_by):
                 landed = any(e["kind"] == "effect" for e in late)
-                return {"held": held, "reaped_by": reaped_by, "finished": finished,
-                        "late_write_refused": settled and not landed, "late_effect_landed": landed,
-                        "summary": lane_story(name, lanes)}
+                return Fate(held=held, reaped_by=reaped_by, finished=finished,
+                            late_write_refused=settled and not landed, late_effect_landed=landed,
+                            summary=lane_story(name, lanes))
             if time.monotonic() > end:
                 raise EmqlabError(f"{name}'s jobs were not all reaped and finished within {timeout:g} s")
             time.sleep(0.1)

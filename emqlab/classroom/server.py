@@ -30,11 +30,11 @@ from urllib.parse import quote, urlparse
 import redis
 
 from ..core.errors import BadParameter
+from ..core.ranges import check
 from ..store.scripts import KEY_COUNTS, source
 
 QUEUE = "class"
 USER_RE = re.compile(r"class-([0-9a-f]{16})-(l[0-9]{2,3}|instructor)")
-MAX_LEARNERS = 200
 
 # the lease scripts are not the queue's; every other script of emqlab/lua is a class function
 NOT_QUEUE = frozenset({"extend_lease", "release_lease", "extend_leases"})
@@ -61,9 +61,7 @@ OWN_COMMANDS = ("get", "set", "del", "unlink", "exists", "pexpire", "pttl", "hse
 
 
 def slots(n: int) -> list[str]:
-    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_LEARNERS:
-        raise BadParameter(f"a class has from 1 to {MAX_LEARNERS} learners, got {n!r}")
-    return [f"l{i:02d}" for i in range(1, n + 1)]
+    return [f"l{i:02d}" for i in range(1, int(check("learners", n)) + 1)]
 
 
 @dataclass(frozen=True)
@@ -318,6 +316,8 @@ def embedded_server(host: str = "127.0.0.1", port: int | None = None):
     from ..store.backend import connect
     from ..store.embedded import EmbeddedValkey
 
+    if port is not None:
+        port = int(check("port", port))
     bind = host if is_loopback(host) else f"{host} 127.0.0.1"
     server = EmbeddedValkey(config={"bind": bind, "protected-mode": "yes"}, port=port).start()
     try:

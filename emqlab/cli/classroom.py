@@ -17,7 +17,8 @@ import time
 from ..store.backend import connect
 from ..classroom.server import Classroom, embedded_server, is_loopback
 from ..core.errors import BadParameter
-from ..core.ranges import arg, help_text
+from ..core.ranges import check
+from .options import help_text, number
 
 URL_ENV = "EMQLAB_CLASS_URL"
 ADDRESS_RULE = ("an address carries a password: give a file holding it (a join file, FILE.instructor), '-' to read "
@@ -26,6 +27,7 @@ ADDRESS_RULE = ("an address carries a password: give a file holding it (a join f
 
 def read_address(source: str | None, line: int = 1) -> str:
     """The `line`-th address of a file, a line of stdin ('-'), or $EMQLAB_CLASS_URL (no source)."""
+    line = int(check("line", line))
     if source is None:
         text = os.environ.get(URL_ENV, "")
         if not text:
@@ -62,9 +64,13 @@ def _credentials_on(backend) -> bool:
 
 
 def cmd_serve(args) -> None:
+    from ..classroom.server import slots
+
     host = args.host
     if host in ("0.0.0.0", "::"):
         raise BadParameter("--host must be the address learners reach (e.g. 192.168.1.20), not a wildcard")
+    slots(args.learners)  # the seats, and the dashboard's command, refused before any server starts
+    dash_argv = None if args.no_dashboard else _dashboard_argv(args.dashboard_port)
     server = None
     if args.backend in (None, "valkey"):
         server, backend, port = embedded_server(host, args.port)
@@ -86,8 +92,8 @@ def cmd_serve(args) -> None:
         learners_file, instructor_file = room.write_join_file(args.join_file)
         print(f"class {room.keys.hexid}: {args.learners} seat(s) on {host}:{port}; learner addresses in "
               f"{learners_file}, the instructor's in {instructor_file} (mode 0600). Ctrl-C ends the class.", flush=True)
-        if not args.no_dashboard:
-            dash = _dashboard(room.address("instructor"), args.dashboard_port)
+        if dash_argv is not None:
+            dash = _dashboard(dash_argv, room.address("instructor"), args.dashboard_port)
         while True:
             time.sleep(1)
             if dash is not None and dash.poll() is not None:
@@ -110,15 +116,20 @@ def cmd_serve(args) -> None:
                 server.stop()
 
 
-def _dashboard(instructor_url: str, port: int):
-    """Serve the class dashboard (`emqlab present class`) on 127.0.0.1:`port`: Voila, in a session of
-    its own (a terminal's Ctrl-C reaches serve, which stops it), the instructor's address in its
-    environment only (never on a command line)."""
+def _dashboard_argv(port: int) -> list[str]:
+    """The command that serves the class dashboard (`emqlab present class`) on 127.0.0.1:`port`."""
+    from ..course.present import voila_command
+
+    return voila_command("class", port=port, open_browser=False, extra=["--Voila.port_retries=0"])
+
+
+def _dashboard(argv: list[str], instructor_url: str, port: int):
+    """Serve the class dashboard: Voila, in a session of its own (a terminal's Ctrl-C reaches serve,
+    which stops it), the instructor's address in its environment only (never on a command line)."""
     import subprocess
 
-    from ..course.present import voila_command, voila_env
+    from ..course.present import voila_env
 
-    argv = voila_command("class", port=port, open_browser=False, extra=["--Voila.port_retries=0"])
     dash = subprocess.Popen(argv, env={**voila_env(), URL_ENV: instructor_url}, stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     print(f"the instructor's dashboard: http://127.0.0.1:{port}/ (this machine only; it stops with the class)",
@@ -201,15 +212,15 @@ def add_verbs(sub, common) -> None:
 
     q = verbs.add_parser("serve", help="start (or use) a Valkey, make the class queue and one user per learner, "
                                        "write the join file, run until Ctrl-C, then remove it all")
-    q.add_argument("--learners", type=arg("learners"), default=30, help=help_text("learners", "seats (default 30)"))
+    q.add_argument("--learners", type=number("learners"), default=30, help=help_text("learners", "seats (default 30)"))
     q.add_argument("--backend", default=None, help="valkey (default: an embedded server started here) or the URL "
                                                    "of a server you administer (ACL, FUNCTION)")
     q.add_argument("--host", default="127.0.0.1", help="the address learners reach (default 127.0.0.1); a "
                                                         "non-loopback one needs credentials on")
-    q.add_argument("--port", type=arg("port"), default=None, help=help_text("port", "embedded server's port (default: free)"))
+    q.add_argument("--port", type=number("port"), default=None, help=help_text("port", "embedded server's port (default: free)"))
     q.add_argument("--join-file", required=True, help="where to write the learners' addresses (FILE.instructor: "
                                                        "the instructor's), mode 0600")
-    q.add_argument("--dashboard-port", type=arg("port"), default=8866,
+    q.add_argument("--dashboard-port", type=number("port"), default=8866,
                    help=help_text("port", "where the instructor's dashboard serves, on 127.0.0.1 (default 8866)"))
     q.add_argument("--no-dashboard", action="store_true", help="serve no dashboard (`emqlab present class "
                                                                "--join-file FILE` serves it apart)")
@@ -218,11 +229,11 @@ def add_verbs(sub, common) -> None:
     q = verbs.add_parser("join", help="work the class queue as one learner (the lesson-05 consumer)")
     q.add_argument("address", nargs="?", default=None,
                    help=f"a join file (its --line), '-' for stdin, or nothing for ${URL_ENV}; never a URL")
-    q.add_argument("--line", type=arg("line"), default=1, help=help_text("line", "which line of the file (default 1)"))
+    q.add_argument("--line", type=number("line"), default=1, help=help_text("line", "which line of the file (default 1)"))
     q.add_argument("--name", default=None, help="the name your lane shows (default: your seat, l07)")
-    q.add_argument("--lease", type=arg("lease"), default=2.0, help=help_text("lease", "lease, real seconds (default 2)"))
-    q.add_argument("--beat", type=arg("beat"), default=0.5, help=help_text("beat", "beat, real seconds (default 0.5)"))
-    q.add_argument("--work", type=arg("work"), default=0.2, help=help_text("work", "work per job, real seconds (default 0.2)"))
+    q.add_argument("--lease", type=number("lease"), default=2.0, help=help_text("lease", "lease, real seconds (default 2)"))
+    q.add_argument("--beat", type=number("beat"), default=0.5, help=help_text("beat", "beat, real seconds (default 0.5)"))
+    q.add_argument("--work", type=number("work"), default=0.2, help=help_text("work", "work per job, real seconds (default 0.2)"))
     q.add_argument("--json", action="store_true")
     q.set_defaults(func=cmd_join)
 
@@ -234,11 +245,11 @@ def add_verbs(sub, common) -> None:
                                ("fence", _fence, "fencing on or off for the whole class")):
         q = verbs.add_parser(name, help=text)
         if name == "enqueue":
-            q.add_argument("n", type=arg("jobs"), metavar="N")
+            q.add_argument("n", type=number("burst"), metavar="N")
         if name in ("crash", "pause"):
             q.add_argument("name", metavar="NAME", help="a seat (l07) or the name a learner joined under")
         if name == "pause":
-            q.add_argument("seconds", type=arg("pause"), metavar="SECONDS")
+            q.add_argument("seconds", type=number("pause"), metavar="SECONDS")
         if name == "fence":
             q.add_argument("state", choices=["on", "off"])
         q.add_argument("--backend", default=None, **where)

@@ -1,26 +1,28 @@
 """Every number emqlab takes, with its finite range, in one table.
 
 `RANGES` names each numeric flag and parameter once: its lowest and highest allowed value, its
-unit, whether it is whole, and what the range protects. The CLI's `--help`, its argument types,
-the scenario validators (`scenarios.base.positive`, `renewal_plane.check_count`) and the library
-(`Leases`, `Queue`) all read it, so a number is refused the same way everywhere: one sentence
-naming the range, raised as `BadParameter` (CLI: one line, exit 2) before anything starts.
+unit, whether it is whole, and what the range protects. The library checks each number
+once, where it is taken (`check`: the scenarios' public functions, `Leases`, `Queue`, the store, the
+class), so a number is refused the same way everywhere: one sentence naming the range, raised as
+`BadParameter` (CLI: one line, exit 2) before anything starts. The CLI only parses (`parse`) and
+shows each range in its `--help`.
 
 Ranges alone cannot bound a run (a 3600 s job renewed every 0.05 × 0.1 s is in range, part by
 part), so `check_run` also bounds what a whole run costs before it starts: at most
 `REAL_SECONDS_LIMIT` of wall-clock time on a real clock (the model span × scale), and at most
 `STEP_LIMIT` store steps (one step ≈ one round trip, at most ≈ 0.3 ms here on fakeredis and on
-a local Valkey). Measured on this 2-core machine, the costliest runs the limits allow finish in
-about a minute (see RUN_BOUND); anything costlier is refused in well under a second.
+a local Valkey). What a run costs is its scenario's to say (what a renewal design costs per lease
+held is its entry's in `emqlab.lease.designs`). Measured on this 2-core machine, the costliest runs
+the limits allow finish in about a minute (see RUN_BOUND); anything costlier is refused in well
+under a second.
 """
 
 from __future__ import annotations
 
 import math
-import os
 import re
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from .errors import BadParameter
 
@@ -75,7 +77,10 @@ RANGES: dict[str, Range] = dict([
     _r("scale", 0.0001, 1, "real seconds per model second", bounds="real clock speed (1e-4: a 30 s lease is 3 ms)"),
     # counts
     _r("ticks", 1, 10_000, "ticks", True, "renewal ticks a renewal-cost run measures"),
-    _r("jobs", 1, 100_000, "jobs", True, "jobs enqueued (chaos) or leases held (renewal-cost K)"),
+    _r("jobs", 1, 10_000_000, "jobs", True, "jobs enqueued (chaos) or leases held (renewal-cost K); what a run "
+       "costs bounds it further (renewal-cost: per design, a session's tick is one call at any K)"),
+    _r("burst", 1, 100_000, "jobs", True, "jobs one burst enqueues on a class queue (emqlab class enqueue N)"),
+    _r("steal_at", 0, 3600, MODEL_S, bounds="when another token takes a job's key (renewal-cost --steal AT:JOB)"),
     _r("batch", 1, 2_000, "leases per call", True, "leases one sweep script call carries (keeps a call ~ms)"),
     _r("workers", 1, 64, "consumers", True, "consumers (threads of one process, or OS processes)"),
     _r("kills", 0, 1_000, "crashes", True, "consumer crashes chaos inflicts"),
@@ -117,39 +122,20 @@ def check(name: str, value: Any) -> float | int:
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?", re.ASCII)
 
 
-def _parse(text: str, rng: Range) -> float | int | None:
+def parse(text: str, *, whole: bool = False) -> float | int | None:
+    """Text as a number, or None when it is none here: nan, inf, 1_0 and 0x10 are not numbers to emqlab.
+    A whole number stays an int (a float for a number with a point or an exponent)."""
     text = text.strip()
-    if rng.whole and re.fullmatch(r"[+-]?\d+", text, re.ASCII):
+    if whole and re.fullmatch(r"[+-]?\d+", text, re.ASCII):
         return int(text)
-    return float(text) if _NUMBER.fullmatch(text) else None  # nan, inf, 1_0, 0x10: not numbers here
-
-
-def arg(name: str) -> Callable[[str], float | int]:
-    """An CLI argument type for `name`: the number, or a one-line refusal naming the range."""
-
-    def parse(text: str):
-        rng = get(name)
-        if _parse(text, rng) is None:
-            raise BadParameter(
-                f"invalid {'int' if rng.whole else 'float'} value: {text!r}; {rng.rule()}")
-        try:
-            return check(name, _parse(text, rng))
-        except BadParameter as exc:
-            raise BadParameter(f"{exc.args[0].rsplit(', got', 1)[0]}, got {text!r}") from None
-
-    parse.__name__ = f"{name} number"
-    return parse
-
-
-def help_text(name: str, text: str) -> str:
-    """A flag's help with its range appended: shown by `--help`."""
-    return f"{text} [{get(name).text()}]"
+    return float(text) if _NUMBER.fullmatch(text) else None
 
 
 # -- whole runs ------------------------------------------------------------------------------
 def check_run(what: str, span_s: float, steps: float, *, real: bool, scale: float) -> None:
     """Refuse a run whose model span × scale exceeds REAL_SECONDS_LIMIT on a real clock, or whose
-    store steps exceed STEP_LIMIT: each part may be in range while the whole would run for hours."""
+    store steps exceed STEP_LIMIT: each part may be in range while the whole would run for hours.
+    Each scenario states what its run costs (its Params' `cost()`); `run_on` asks this before a store opens."""
     if real and span_s * scale > REAL_SECONDS_LIMIT:
         raise BadParameter(
             f"{what} would run about {span_s:,.0f} model seconds = {span_s * scale:,.0f} real seconds at scale "
@@ -160,107 +146,6 @@ def check_run(what: str, span_s: float, steps: float, *, real: bool, scale: floa
             "use fewer jobs or ticks, a longer beat, poll or cadence, or a shorter job")
 
 
-def run_cost(verb: str, p: dict[str, Any]) -> tuple[float, float]:
-    """(model span in seconds, store steps) a verb's run will take at most, from its parameters."""
-    if verb == "heartbeat":
-        lease, job, poll = p["lease"], p["job"], p.get("poll", 1.0)
-        at, length = p.get("pause") or (0.0, 0.0)
-        span = at + length + 2 * (job + lease + poll) + 6 * (p.get("latency") or 0)  # acquire, done, release: 2 legs each
-        renewals = span / (p["cadence"] * lease) if p.get("cadence") else 0
-        return span, renewals + span / poll + 10
-    if verb == "renewal-cost":
-        span = p["ticks"] * (p["cadence"] or 1) * p["lease"]  # no cadence: the scenario refuses it
-        weight = 1.0 if p["design"] == "per-job" else 0.25  # measured: a swept lease costs ~1/4 of a round trip
-        return span, p["jobs"] * (1 + p["ticks"]) * weight + p["ticks"]
-    if verb == "reaper":
-        late = p["late_at"] if p.get("late_at") is not None else p["lease"] + 3 * p["beat"]
-        span = late + 2 * p["job"] + 2 * p["lease"] + 4 * p["beat"]
-        return span, 2 * span / p["beat"] + 10
-    if verb == "stuck":  # two consumers' beats and renewals over the horizon (scenarios/stuck.py horizon_for)
-        span = max(8 * p["lease"], (p.get("max_runtime") or 0) + 2 * p["lease"])
-        return span, 4 * span / p["beat"] + 10
-    if verb == "chaos":
-        workers, lease, beat = p["workers"], p["lease"], p["beat"]
-        span = 4 * p["jobs"] * p["job"] / workers + 14 * lease
-        return span, 4 * p["jobs"] + (workers + 1) * span / beat
-    if verb == "failover":  # the story (kill, promote, two jobs) and, at worst, the contender outwaiting a lease
-        span = 20 + p["job"] + p["lease"]
-        return span, span + 100
-    raise LookupError(f"no run cost for {verb!r}")
-
-
 def table_lines() -> list[str]:
     """The table as text (for a README or a report)."""
     return [f"{r.name:10} {r.text():45} {r.bounds}" for r in RANGES.values()]
-
-
-def run_limits() -> str:
-    """The run-time bound in words, for `--help`."""
-    return (f"Every number is checked against its range before anything starts. A run whose whole cost is over "
-            f"{REAL_SECONDS_LIMIT:g} s of real time on a real clock (model span × scale) or over {STEP_LIMIT:,} "
-            f"store steps (≈ round trips) is refused too, so no run lasts longer than {RUN_BOUND}.")
-
-
-def check_verb(verb: str, params: dict[str, Any], *, real: bool, scale: float) -> None:
-    """`check_run` for one CLI verb's parameters (verbs without a run cost pass)."""
-    try:
-        span, steps = run_cost(verb, params)
-    except LookupError:
-        return
-    check_run(f"this {verb} run", span, steps, real=real, scale=scale)
-
-
-# -- text the CLI takes --------------------------------------------------------------------------
-def spec_arg(parse: Callable[[Any], Any], what: str) -> Callable[[str], str]:
-    """An CLI argument type that checks a spec (a cadence, AT:SECONDS, a backend) with `parse` and
-    keeps the text: BadParameter (or a parser's ValueError) becomes the one-line refusal."""
-
-    def check_text(text: str) -> str:
-        try:
-            parse(text)
-        except BadParameter:
-            raise
-        except ValueError as exc:
-            raise BadParameter(f"{what} {text!r} is not valid ({exc})") from None
-        return text
-
-    check_text.__name__ = what
-    return check_text
-
-
-def output_file(suffixes: tuple[str, ...]) -> Callable[[str], str]:
-    """An CLI argument type for a file to write after the run: its folder exists and is writable, it is
-    not a folder, and its extension says a format we write. Checked before the run, not after it."""
-
-    def check_file(text: str) -> str:
-        path = os.path.abspath(os.path.expanduser(text))
-        folder, suffix = os.path.dirname(path), os.path.splitext(path)[1].lower().lstrip(".")
-        allowed = " or ".join(suffixes)
-        if os.path.isdir(path):
-            raise BadParameter(f"{text!r} is a folder; name a file ending .{allowed}")
-        if suffix not in suffixes:
-            raise BadParameter(f"{text!r} must end in .{allowed} (the format is read from it)")
-        if not os.path.isdir(folder):
-            raise BadParameter(f"the folder of {text!r} does not exist: {folder}")
-        if not os.access(folder, os.W_OK | os.X_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
-            raise BadParameter(f"{text!r} cannot be written here (no permission)")
-        return text
-
-    check_file.__name__ = "file"
-    return check_file
-
-
-def output_dir(text: str) -> str:
-    """An CLI argument type for a folder to write into, created if missing: it is not a file, and it (or
-    the nearest folder above it that exists) is writable."""
-    path = os.path.abspath(os.path.expanduser(text))
-    if os.path.exists(path) and not os.path.isdir(path):
-        raise BadParameter(f"{text!r} is a file, not a folder")
-    probe = path
-    while not os.path.exists(probe):
-        probe = os.path.dirname(probe)
-    if not os.path.isdir(probe):
-        raise BadParameter(f"{text!r} cannot be created: {probe} is a file, not a folder")
-    if not os.access(probe, os.W_OK | os.X_OK):
-        raise BadParameter(f"{text!r} cannot be written: no permission in {probe}")
-    return text

@@ -1,6 +1,10 @@
-"""What happened in a run, as plain data: events, intervals, a verdict. JSON in and out.
+"""What happened in a run, as plain data: events, intervals, its parameters and verdict. JSON in and out.
 
 Times are model seconds from the start of the run. Nothing here draws or talks to a store.
+
+A run's parameters and its verdict are typed: each scenario declares a frozen `Params` and a
+`Verdict` (subclasses of `Record`, fields named once, read as attributes); `Record.to_dict` writes
+them to the JSON keys the command line has always printed, in one place.
 
 Every run writes through one protocol, `Recorder`: `t` (model seconds since the run began),
 `event(actor, kind, **data)` and `open(actor, kind, **data)` (an interval opened now). What
@@ -14,8 +18,74 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass, replace
+from typing import Any, TypeVar
+
+R = TypeVar("R", bound="Record")
+
+
+def json_name(name: str, *, omit_default: bool = False, load: Callable[[Any], Any] | None = None) -> dict[str, Any]:
+    """A field's metadata: it is written to JSON as `name`; `omit_default`: left out while it holds its
+    default (a key the JSON has only when it means something); `load`: how to read it back."""
+    return {"json": name, "omit_default": omit_default, "load": load}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Record):
+        return value.to_dict()
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+@dataclass(frozen=True, kw_only=True)
+class Record:
+    """Named facts, frozen. `to_dict` writes each field under its name (or the name its metadata
+    gives, `field(metadata=json_name("latency"))`); `from_dict` reads them back."""
+
+    LAST = ()  # fields written after the others (a verdict's words come last, after its facts)
+
+    def to_dict(self) -> dict[str, Any]:
+        out, last = {}, {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            meta = f.metadata
+            if meta.get("omit_default") and f.default is not MISSING and value == f.default:
+                continue
+            (last if f.name in self.LAST else out)[f.name] = (meta.get("json") or f.name, _plain(value))
+        return {key: value for key, value in [*out.values(), *(last[n] for n in self.LAST if n in last)]}
+
+    @classmethod
+    def from_dict(cls: type[R], data: dict[str, Any]) -> R:
+        kw = {}
+        for f in fields(cls):
+            key = f.metadata.get("json") or f.name
+            if key in data:
+                load = f.metadata.get("load")
+                kw[f.name] = load(data[key]) if load is not None and data[key] is not None else data[key]
+        return cls(**kw)
+
+    def but(self: R, **changes: Any) -> R:
+        """A copy with `changes` (the record itself never changes)."""
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Verdict(Record):
+    """A run's verdict: the facts read off its events (a scenario's subclass names them), then its
+    words, written by the scenario's one words function: `label` (the mode's name in words),
+    `summary` (the readout), `static` (the short verdict line the course page prints)."""
+
+    LAST = ("label", "summary", "static")
+    label: str = ""
+    summary: str = ""
+    static: str = ""
 
 
 def minus(start: float, end: float, holes: list[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -67,12 +137,12 @@ class Interval:
 @dataclass
 class Timeline:
     scenario: str
-    params: dict[str, Any]
+    params: Any  # the scenario's Params record (a plain dict for a timeline read back untyped)
     backend: str = "fake"
     clock: str = "virtual"
     events: list[Event] = field(default_factory=list)
     intervals: list[Interval] = field(default_factory=list)
-    verdict: dict[str, Any] = field(default_factory=dict)
+    verdict: Any = field(default_factory=dict)  # the scenario's Verdict once the run is read
     counts: dict[str, Any] = field(default_factory=dict)
 
     # -- recording ---------------------------------------------------------------------------
@@ -106,18 +176,18 @@ class Timeline:
 
     @property
     def summary(self) -> str:
-        return self.verdict.get("summary", "")
+        return self.verdict.summary if isinstance(self.verdict, Verdict) else self.verdict.get("summary", "")
 
     # -- JSON --------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         return {
             "scenario": self.scenario,
-            "params": self.params,
+            "params": _plain(self.params),
             "backend": self.backend,
             "clock": self.clock,
             "events": [e.to_dict() for e in self.events],
             "intervals": [asdict(i) for i in self.intervals],
-            "verdict": self.verdict,
+            "verdict": _plain(self.verdict),
             **self.counts,
         }
 
@@ -125,22 +195,27 @@ class Timeline:
         return json.dumps(self.to_dict(), **kw)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Timeline":
+    def from_dict(cls, d: dict[str, Any], params: type[Record] | None = None,
+                  verdict: type[Verdict] | None = None) -> "Timeline":
+        """A timeline read back; its params and verdict typed as `params` and `verdict` (a scenario's own
+        records: `emqlab.scenarios.load` picks them by the scenario's name), else left as plain dicts."""
         known = {"scenario", "params", "backend", "clock", "events", "intervals", "verdict"}
+        p, v = d.get("params", {}), d.get("verdict", {})
         return cls(
             scenario=d["scenario"],
-            params=d.get("params", {}),
+            params=params.from_dict(p) if params is not None else p,
             backend=d.get("backend", "fake"),
             clock=d.get("clock", "virtual"),
             events=[Event.from_dict(e) for e in d.get("events", [])],
             intervals=[Interval(**i) for i in d.get("intervals", [])],
-            verdict=d.get("verdict", {}),
+            verdict=verdict.from_dict(v) if verdict is not None and v else v,
             counts={k: v for k, v in d.items() if k not in known},
         )
 
     @classmethod
-    def from_json(cls, text: str) -> "Timeline":
-        return cls.from_dict(json.loads(text))
+    def from_json(cls, text: str, params: type[Record] | None = None,
+                  verdict: type[Verdict] | None = None) -> "Timeline":
+        return cls.from_dict(json.loads(text), params, verdict)
 
 
 # -- the one recorder protocol --------------------------------------------------------------------

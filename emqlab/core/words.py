@@ -1,11 +1,12 @@
 """The words of a run, and the one object a figure's words travel in.
 
 A run's sentences are written in one place only: its scenario's readout function, fed by the
-verdict computed from the run's events. That function stores them in the verdict as plain data:
+verdict computed from the run's events. That function stores them in the verdict
+(`emqlab.core.timeline.Verdict`):
 
-    verdict["label"]    the mode's name in words ("renew at TTL/2")
-    verdict["summary"]  the readout: what happened in this run, one or two sentences
-    verdict["static"]   the short verdict line the course page prints beside the mode
+    verdict.label    the mode's name in words ("renew at TTL/2")
+    verdict.summary  the readout: what happened in this run, one or two sentences
+    verdict.static   the short verdict line the course page prints beside the mode
 
 `FigureWords` carries what a figure says (its caption, the prompt under it before a mode is lit,
 and each mode's words). Each scenario builds it with its own `figure_words(...)`; the CLI, the
@@ -56,9 +57,9 @@ class ModeWords:
         return f"{self.label} → {self.verdict}"
 
     @classmethod
-    def of(cls, verdict: Mapping[str, Any], label: str | None = None) -> "ModeWords":
+    def of(cls, verdict: Any, label: str | None = None) -> "ModeWords":
         """A run's words, read from the verdict its scenario wrote (a caller may rename the mode)."""
-        return cls(label or verdict["label"], verdict["summary"], verdict["static"])
+        return cls(label or verdict.label, verdict.summary, verdict.static)
 
 
 @dataclass(frozen=True)

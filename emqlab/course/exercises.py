@@ -75,16 +75,16 @@ def check_cadence(fraction: Any, backend: Any = None) -> Feedback:
                                f"{fraction!r} is not one.")
     every = value * LEASE
     run = heartbeat(lease=LEASE, job=JOB, renew=value, backend=backend).verdict
-    if run["lapsed_at"] is not None:
+    if run.lapsed_at is not None:
         return Feedback(False, f"An extend every {seconds(every)} comes too late for a {LEASE} s lease; an extend "
-                               f"must arrive before the lease runs out. The run: {run['summary']}")
+                               f"must arrive before the lease runs out. The run: {run.summary}")
     if every > LEASE / 2:
         return Feedback(False, f"The lease held, but each extend arrives with {seconds(LEASE - every)} of the "
                                f"{LEASE} s lease left, less than half of it: if one extend fails, the retry has less "
                                "time than the cadence itself. Renew while at least half the lease remains "
                                "(a fraction of 0.5 or less).")
     return Feedback(True, f"Each extend arrives with {seconds(LEASE - every)} of the lease still in hand, at least "
-                          f"half of it, so a failed one can be retried in time. The run: {run['summary']}")
+                          f"half of it, so a failed one can be retried in time. The run: {run.summary}")
 
 
 # -- 2. write the extend ----------------------------------------------------------------------------
@@ -159,7 +159,7 @@ def check_lease(lease: Any, backend: Any = None) -> Feedback:
     if value is None or value <= 0:
         return Feedback(False, f"A lease is a number of seconds greater than 0; {lease!r} is not one.")
     crash = heartbeat(lease=value, job=JOB, renew="none", backend=backend).verdict  # a crashed holder never renews
-    freed = crash["reclaimed_at"]
+    freed = crash.reclaimed_at
     if freed is None or freed > CRASH_FREE_WITHIN:
         got = (f"the contender got the lock only at {seconds(freed)}" if freed is not None
                else "the contender never got the lock")
@@ -167,12 +167,12 @@ def check_lease(lease: Any, backend: Any = None) -> Feedback:
                                f"{got}, later than the {CRASH_FREE_WITHIN} s allowed. Shorten the lease.")
     at, pause_s = GC_PAUSE
     paused = heartbeat(lease=value, job=JOB, renew="half", pause=f"{at}:{pause_s}", backend=backend).verdict
-    if paused["lapsed_at"] is not None:
+    if paused.lapsed_at is not None:
         return Feedback(False, f"Renewing at half a {seconds(value)} lease, a {pause_s} s pause at {at} s can outlast "
-                               f"what is left of the lease; make it longer. The run: {paused['summary']}")
+                               f"what is left of the lease; make it longer. The run: {paused.summary}")
     return Feedback(True, f"A crashed holder's lock is free after {seconds(freed)}, and renewing every "
                           f"{seconds(value / 2)} rode out the {pause_s} s pause. Short enough to die with its holder, "
-                          f"long enough to outlast a pause. The run: {paused['summary']}")
+                          f"long enough to outlast a pause. The run: {paused.summary}")
 
 
 # -- 4. how many leases can per-job timers keep? --------------------------------------------------
@@ -229,18 +229,18 @@ def check_fencing(reaped_at: Any, attempts: Any, refused: Any, backend: Any = No
     run = fencing(fencing="on", lease=FENCE_LEASE, job=20, pause=FENCE_PAUSE, beat=FENCE_BEAT, backend=backend).verdict
     when, count = _number(reaped_at), _number(attempts)
     who = str(refused).strip().lower()
-    if when is None or abs(when - run["reaped_at"]) > 0.5:
+    if when is None or abs(when - run.reaped_at) > 0.5:
         return Feedback(False, f"The lease runs out at {seconds(FENCE_LEASE)}; a reap happens only on a beat, and "
                                f"worker-2's beats fall at 2.5 s, 7.5 s, … every {seconds(FENCE_BEAT)}. The first "
                                f"beat at or after the deadline is the answer; {reaped_at!r} is not it.")
-    if count != run["reclaim_attempts"]:
+    if count != run.reclaim_attempts:
         return Feedback(False, f"The first claim made attempts 1; every claim adds one. {attempts!r} is not what "
                                "the re-claim carries.")
     if who != "first":
         return Feedback(False, "The second worker holds the current attempt: its write matches the job and lands. "
                                "The write to refuse is the late one from the first worker, who still carries "
                                "attempt 1.")
-    return Feedback(True, f"The run agrees: {run['summary']}")
+    return Feedback(True, f"The run agrees: {run.summary}")
 
 
 # -- 6. a budget for a slow link ---------------------------------------------------------------------
@@ -254,7 +254,7 @@ def check_link_budget(max_delay: Any, backend: Any = None) -> Feedback:
         return Feedback(False, f"A delay is a number of seconds from 0 to {LINK_DELAY_MAX}; {max_delay!r} is not one.")
     bound = latency_bound(LEASE, 1 / 3)
     run = heartbeat(lease=LEASE, job=JOB, renew="third", latency=delay, backend=backend).verdict
-    if run["reclaimed_at"] is not None:
+    if run.reclaimed_at is not None:
         return Feedback(False, f"A real run over a {seconds(delay)} link lost the lease: the contender took the job "
                                "while the holder still worked on it. Each delay counts twice: once while the "
                                "acquire's reply travels back (the timer starts only then) and once while the "
@@ -266,7 +266,7 @@ def check_link_budget(max_delay: Any, backend: Any = None) -> Feedback:
                                "inside the lease.")
     return Feedback(True, f"d + TTL/3 + d < TTL gives d < TTL/3 = {seconds(bound)}: at (1 − c) × TTL / 2 with "
                           f"c = ⅓. Exactly on the line the extend lands at the deadline itself, which a live server "
-                          f"may or may not still honour. The run: {run['summary']}")
+                          f"may or may not still honour. The run: {run.summary}")
 
 
 # -- 7. a limit for a stuck job ----------------------------------------------------------------------
@@ -287,13 +287,13 @@ def check_max_runtime(max_runtime: Any, backend: Any = None) -> Feedback:
                                "hand it to a second worker while the first is still doing honest work, and the "
                                "attempts fence would then throw that work away.")
     run = stuck(design="session", max_runtime=limit, backend=backend).verdict
-    back = run["reclaimed_at"]
+    back = run.reclaimed_at
     if back is None or back > STUCK_BACK_BY_S:
         return Feedback(False, f"The hung job comes back only when a beat finds its deadline passed: with a limit of "
                                f"{seconds(limit)} that is later than {STUCK_BACK_BY_S} s. A beat comes every "
                                f"{STUCK_BEAT_S} s, so leave room for one.")
     return Feedback(True, f"Longer than any healthy job, and short enough that a beat after the deadline still falls "
-                          f"within {STUCK_BACK_BY_S} s. The run: {run['summary']}")
+                          f"within {STUCK_BACK_BY_S} s. The run: {run.summary}")
 
 
 def check_all(answers: dict[str, Any], backend: Any = None) -> list[Feedback]:

@@ -33,6 +33,7 @@ def backend() -> Backend:
     global _current
     if _current is None:
         _current = connect(None)
+        _close_at_exit()
     return _current
 
 
@@ -44,6 +45,7 @@ def use(spec: str | None = None, *, clock: str | None = None, scale: float = DEF
     new = connect(spec, clock=clock, scale=scale)  # open first: a bad spec leaves the old one working
     close()
     _current = new
+    _close_at_exit()
     return new
 
 
@@ -98,7 +100,14 @@ def close() -> None:
         current.close()
 
 
-atexit.register(close)
+_exit_hook = False  # registered when the first backend opens, not at import
+
+
+def _close_at_exit() -> None:
+    global _exit_hook
+    if not _exit_hook:
+        _exit_hook = True
+        atexit.register(close)
 
 
 def lab_command(extra_args: list[str] | None = None) -> list[str]:
@@ -144,7 +153,7 @@ def facts(timeline, *keys: str) -> str:
     keys = keys or ("lapsed_at", "runs", "double_run", "finished_once")
     shown = []
     for key in keys:
-        value = timeline.verdict.get(key, timeline.counts.get(key))
+        value = getattr(timeline.verdict, key) if hasattr(timeline.verdict, key) else timeline.counts.get(key)
         shown.append(f"{key}: {seconds(value) if key.endswith('_at') else value}")
     return " · ".join(shown)
 
@@ -184,7 +193,7 @@ def cadence_boundary(lease: float = 30, at: float = 20, cadences=None, pauses=No
     for fraction in cadences:
         for pause in pauses:
             tl = heartbeat(lease=lease, job=lease, renew=fraction, pause=f"{at}:{pause}", backend=be)
-            held = tl.verdict["lapsed_at"] is None
+            held = tl.verdict.lapsed_at is None
             agrees &= held == (pause < lease - at % (fraction * lease))
             points.append((fraction, pause, held))
     return {"lease": lease, "at": at, "points": points, "runs": len(points), "agrees": agrees}
@@ -278,7 +287,7 @@ def enqueue_on_cluster(hashtag: bool = True, job_id: str = "ORD0NgWEfAEJfs") -> 
     from ..store.scripts import source
 
     cb, q = _cluster_queue(hashtag)
-    keys = q._enqueue_keys(job_id)
+    keys = q.enqueue_keys(job_id)
     node = cluster().node_for(keys[0])
     try:
         reply = node.evalsha(node.script_load(source("enqueue")), len(keys), *keys, job_id, "pay", 0)
@@ -295,7 +304,7 @@ def queue_keys(hashtag: bool = True, job_id: str = "ORD0NgWEfAEJfs") -> list[str
     """The keys one enqueue touches, as the queue names them."""
     cb, q = _cluster_queue(hashtag)
     cb.close()
-    return q._enqueue_keys(job_id)
+    return q.enqueue_keys(job_id)
 
 
 def work_on_cluster(job_id: str = "ORD0NgWEfAEJfs") -> str:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import BadParameter, EmqlabError
+from ..core.ranges import check
 
 # name -> what the room sees (the notebook is emqlab/dashboards/<name>.ipynb)
 DASHBOARDS = {
@@ -55,8 +56,7 @@ def dashboard_path(name: str) -> Path:
 def voila_command(name: str, port: int = DEFAULT_PORT, open_browser: bool = True,
                   extra: list[str] | None = None) -> list[str]:
     """The command that serves dashboard `name` on 127.0.0.1:`port`."""
-    if not (isinstance(port, int) and 0 < port < 65536):
-        raise BadParameter(f"port must be a whole number from 1 to 65535, got {port!r}")
+    port = int(check("port", port))
     path = dashboard_path(name)
     if importlib.util.find_spec("voila") is None:
         raise EmqlabError("Voila is not installed; install the lab extras: pip install -e '.[lab]'")

@@ -1,6 +1,6 @@
 """A worker's link to the store with a one-way delay (model seconds), as a scenario process sees it.
 
-Every command sent over the link takes `delay_ms` to reach the store and as long again for its
+Every command sent over the link takes `latency` (model seconds) to reach the store and as long again for its
 reply to come back. On fakeredis (virtual clock) the two legs are clock timeouts around the store
 call, so the server acts at the exact arrival instant. On a live store the worker's own connection
 runs through an `emqlab.faults.relay.Relay` whose delay is the model delay × the clock's scale; the call
@@ -30,19 +30,19 @@ POLL_REAL_S = 0.0005  # a live call is looked at every half millisecond of real 
 class Link:
     """The holder's link: `backend` is what its commands go through (the run's own when there is no delay)."""
 
-    def __init__(self, run, world: World, delay_ms: float, actor: str = "holder"):
-        self.run, self.clock, self.world, self.delay_ms = run, run.clock, world, float(delay_ms)
+    def __init__(self, run, world: World, latency: float, actor: str = "holder"):
+        self.run, self.clock, self.world, self.latency = run, run.clock, world, float(latency)  # model seconds
         self.actor = actor
         self.backend = run.backend
         self.relay: Relay | None = None
         self._at_ms: float | None = None  # when the server acted on the last call
         self._pool: ThreadPoolExecutor | None = None
-        if self.delay_ms > 0 and run.backend.live:
+        if self.latency > 0 and run.backend.live:
             host, port = run.backend.address()
             self.relay = Relay(port, host).start()  # no delay while the link's client connects and loads scripts
             try:
                 self.backend = run.backend.via("127.0.0.1", self.relay.port)
-                self.relay.set_delay(self.delay_ms / 1000 * self.clock.scale)
+                self.relay.set_delay(self.latency * self.clock.scale)  # the one place it becomes real seconds
                 self._pool = ThreadPoolExecutor(1, thread_name_prefix="emqlab-link")
             except BaseException:
                 self.close()
@@ -68,7 +68,7 @@ class Link:
     def call(self, fn: Callable[[], Any]):
         """A process step: send, let the store run `fn` when the command arrives, wait for the reply.
         Returns (model ms when the server acted, fn's result); fn's exception is raised at the reply."""
-        if self.delay_ms <= 0:
+        if self.latency <= 0:
             at = self.clock.now_ms
             return at, fn()
         self._at_ms = None
@@ -84,14 +84,14 @@ class Link:
         clock = self.clock
 
         def wire():  # both legs: not a member of the worker's world, a pause does not stop them
-            yield clock.timeout(self.delay_ms)
+            yield clock.timeout(self.latency * 1000)
             at, result, error = clock.now_ms, None, None
             self._at_ms = at
             try:
                 result = fn()
             except Exception as exc:  # the store's answer (LeaseLost, StaleToken…), delivered with the reply
                 error = exc
-            yield clock.timeout(self.delay_ms)
+            yield clock.timeout(self.latency * 1000)
             return at, result, error
 
         at, result, error = yield from self.world.wait(clock.process(wire()))

@@ -40,6 +40,11 @@ class Pause:
         at, seconds = check("pause_at", at), check("pause", seconds)  # finite, in range, before anything runs
         return cls(float(at), float(seconds))
 
+    @classmethod
+    def from_dict(cls, d: dict) -> "Pause":
+        """A pause as a run's JSON carries it: {"at": …, "seconds": …}."""
+        return cls(float(d["at"]), float(d["seconds"]))
+
 
 class World:
     """The processes of one worker, which a pause stops together."""

@@ -26,6 +26,9 @@ _lock = threading.Lock()
 CHUNK = 65536
 
 
+_exit_hook = False  # registered with the first relay that starts, not at import
+
+
 def _stop_all() -> None:
     with _lock:
         relays = list(_running)
@@ -33,7 +36,13 @@ def _stop_all() -> None:
         relay.stop()
 
 
-atexit.register(_stop_all)
+def _stop_all_at_exit() -> None:
+    global _exit_hook
+    with _lock:
+        if _exit_hook:
+            return
+        _exit_hook = True
+    atexit.register(_stop_all)
 
 
 def running() -> list["Relay"]:
@@ -95,6 +104,7 @@ class Relay:
         if failure:
             self._thread.join()
             raise BackendUnavailable(f"the relay could not listen on 127.0.0.1: {failure[0]}")
+        _stop_all_at_exit()
         with _lock:
             _running.add(self)
         return self

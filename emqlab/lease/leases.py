@@ -1,11 +1,12 @@
 """The generic lease: acquire with SET NX PX and a random token, extend and release only with it.
 
-Public methods validate and speak model milliseconds; the private `_do_*` methods touch the
-server. A `Leases` works under one key prefix (the backend's, or a run's beneath it) and touches
-nothing else: a key is a name relative to that prefix ("lock", or `leases.key("job", "7")`), or a
-full key that already starts with it; anything else (`user:1`, `emq:{orders}:lock`) is refused
-with BadParameter before the server is asked. Ownership is checked only in Lua (`extend_lease.lua`, `release_lease.lua`): the client
-never reads then writes in two calls.
+Public methods validate and speak model milliseconds; the `do_*` methods touch the server
+(override points, as redis-py's `Lock.do_extend`). A `Leases` works under one key prefix (the
+backend's, or a run's beneath it) and touches nothing else: a key is a name relative to that
+prefix ("lock", or `leases.key("job", "7")`), or a full key that already starts with it; anything
+else (`user:1`, `emq:{orders}:lock`) is refused with BadParameter before the server is asked.
+Ownership is checked only in Lua (`extend_lease.lua`, `release_lease.lua`): the client never
+reads then writes in two calls.
 """
 
 from __future__ import annotations
@@ -77,13 +78,13 @@ class Leases:
         """SET key token NX PX ttl. None if another holder has the key."""
         key = self.full_key(key)
         _check_ttl(ttl_ms)
-        return self._do_acquire(key, new_token() if token is None else _check_token(token), ttl_ms)
+        return self.do_acquire(key, new_token() if token is None else _check_token(token), ttl_ms)
 
     def extend(self, key: str, token: str, ttl_ms: float) -> Grant:
         """Reset the TTL if `token` still owns `key`; raise LeaseLost (the 0 reply) if not."""
         key, token = self.full_key(key), _check_token(token)
         _check_ttl(ttl_ms)
-        remaining = self._do_extend(key, token, ttl_ms)
+        remaining = self.do_extend(key, token, ttl_ms)
         if remaining <= 0:
             raise LeaseLost(f"lease {key} is no longer held by token {token[:8]}…: the extend replied 0; stop work now",
                             key=key, token=token)
@@ -92,7 +93,7 @@ class Leases:
     def release(self, key: str, token: str) -> None:
         """Delete `key` if `token` still owns it; raise StaleToken (nothing changed) if not."""
         key, token = self.full_key(key), _check_token(token)
-        if not self._do_release(key, token):
+        if not self.do_release(key, token):
             raise StaleToken(f"release of {key} refused: token {token[:8]}… no longer owns it, nothing was deleted",
                              key=key, token=token)
 
@@ -101,8 +102,8 @@ class Leases:
         reply = self.backend.client.pttl(self.full_key(key))
         return self.clock.from_server_ms(reply) if reply > 0 else None
 
-    # -- private: the server ------------------------------------------------------------------
-    def _do_acquire(self, key: str, token: str, ttl_ms: float) -> Grant | None:
+    # -- the server: no validation; override points ------------------------------------------
+    def do_acquire(self, key: str, token: str, ttl_ms: float) -> Grant | None:
         pipe = self.backend.client.pipeline(transaction=False)
         pipe.set(key, token, nx=True, px=self.clock.to_server_ms(ttl_ms))
         pipe.pttl(key)  # the band's end is the server's word, read in the same round trip
@@ -111,9 +112,9 @@ class Leases:
             return None
         return Grant(key, token, self.clock.from_server_ms(pttl))
 
-    def _do_extend(self, key: str, token: str, ttl_ms: float) -> float:
+    def do_extend(self, key: str, token: str, ttl_ms: float) -> float:
         reply = self.backend.scripts("extend_lease", [key], [token, self.clock.to_server_ms(ttl_ms)])
         return self.clock.from_server_ms(reply) if reply > 0 else 0
 
-    def _do_release(self, key: str, token: str) -> bool:
+    def do_release(self, key: str, token: str) -> bool:
         return bool(self.backend.scripts("release_lease", [key], [token]))

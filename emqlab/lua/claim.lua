@@ -25,8 +25,7 @@ local max_ms = tonumber(ARGV[4] or '0')
 local worker = ARGV[5] or ''
 local token = ARGV[6] or ''
 
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--- @include "includes/server_now"
 local hard = 0
 if max_ms > 0 then
   hard = now + max_ms

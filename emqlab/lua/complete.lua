@@ -15,19 +15,12 @@ local done_key = KEYS[3]
 local id = ARGV[1]
 local attempts = ARGV[2]
 
-local state, current = unpack(redis.call('HMGET', job_key, 'state', 'attempts'))
-if not state then
-  return 'missing'
+--- @include "includes/job_fence"
+--- @include "includes/settle_done"
+
+local refused = job_fence(job_key, attempts)
+if refused then
+  return refused
 end
--- Both checks matter: a reaped job still carries the old attempts until it is re-claimed.
-if state ~= 'active' or current ~= attempts then
-  return 'stale'
-end
-redis.call('ZREM', active_key, id)
-if ARGV[3] and redis.call('HGET', job_key, 'session') == '1' then
-  redis.call('ZREM', ARGV[3] .. 'held:' .. redis.call('HGET', job_key, 'worker'), id)
-  redis.call('HDEL', job_key, 'session')
-end
-redis.call('HSET', job_key, 'state', 'done')
-redis.call('SADD', done_key, id)
+settle_done(job_key, active_key, done_key, id, ARGV[3])
 return 'ok'

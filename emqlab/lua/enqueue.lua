@@ -17,11 +17,12 @@ local id = ARGV[1]
 local payload = ARGV[2]
 local delay_ms = tonumber(ARGV[3])
 
+--- @include "includes/wake"
+
 if redis.call('EXISTS', job_key) == 1 then
   return 0
 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--- @include "includes/server_now"
 if delay_ms > 0 then
   redis.call('HSET', job_key, 'state', 'scheduled', 'attempts', 0, 'payload', payload)
   redis.call('ZADD', schedule_key, now + delay_ms, id)
@@ -30,8 +31,5 @@ end
 redis.call('HSET', job_key, 'state', 'pending', 'attempts', 0, 'payload', payload)
 -- Scored by arrival, so the oldest ready job is claimed first.
 redis.call('ZADD', pending_key, now, id)
--- One token is enough to wake a parked consumer; more would only pile up.
-if redis.call('LLEN', wake_key) == 0 then
-  redis.call('RPUSH', wake_key, 1)
-end
+wake(wake_key)
 return 1

@@ -13,8 +13,7 @@ local active_key = KEYS[1]
 local base = ARGV[1]
 local lease_ms = tonumber(ARGV[2])
 
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--- @include "includes/server_now"
 local deadline = now + lease_ms
 local reply = {now, deadline}
 for i = 3, #ARGV, 2 do

@@ -13,15 +13,16 @@ local wake_key = KEYS[3]
 local base = ARGV[1]
 local limit = tonumber(ARGV[2])
 
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--- @include "includes/wake"
+
+--- @include "includes/server_now"
 local due = redis.call('ZRANGEBYSCORE', schedule_key, '-inf', now, 'LIMIT', 0, limit)
 for _, id in ipairs(due) do
   redis.call('ZREM', schedule_key, id)
   redis.call('ZADD', pending_key, now, id)
   redis.call('HSET', base .. 'job:' .. id, 'state', 'pending')
 end
-if #due > 0 and redis.call('LLEN', wake_key) == 0 then
-  redis.call('RPUSH', wake_key, 1)
+if #due > 0 then
+  wake(wake_key)
 end
 return #due

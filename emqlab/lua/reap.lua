@@ -25,8 +25,7 @@ local base = ARGV[1]
 local limit = tonumber(ARGV[2])
 local tokens_key = base .. 'session_tokens'
 
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--- @include "includes/server_now"
 local ids = {}
 local scored = {}
 

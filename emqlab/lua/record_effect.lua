@@ -20,17 +20,13 @@ local id = ARGV[1]
 local attempts = ARGV[2]
 local fenced = ARGV[3] == '1'
 
+--- @include "includes/job_fence"
+--- @include "includes/settle_done"
+
 if fenced then
-  local state, current = unpack(redis.call('HMGET', job_key, 'state', 'attempts'))
-  if state ~= 'active' or current ~= attempts then
+  if job_fence(job_key, attempts) then  -- 'missing' or 'stale': not the current attempt's holder
     return -1
   end
-  redis.call('ZREM', active_key, id)
-  if ARGV[4] and redis.call('HGET', job_key, 'session') == '1' then
-    redis.call('ZREM', ARGV[4] .. 'held:' .. redis.call('HGET', job_key, 'worker'), id)
-    redis.call('HDEL', job_key, 'session')
-  end
-  redis.call('HSET', job_key, 'state', 'done')
-  redis.call('SADD', done_key, id)
+  settle_done(job_key, active_key, done_key, id, ARGV[4])
 end
 return redis.call('HINCRBY', effects_key, id, 1)

@@ -18,20 +18,15 @@ local id = ARGV[1]
 local attempts = ARGV[2]
 local delay_ms = tonumber(ARGV[3])
 
-local state, current = unpack(redis.call('HMGET', job_key, 'state', 'attempts'))
-if not state then
-  return 'missing'
+--- @include "includes/job_fence"
+--- @include "includes/leave_active"
+
+local refused = job_fence(job_key, attempts)
+if refused then
+  return refused
 end
-if state ~= 'active' or current ~= attempts then
-  return 'stale'
-end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZREM', active_key, id)
-if ARGV[4] and redis.call('HGET', job_key, 'session') == '1' then
-  redis.call('ZREM', ARGV[4] .. 'held:' .. redis.call('HGET', job_key, 'worker'), id)
-  redis.call('HDEL', job_key, 'session')
-end
+--- @include "includes/server_now"
+leave_active(active_key, job_key, id, ARGV[4])
 if delay_ms > 0 then
   redis.call('HSET', job_key, 'state', 'scheduled')
   redis.call('ZADD', schedule_key, now + delay_ms, id)

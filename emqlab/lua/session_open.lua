@@ -12,8 +12,7 @@ local sessions_key = KEYS[1]
 local tokens_key = KEYS[2]
 local worker = ARGV[1]
 
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--- @include "includes/server_now"
 if redis.call('ZSCORE', sessions_key, worker) then
   return {now, 0}
 end

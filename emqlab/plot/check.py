@@ -31,8 +31,8 @@ class Placed:
 
 def _role(artist: Text, fig: Figure) -> str:
     for ax in fig.axes:
-        if artist in (ax.title, ax._left_title, ax._right_title):
-            return "title"
+        if artist.axes is ax and artist.get_transform() == ax.transAxes + ax.titleOffsetTrans:
+            return "title"  # the centre, left and right titles all sit on the title transform
         if artist in (ax.xaxis.label, ax.yaxis.label):
             return "axis label"
         if artist in ax.get_xticklabels() + ax.get_yticklabels():
@@ -40,6 +40,14 @@ def _role(artist: Text, fig: Figure) -> str:
     if any(artist in legend.get_texts() for legend in fig.legends + [ax.get_legend() for ax in fig.axes if ax.get_legend()]):
         return "legend"
     return "annotation" if hasattr(artist, "xyann") else "text"
+
+
+def _in_view(axis) -> list:
+    """The ticks of `axis` (major and minor) whose location lies inside its view: the ones the renderer draws."""
+    lo, hi = sorted(axis.get_view_interval())
+    span = (hi - lo) * 1e-9
+    return [tick for tick in axis.get_major_ticks() + axis.get_minor_ticks()
+            if lo - span <= tick.get_loc() <= hi + span]
 
 
 def placed_texts(fig: Figure) -> list[Placed]:
@@ -50,7 +58,7 @@ def placed_texts(fig: Figure) -> list[Placed]:
     renderer = fig.canvas.get_renderer()
     ticks = {id(t) for ax in fig.axes for t in ax.get_xticklabels(which="both") + ax.get_yticklabels(which="both")}
     drawn = {id(label) for ax in fig.axes for axis in (ax.xaxis, ax.yaxis)
-             for tick in axis._update_ticks()  # only the ticks inside the view are drawn
+             for tick in _in_view(axis)  # only the ticks inside the view are drawn
              for label, on in ((tick.label1, tick.label1.get_visible()), (tick.label2, tick.label2.get_visible())) if on}
     out = []
     for artist in fig.findobj(Text):

@@ -32,7 +32,7 @@ STORE_Y, WIRE_TOP = 0.74, 0.96  # the store's line, and where a trip leaves the 
 
 
 def _as_modes(timelines: Any) -> dict[str, Timeline]:
-    return as_modes(timelines, lambda tl: str(tl.params.get("renew", tl.scenario)), "draw_heartbeat")
+    return as_modes(timelines, lambda tl: tl.params.mode, "draw_heartbeat")
 
 
 def _end_of(timeline: Timeline) -> float:
@@ -108,7 +108,7 @@ def _draw_mode(ax, name: str, timeline: Timeline, x_max: float, mode: ModeWords)
                            lw=0, zorder=-10, gid=f"lane:{name}"))
     lift = LINK_LIFT if timeline.spans("trip") else 0.0
     lanes = {"holder": LANES["holder"] + lift, "contender": LANES["contender"]}
-    for start, end in timeline.verdict.get("overlap", []):
+    for start, end in getattr(timeline.verdict, "overlap", ()):  # a queue heartbeat has none
         ax.axvspan(start, end, color=style.OVERLAP, alpha=0.16, lw=0, gid=gid)
         # at the foot of the panel, under the contender's work: the top is the lapse label's and the arrows'
         ax.text((start + end) / 2, FOOT_Y, "both run the job", ha="center", va="center",
@@ -124,7 +124,7 @@ def _draw_mode(ax, name: str, timeline: Timeline, x_max: float, mode: ModeWords)
     ax.set_ylim(FOOT_Y - 0.25, lanes["holder"] + 1.0)
     ax.set_yticks(list(lanes.values()), list(lanes), fontsize=style.FONT["label"])
     ax.tick_params(axis="x", labelsize=style.FONT["tick"])
-    lease = timeline.params.get("lease")
+    lease = timeline.params.lease
     if lease and x_max / (lease / 2) <= 14:  # ticks at the story's times: every half lease (15, 30, 45, …)
         ax.xaxis.set_major_locator(MultipleLocator(lease / 2))
     for side in ("top", "right"):

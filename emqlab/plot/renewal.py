@@ -24,7 +24,7 @@ from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
-from ..lease.designs import DESIGNS
+from ..lease.designs import DESIGNS, design_names
 from ..core.timeline import Timeline
 from ..core.words import FigureWords, plural, seconds
 from . import Drawing, as_modes, style
@@ -33,7 +33,7 @@ COLORS = {name: d.colour for name, d in DESIGNS.items()}
 BENCH_COLORS = {**{f"emqlab {name}": d.colour for name, d in DESIGNS.items()},
                 "python-redis-lock": style.OKABE_ITO["purple"], "redis-py Lock + timer": style.OKABE_ITO["sky"]}
 _MARKERS = ("o", "s", "v", "P", "X")  # emqlab designs, in registry order
-BENCH_MARKERS = {**{f"emqlab {name}": _MARKERS[i % len(_MARKERS)] for i, name in enumerate(DESIGNS)},
+BENCH_MARKERS = {**{f"emqlab {name}": _MARKERS[i % len(_MARKERS)] for i, name in enumerate(design_names(renewing=True))},
                  "python-redis-lock": "^", "redis-py Lock + timer": "D"}
 
 
@@ -48,7 +48,7 @@ def _as_modes(timelines: Any) -> dict[str, Timeline]:
 
 
 def _design(tl: Timeline) -> str:
-    return str(tl.counts.get("design") or tl.params.get("design"))
+    return tl.params.design
 
 
 def _new_figure(fig: Figure | None, figsize: tuple[float, float]) -> Figure:
@@ -64,7 +64,7 @@ def _rows(tl: Timeline) -> list[str]:
     design, trips = _design(tl), tl.of("round_trip")
     if trips and any("job" in e.data for e in trips):
         return [f"timer {j}" for j in range(1, tl.counts["jobs"] + 1)]
-    one_call = design in DESIGNS and DESIGNS[design].plane.round_trips_per_tick(2) == 1  # sweep, session
+    one_call = design in DESIGNS and DESIGNS[design].round_trips_per_tick(2) == 1  # sweep, session
     return [design if one_call else "all timers"]
 
 
@@ -77,7 +77,7 @@ def _draw_mode(ax, name: str, tl: Timeline, x_max: float, words: FigureWords) ->
     y_of = {row: len(rows) - 1 - i for i, row in enumerate(rows)}
     top = len(rows) - 0.4
     # the leases are held from the acquire to the end of the run (or the moment one was lost)
-    gone_at = dict(tl.verdict.get("lost_at", {}))
+    gone_at = dict(tl.verdict.lost_at)
     gone_at.update({f"job {e.data['job']}": e.t for e in tl.of("take", "thief")})  # the lease ended when taken
     session_gone = min((e.t for e in tl.of("take", "thief") if e.data.get("session")),
                        default=min(gone_at.values(), default=None) if len(gone_at) >= tl.counts["jobs"] else None)
@@ -98,7 +98,7 @@ def _draw_mode(ax, name: str, tl: Timeline, x_max: float, words: FigureWords) ->
     for e in tl.of("tick"):
         n = e.data["round_trips"]
         note = plural(n, "round trip")
-        if tl.counts.get("design") == "session":  # one key renewed, whatever the jobs it stands for
+        if DESIGNS[_design(tl)].per_worker:  # one key renewed, whatever the jobs it stands for
             note += "\n1 key for " + plural(e.data["leases"], "job")
         elif e.data["leases"] != n:
             note += "\n" + plural(e.data["leases"], "lease")

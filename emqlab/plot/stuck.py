@@ -29,7 +29,7 @@ def _panel(ax, name: str, tl, horizon: float) -> None:
     ax.add_patch(Rectangle((0, 0), 1, 1, transform=ax.transAxes, facecolor="#F2F2F2", lw=0, zorder=-10,
                            gid=f"lane:{name}"))
     v, p = tl.verdict, tl.params
-    t0 = v.get("claimed_at") or 0.0
+    t0 = v.claimed_at or 0.0
 
     def x(t: float) -> float:  # on the claim's time base, clipped to the horizon
         return min(max(t - t0, 0.0), horizon)
@@ -37,8 +37,8 @@ def _panel(ax, name: str, tl, horizon: float) -> None:
     first = next((s for s in tl.spans("lease", "worker-1") if s.data.get("attempts") == 1), None)
     if first is not None:
         end = first.end if first.end is not None else first.data.get("deadline", horizon)
-        if v.get("reclaimed_at") is not None:  # the server's reap ended worker-1's hold, told or not
-            end = min(end, t0 + v["reclaimed_at"])
+        if v.reclaimed_at is not None:  # the server's reap ended worker-1's hold, told or not
+            end = min(end, t0 + v.reclaimed_at)
         ax.add_patch(Rectangle((x(first.start), BAND[0]), max(x(end) - x(first.start), 0.3), BAND[1],
                                color=style.LEASE, alpha=0.55, lw=0, gid=gid))
         if first.data.get("ended") == "lapsed":
@@ -55,11 +55,11 @@ def _panel(ax, name: str, tl, horizon: float) -> None:
     if ticks:
         ax.plot(ticks, [BAND[0] + BAND[1] + 0.08] * len(ticks), marker="|", markersize=9, markeredgewidth=2,
                 color=style.RENEW, linestyle="none", gid=gid)
-    if p.get("max_runtime"):
-        ax.plot([p["max_runtime"]] * 2, [AGAIN[0] - 0.05, BAND[0] + BAND[1] + 0.15], color="black", lw=1.5,
+    if p.max_runtime:
+        ax.plot([p.max_runtime] * 2, [AGAIN[0] - 0.05, BAND[0] + BAND[1] + 0.15], color="black", lw=1.5,
                 linestyle=(0, (4, 3)), gid=gid)
-    if v.get("reclaimed_at") is not None:
-        ax.plot([v["reclaimed_at"]], [BAND[0] + BAND[1] / 2], marker="D", markersize=10, color=style.CONTENDER,
+    if v.reclaimed_at is not None:
+        ax.plot([v.reclaimed_at], [BAND[0] + BAND[1] / 2], marker="D", markersize=10, color=style.CONTENDER,
                 markeredgecolor="white", linestyle="none", gid=gid)
     ax.set_ylim(-0.4, 1.05)
     ax.set_yticks([])
@@ -82,7 +82,7 @@ def draw_stuck(timelines: Any, words: FigureWords, fig: Figure | None = None) ->
     the runs' horizon; the readout line is the lit mode's readout."""
     modes = modes_of(timelines, words, "draw_stuck")
     fig = figure_for(fig, (12, 2.0 + 1.4 * len(modes)))
-    horizon = max(tl.verdict.get("horizon") or tl.params.get("horizon", 1.0) for tl in modes.values())
+    horizon = max(tl.verdict.horizon for tl in modes.values())
     axes = fig.subplots(len(modes), 1, squeeze=False, sharex=True)[:, 0]
     for ax, (name, tl) in zip(axes, modes.items()):
         _panel(ax, name, tl, horizon)

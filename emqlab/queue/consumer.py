@@ -3,9 +3,9 @@
 Each beat: check for stop, reap (expired leases back to pending, on the server clock), promote
 (due scheduled jobs), drain (claim and run ready jobs until none is left), park (wait on the wake
 key until a wake or the beat elapses). Renewal is off by default, as EchoMQ ships it; `design`
-picks how held jobs are kept (`emqlab.queue.holder`: none, per-job, sweep, session); `renew` alone means
-one batched extend of every held lease per tick (sweep). `max_runtime_ms` sets a hard deadline at
-each claim that no renewal pushes out.
+picks how held jobs are kept (`emqlab.lease.designs`: none, per-job, sweep, session, each with its
+keeper); `renew` alone means one batched extend of every held lease per tick (sweep).
+`max_runtime_ms` sets a hard deadline at each claim that no renewal pushes out.
 
 The beat is recorded step by step: one `step` event per step, in the order the steps ran, each
 with the beat's number and what it moved (`moved`: ids reaped, jobs promoted, jobs claimed). The
@@ -28,13 +28,15 @@ from typing import Any, Callable
 
 import simpy
 
-from . import holder
 from ..core.errors import BadParameter, StaleToken
 from ..faults.pauses import World
+from ..lease.designs import queue_design
+from ..lease.keepers import Renewed
 from .jobs import MAX_SLICE, NAME_RE, REAP_LIMIT, Claimed, Queue
 from ..core.timeline import ClockRecorder, Recorder, Timeline
 
-CRASH, STOP, LOST = "crash", "stop", holder.LOST
+CRASH, STOP = "crash", "stop"
+LOST = "lease-lost"  # the interrupt a job's work gets when its holder learns the job is gone
 MAX_REAP_CALLS = 1000  # design session: reap calls a beat may make (bounded slices) to empty a dead worker's backlog
 EFFECTS = ("none", "fenced", "unfenced")
 
@@ -83,7 +85,7 @@ class Consumer:
                  promote_limit: int = REAP_LIMIT, renew: float | None = None, effect: str = "none",
                  recorder: Recorder | None = None, blocking_park: bool = False, drain_limit: int = 100,
                  design: str | None = None, max_runtime_ms: float = 0, reap_calls: int | None = None):
-        design, renew = holder.check_design(design, renew)
+        chosen, renew = queue_design(design, renew)
         if effect not in EFFECTS:
             raise BadParameter(f"effect must be one of {', '.join(EFFECTS)}, got {effect!r}")
         for what, value in (("lease", lease_ms), ("beat", beat_ms), ("renewal fraction", renew)):
@@ -107,10 +109,11 @@ class Consumer:
                                        not 1 <= reap_calls <= MAX_REAP_CALLS):
             raise BadParameter(f"a consumer's reap calls must be a whole number from 1 to {MAX_REAP_CALLS}, "
                                f"got {reap_calls!r}")
-        self.design, self.max_runtime_ms, self.session = design, max_runtime_ms, None
-        # one slice a beat, as EchoMQ reaps; a session's lapse frees all its jobs at once: slices until none is left
-        self.reap_calls = reap_calls or (MAX_REAP_CALLS if design == holder.SESSION else 1)
-        self.worker_name = name if NAME_RE.fullmatch(name) else ""
+        self.design, self.max_runtime_ms = chosen.name, max_runtime_ms
+        # one slice a beat, as EchoMQ reaps; a worker's lapsed session frees all its jobs at once: slices until none is left
+        self.reap_calls = reap_calls or (MAX_REAP_CALLS if chosen.per_worker else 1)
+        # how this consumer holds what it claims (its name is written to each job when it is a valid one)
+        self.keeper = chosen.keeper(queue, name if NAME_RE.fullmatch(name) else "", lease_ms)
         self.work_ms, self.effect = work_ms, effect
         self.rec = recorder if recorder is not None else ClockRecorder(Timeline(name, {}), self.clock)
         self.blocking_park = blocking_park and self.clock.real
@@ -128,7 +131,7 @@ class Consumer:
 
     # -- control ---------------------------------------------------------------------------
     def start(self) -> simpy.Process:
-        if self.design == holder.SESSION and not holder.open_session(self):
+        if self.keeper.per_worker and not self._open_session():
             raise BadParameter(f"consumer {self.name!r} cannot open its session: a session of that name is still "
                                "open on the queue; give the consumer another name")
         self.main = self.world.join(self.clock.process(self._guard(self.loop())))
@@ -220,7 +223,8 @@ class Consumer:
                 self._step_open = None
                 self._step(beat, "park", started=started, woken=bool(woken))
         if not self.crashed:
-            holder.close_session(self)
+            if self.keeper.close():
+                run.event(self.name, "session_close")
             run.event(self.name, "stopped")
 
     def _reap(self) -> tuple[int, list[str], list[str], int]:
@@ -230,7 +234,7 @@ class Consumer:
         ended: list[str] = []
         first = None
         for calls in range(1, self.reap_calls + 1):
-            got = self.queue._reap_slice(self.reap_limit)
+            got = self.queue.reap_slice(self.reap_limit)
             first = got.now if first is None else first
             ids += got.ids
             ended += got.ended
@@ -245,13 +249,13 @@ class Consumer:
         while not self.stopping:
             if taken >= self.drain_limit:
                 return True
-            if self.design == holder.SESSION and self.session is None and not holder.open_session(self):
+            if not self.keeper.ready and not self._open_session():
                 return False  # the session was lost and its name is not free yet: claim nothing this beat
             try:
                 jobs = self.queue.claim(self.lease_ms, min(self.batch, self.drain_limit - taken),
-                                        **holder.claim_options(self))
+                                        max_runtime_ms=self.max_runtime_ms, **self.keeper.claim_options())
             except StaleToken:  # the session lapsed and the reaper ended it
-                self.session = None
+                self.keeper.forget()
                 return False
             if not jobs:
                 return False
@@ -356,6 +360,39 @@ class Consumer:
         self._end_band(job.id, "completed")
         return True
 
-    # -- renewal: the design's process (emqlab.queue.holder) ------------------------------------------
+    # -- renewal: the design's keeper, one tick every `renew_every` ------------------------------------
     def renewer(self):
-        yield from holder.renew_loop(self)
+        while not self.crashed:
+            yield from self.world.sleep(self.renew_every, work=False)
+            if self.stopping and not self.held:
+                return
+            renewed = self.keeper.renew(list(self.held.values()))
+            if renewed is not None:
+                self._renewed(renewed)
+
+    def _renewed(self, r: Renewed) -> None:
+        """Record a renewal tick as the server answered it, push out the bands it renewed, and stop
+        the work of every job it found lost."""
+        run = self.rec
+        for job_id, score in r.deadlines.items():
+            if job_id in self.bands:
+                self.bands[job_id].data["deadline"] = round(run.t + self.clock.from_server_ms(score - r.server_now) / 1000, 3)
+        deadline = None if r.lease_ms is None else round(run.t + r.lease_ms / 1000, 3)
+        run.event(self.name, "renew", jobs=list(r.jobs), deadline=deadline, lost=list(r.lost), design=self.design,
+                  calls=r.calls, **({} if r.session is None else {"session": r.session}), now=r.server_now,
+                  time_s=self._server_s(r.server_now), score=r.score,
+                  score_s=None if r.score is None else self._server_s(r.score))
+        for job_id in r.lost:
+            proc = self.workers.get(job_id)
+            if proc is not None and proc.is_alive:
+                proc.interrupt(LOST)
+
+    def _open_session(self) -> bool:
+        """Open the worker's own lease (per-worker designs) and record it; False if its name is still
+        taken (a lapsed session of the same name the reaper has not ended yet)."""
+        s = self.keeper.open()
+        if s is None:
+            return False
+        self.rec.event(self.name, "session_open", now=s.server_now, time_s=self._server_s(s.server_now),
+                       score=s.deadline, score_s=self._server_s(s.deadline))
+        return True

@@ -21,7 +21,7 @@ Either way a claim may set a hard deadline (`max_runtime_ms`), once, that no ren
 
 A job's `attempts` is its fencing token: the claim bumps it, and completion, retry, the batched
 extend and a fenced effect write are refused unless the caller's value is current *and* the job
-is still active. Public methods validate and speak model milliseconds; `_do_*` touch the server.
+is still active. Public methods validate and speak model milliseconds; `do_*` touch the server (override points).
 """
 
 from __future__ import annotations
@@ -160,6 +160,10 @@ class Queue:
     def job_key(self, job_id: str) -> str:
         return f"{self.base}job:{job_id}"
 
+    def enqueue_keys(self, job_id: str) -> list[str]:
+        """The keys one enqueue touches, in the order `enqueue.lua` takes them."""
+        return [self.job_key(job_id), self.pending, self.schedule, self.wake_key]
+
     def held_key(self, worker: str) -> str:
         return f"{self.base}held:{worker}"
 
@@ -168,14 +172,14 @@ class Queue:
         """Add a job (after `delay_ms` if > 0). False if the id already exists: enqueue is idempotent."""
         check_id(job_id)
         _check_ms("delay", delay_ms, zero=True)
-        return self._do_enqueue(job_id, str(payload), delay_ms)
+        return self.do_enqueue(job_id, str(payload), delay_ms)
 
     def enqueue_many(self, ids: Iterable[str], payload: str = "") -> int:
         """Enqueue many ids in one pipelined round trip; returns how many were new."""
         ids = [check_id(i) for i in ids]
         pipe = self.backend.client.pipeline(transaction=False)
         for job_id in ids:
-            self.backend.scripts("enqueue", self._enqueue_keys(job_id), [job_id, str(payload), 0], client=pipe)
+            self.backend.scripts("enqueue", self.enqueue_keys(job_id), [job_id, str(payload), 0], client=pipe)
         return sum(pipe.execute()) if ids else 0
 
     def claim(self, lease_ms: float, count: int = 1, *, worker: str = "", session: Session | None = None,
@@ -191,7 +195,7 @@ class Queue:
             worker = session.worker
         if worker:
             check_name(worker)
-        return self._do_claim(lease_ms, count, worker, session.token if session else "", max_runtime_ms)
+        return self.do_claim(lease_ms, count, worker, session.token if session else "", max_runtime_ms)
 
     # -- sessions: one lease per worker ------------------------------------------------------------
     def open_session(self, worker: str, lease_ms: float) -> Session:
@@ -235,30 +239,31 @@ class Queue:
     def complete(self, job_id: str, attempts: int | str) -> None:
         """Settle a job done; StaleToken if `attempts` is not the current attempt of an active job."""
         token = check_attempts(attempts)
-        self._settle(self._do_complete(check_id(job_id), token), "completion", job_id, token)
+        self._settle(self.do_complete(check_id(job_id), token), "completion", job_id, token)
 
     def retry(self, job_id: str, attempts: int, *, delay_ms: float = 0) -> None:
         """Hand a job back (scheduled after `delay_ms` if > 0); StaleToken as for complete."""
         check_id(job_id)
         token = check_attempts(attempts)
         _check_ms("delay", delay_ms, zero=True)
-        self._settle(self._do_retry(job_id, token, delay_ms), "retry", job_id, token)
+        self._settle(self.do_retry(job_id, token, delay_ms), "retry", job_id, token)
 
     def reap(self, limit: int = REAP_LIMIT) -> list[str]:
         """Return up to `limit` abandoned jobs to pending: leases and hard deadlines past the server's
         TIME, then the jobs of lapsed sessions; the ids returned."""
-        return self._do_reap(_check_limit("reap limit", limit, MAX_SLICE))[1]
+        return self.reap_slice(limit).ids
 
     def reap_slice(self, limit: int = REAP_LIMIT) -> ReapSlice:
-        """One bounded reap call, with the sessions it ended."""
-        return self._reap_slice(_check_limit("reap limit", limit, MAX_SLICE))
+        """One bounded reap call: the server TIME it compared the scores with, the ids it returned,
+        the sessions it ended."""
+        return self.do_reap(_check_limit("reap limit", limit, MAX_SLICE))
 
     def reap_all(self, limit: int = 1000) -> int:
         """Reap in bounded slices until none is left; how many were returned."""
         _check_limit("reap limit", limit, MAX_SLICE)
         total = 0
         while True:
-            ids = self._do_reap(limit)[1]
+            ids = self.do_reap(limit).ids
             total += len(ids)
             if len(ids) < limit:
                 return total
@@ -269,20 +274,20 @@ class Queue:
 
     def promote(self, limit: int = REAP_LIMIT) -> int:
         """Move up to `limit` due scheduled jobs to pending."""
-        return self._do_promote(_check_limit("promote limit", limit, MAX_SLICE))
+        return self.do_promote(_check_limit("promote limit", limit, MAX_SLICE))
 
     def extend(self, held: Iterable[tuple[str, int]], lease_ms: float) -> Extended:
         """One batched extend of (id, attempts) leases; `lost` names those no longer held."""
         _check_ms("lease", lease_ms)
         held = [(check_id(i), check_attempts(a)) for i, a in held]
-        return self._do_extend(held, lease_ms)
+        return self.do_extend(held, lease_ms)
 
     def record_effect(self, job_id: str, attempts: int, *, fenced: bool = True) -> int:
         """Apply the job's effect to the results store. Fenced: refused (StaleToken) unless the
         attempt is current and active, and the job is settled done in the same step. Returns how
         many times the effect has now been applied."""
         token = check_attempts(attempts)
-        reply = self._do_record_effect(check_id(job_id), token, fenced)
+        reply = self.do_record_effect(check_id(job_id), token, fenced)
         if reply < 0:
             raise StaleToken(f"effect of job {job_id} refused: attempt {attempts} is no longer the job's current "
                              "active attempt, nothing was written", key=self.job_key(job_id), token=token)
@@ -320,7 +325,8 @@ class Queue:
     def effects_applied(self) -> dict[str, int]:
         return {k: int(v) for k, v in self.backend.client.hgetall(self.effects).items()}
 
-    # -- private: the server ------------------------------------------------------------------
+    # -- the server: one script call each, no validation. Override points: a subclass may wrap
+    # -- one to watch what the store replied (lesson 06's store lane does), as redis-py's Lock.do_extend
     def _settle(self, reply: str, what: str, job_id: str, attempts: str) -> None:
         if reply == "ok":
             return
@@ -331,14 +337,11 @@ class Queue:
                          "active attempt (its lease was reaped or re-claimed), nothing changed",
                          key=self.job_key(job_id), token=str(attempts))
 
-    def _enqueue_keys(self, job_id: str) -> list[str]:
-        return [self.job_key(job_id), self.pending, self.schedule, self.wake_key]
-
-    def _do_enqueue(self, job_id: str, payload: str, delay_ms: float) -> bool:
+    def do_enqueue(self, job_id: str, payload: str, delay_ms: float) -> bool:
         delay = self.clock.to_server_ms(delay_ms) if delay_ms > 0 else 0
-        return bool(self.backend.scripts("enqueue", self._enqueue_keys(job_id), [job_id, payload, delay]))
+        return bool(self.backend.scripts("enqueue", self.enqueue_keys(job_id), [job_id, payload, delay]))
 
-    def _do_claim(self, lease_ms: float, count: int, worker: str = "", token: str = "",
+    def do_claim(self, lease_ms: float, count: int, worker: str = "", token: str = "",
                   max_runtime_ms: float = 0) -> list[Claimed]:
         hard_ms = self.clock.to_server_ms(max_runtime_ms) if max_runtime_ms > 0 else 0
         reply = self.backend.scripts("claim", [self.pending, self.active],
@@ -352,29 +355,25 @@ class Queue:
                 for i in range(3, len(reply), 3)]
 
     # `attempts` below is always check_attempts()'s canonical decimal string: the scripts compare strings
-    def _do_complete(self, job_id: str, attempts: str) -> str:
+    def do_complete(self, job_id: str, attempts: str) -> str:
         return self.backend.scripts("complete", [self.job_key(job_id), self.active, self.done],
                                     [job_id, attempts, self.base])
 
-    def _do_retry(self, job_id: str, attempts: str, delay_ms: float) -> str:
+    def do_retry(self, job_id: str, attempts: str, delay_ms: float) -> str:
         delay = self.clock.to_server_ms(delay_ms) if delay_ms > 0 else 0
         return self.backend.scripts("retry", [self.job_key(job_id), self.active, self.pending, self.schedule],
                                     [job_id, attempts, delay, self.base])
 
-    def _do_reap(self, limit: int) -> tuple[int, list[str]]:
-        got = self._reap_slice(limit)
-        return got.now, got.ids
-
-    def _reap_slice(self, limit: int) -> ReapSlice:
+    def do_reap(self, limit: int) -> ReapSlice:
         reply = self.backend.scripts("reap", [self.active, self.pending, self.reaped_key, self.sessions],
                                      [self.base, limit])
         n = int(reply[1])
         return ReapSlice(int(reply[0]), list(reply[2:2 + n]), list(reply[2 + n:]))
 
-    def _do_promote(self, limit: int) -> int:
+    def do_promote(self, limit: int) -> int:
         return int(self.backend.scripts("promote", [self.schedule, self.pending, self.wake_key], [self.base, limit]))
 
-    def _do_extend(self, held: list[tuple[str, str]], lease_ms: float) -> Extended:
+    def do_extend(self, held: list[tuple[str, str]], lease_ms: float) -> Extended:
         args: list[Any] = [self.base, self.clock.to_server_ms(lease_ms)]
         for job_id, attempts in held:
             args += [job_id, attempts]
@@ -382,6 +381,6 @@ class Queue:
         now, deadline = int(reply[0]), int(reply[1])
         return Extended(now, deadline, self.clock.from_server_ms(deadline - now), tuple(reply[2:]))
 
-    def _do_record_effect(self, job_id: str, attempts: str, fenced: bool) -> int:
+    def do_record_effect(self, job_id: str, attempts: str, fenced: bool) -> int:
         keys = [self.job_key(job_id), self.effects, self.active, self.done]
         return int(self.backend.scripts("record_effect", keys, [job_id, attempts, "1" if fenced else "0", self.base]))

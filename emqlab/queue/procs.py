@@ -38,10 +38,13 @@ _live_lock = threading.Lock()
 URL_ENV = "EMQLAB_CHILD_URL"  # the store's address, for the child only; never on a command line
 
 
-def _child_setup() -> None:  # runs in the child between fork and exec
+def child_setup() -> None:  # runs in the child between fork and exec
     die_with_parent()
     # a Ctrl-C meant for the parent must not reach a child, even one sent with kill(pid) by hand
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+_exit_hook = False  # registered with the first child, not at import
 
 
 def _reap_all() -> None:
@@ -51,7 +54,14 @@ def _reap_all() -> None:
         _finish(proc, graceful=False)
 
 
-atexit.register(_reap_all)
+def _track(proc: subprocess.Popen) -> None:
+    """Reap `proc` at interpreter exit if nothing has by then (the hook goes in with the first child)."""
+    global _exit_hook
+    with _live_lock:
+        _live.add(proc)
+        if not _exit_hook:
+            _exit_hook = True
+            atexit.register(_reap_all)
 
 
 def _finish(proc: subprocess.Popen, *, graceful: bool, timeout: float = 5.0) -> None:
@@ -100,10 +110,9 @@ class ProcessPool:
                 "--quiet", ",".join(quiet), "--design", design, "--max-runtime-ms", str(max_runtime_ms)]
         env = {**os.environ, URL_ENV: self.url}
         err = self._stderr[name] = tempfile.TemporaryFile()  # unlinked at once: gone with the parent
-        proc = subprocess.Popen(args, preexec_fn=_child_setup, start_new_session=True, env=env,
+        proc = subprocess.Popen(args, preexec_fn=child_setup, start_new_session=True, env=env,
                                 stdin=subprocess.DEVNULL, stderr=err)
-        with _live_lock:
-            _live.add(proc)
+        _track(proc)
         self.procs[name] = proc
         return proc
 
@@ -261,7 +270,7 @@ def child_main(argv: list[str]) -> int:
     p.add_argument("--t0", type=float, required=True)
     p.add_argument("--events", required=True)
     p.add_argument("--quiet", default="", help="comma-separated event kinds not to report")
-    p.add_argument("--design", default="none", help="how the consumer holds its jobs (emqlab.queue.holder)")
+    p.add_argument("--design", default="none", help="how the consumer holds its jobs (emqlab.lease.designs)")
     p.add_argument("--max-runtime-ms", type=float, default=0.0, help="a hard deadline per claim (0: none)")
     a = p.parse_args(argv)
     url = os.environ.pop(URL_ENV, None)

@@ -10,14 +10,16 @@ from contextlib import contextmanager
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Iterator
 
-from ..store.backend import Backend, connect
-from ..queue.consumer import Consumer
 import redis
 
 from ..core.errors import BadParameter, StoreError
-from ..lease.runs import RunLease
-from ..core.ranges import ALIASES, RANGES, check, get
+from ..core.ranges import ALIASES, RANGES, check, check_run, get
 from ..core.timeline import ClockRecorder, Timeline
+from ..core.words import FigureWords, figure_words
+from ..lease.runs import RunLease
+from ..queue.consumer import Consumer
+from ..store.backend import Backend, StoreSpec, connect, parse_backend
+from ..store.clock import DEFAULT_SCALE
 
 
 def positive(name: str, value: Any, unit: str = "model seconds") -> float:
@@ -84,6 +86,17 @@ def named(modes: Any, key: Callable[[Timeline], str]) -> dict[str, Timeline]:
     return {(n if names.index(n) == k else f"{n}-{k + 1}"): tl for k, (n, tl) in enumerate(zip(names, runs))}
 
 
+def mode_words(caption: str, prompt: str) -> Callable[..., FigureWords]:
+    """A scenario's `figure_words(modes, labels=None)`: its figure's caption and prompt, and each run's
+    own words; a list of runs is named by each run's mode (`params.mode`), a repeated one with its place."""
+
+    def words_of(modes: Any, labels: Mapping[str, str] | None = None) -> FigureWords:
+        return figure_words(named(modes, lambda tl: tl.params.mode), caption, prompt, labels)
+
+    words_of.__doc__ = f"The figure's words: {caption}"
+    return words_of
+
+
 def _end(run: Run) -> None:
     """Stop renewing and release the run's lease, then delete every key of the run. (The lease goes
     first: a renewer that found it deleted under it would report a lapse that never happened.)"""
@@ -100,12 +113,30 @@ def _end_quietly(run: Run) -> None:
         pass  # the store is already failing: report the first failure, not this one
 
 
+def real_clock(backend: Backend | str | None, connect_kw: dict[str, Any]) -> tuple[bool, float]:
+    """(whether the run will be on a real clock, its scale), read before any store is opened: from the
+    open backend, or from the spec and the clock it would be opened with (`connect`'s defaults)."""
+    if isinstance(backend, Backend):
+        return backend.clock.real, backend.clock.scale
+    clock, scale = connect_kw.get("clock"), check("scale", connect_kw.get("scale", DEFAULT_SCALE))
+    if clock is not None and not isinstance(clock, str):
+        return clock.real, clock.scale
+    kind = backend.kind if isinstance(backend, StoreSpec) else parse_backend(backend)[0]
+    return (clock == "real" or (clock is None and kind != "fake")), scale
+
+
 @contextmanager
-def run_on(backend: Backend | str | None, scenario: str, params: dict[str, Any], **connect_kw: Any) -> Iterator[Run]:
+def run_on(backend: Backend | str | None, scenario: str, params: Any, cost: tuple[float, float] | None = None,
+           **connect_kw: Any) -> Iterator[Run]:
     """Open (or reuse) a backend, give the run its own prefix and lease, and always delete the run's
-    keys. If the store fails (or a signal ends the run), the clean-up is tried and its own failure
-    never hides the first one; a run whose lease lapsed under it fails rather than report counts
-    a `emqlab clean` beside it may have cut short."""
+    keys. `cost`: (model span in seconds, store steps) the run will take at most; a run over the
+    limits of `emqlab.core.ranges.check_run` is refused here, before any store is opened. If the store
+    fails (or a signal ends the run), the clean-up is tried and its own failure never hides the first
+    one; a run whose lease lapsed under it fails rather than report counts a `emqlab clean` beside it
+    may have cut short."""
+    if cost is not None:
+        real, scale = real_clock(backend, connect_kw)
+        check_run(f"this {scenario.replace('_', '-')} run", *cost, real=real, scale=scale)
     owned = not isinstance(backend, Backend)
     be = connect(backend, **connect_kw) if owned else backend
     try:

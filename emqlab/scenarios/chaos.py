@@ -17,17 +17,67 @@ from __future__ import annotations
 
 import random
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 from ..core import ranges
 from ..queue.consumer import Consumer, unusual
 from ..core.errors import BadParameter
-from ..queue.holder import queue_designs
+from ..lease.designs import DESIGNS, NONE, design_names
 from ..queue.jobs import Queue, check_name
-from ..core.timeline import Filtered, Timeline
-from ..core.words import FigureWords, ModeWords, plural, seconds
-from ..core.words import figure_words as _figure_words
-from .base import Run, named, positive, run_on
+from ..core.timeline import Filtered, Record, Timeline, Verdict
+from ..core.words import ModeWords, plural, seconds
+from .base import Run, mode_words, positive, run_on
+
+@dataclass(frozen=True, kw_only=True)
+class Params(Record):
+    """A chaos run's parameters: consumers, jobs, fencing, the faults (crashes, pauses of
+    `pause_seconds` each), the lease, beat and job length (model seconds), the fault plan's seed,
+    jobs a consumer drains per beat, how consumers hold their jobs, and whether they are OS processes
+    (decided once the store is open: a live server's runs are)."""
+
+    workers: int
+    jobs: int
+    fencing: str
+    kills: int
+    pauses: int
+    lease: float
+    beat: float
+    job: float
+    seed: int
+    pause_seconds: float
+    drain: int = 5  # jobs per beat: the reaper gets its turn while the queue is still busy
+    design: str = NONE
+    procs: bool = False
+
+    @property
+    def mode(self) -> str:
+        return f"fencing {self.fencing}"
+
+    def cost(self) -> tuple[float, float]:
+        """(model span, store steps): four times the jobs' work spread over the consumers, and 14
+        leases; four steps a job and every consumer's beats (and the monitor's) over the span."""
+        span = 4 * self.jobs * self.job / self.workers + 14 * self.lease
+        return span, 4 * self.jobs + (self.workers + 1) * span / self.beat
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChaosVerdict(Verdict):
+    """The facts of a chaos run: the counts the words quote, so the verdict alone says what happened."""
+
+    fencing: str
+    all_done: bool
+    no_duplicates: bool
+    finished_at: float | None
+    jobs: int
+    completed: int
+    lost: int
+    kills: int
+    pauses: int
+    reaped: int
+    refused_writes: int
+    duplicate_effects: int
+
 
 def _choice(what: str, value: Any, allowed: tuple[str, ...]) -> str:
     if value not in allowed:
@@ -38,14 +88,14 @@ def _choice(what: str, value: Any, allowed: tuple[str, ...]) -> str:
 def chaos(workers: int = 4, jobs: int = 1000, fencing: str = "on", kills: int | None = None,
           pauses: int | None = None, lease: float | None = None, beat: float | None = None, job: float | None = None,
           seed: int = 1, procs: str = "auto", progress: str = "auto",
-          queue: str = "orders", design: str = "none", backend=None, **connect_kw: Any) -> Timeline:
+          queue: str = "orders", design: str = NONE, backend=None, **connect_kw: Any) -> Timeline:
     """Run `jobs` jobs through `workers` consumers under `kills` crashes and `pauses` pauses.
 
     kills, pauses: how many of each (defaults: workers, 2 × workers); a pause lasts 2 × lease.
     lease, beat, job: model seconds (defaults 10, 1, 0.5). fencing: on | off. procs: auto | on |
     off (OS processes; on needs live Valkey). The figure is drawn by `emqlab.view.figures.chaos_figure`.
     progress: auto | on | off, a bar on stderr. Counts: jobs, completed, lost, duplicate_effects.
-    design: how consumers hold their jobs (`emqlab.queue.holder`: none, per-job, sweep, session; renewing
+    design: how consumers hold their jobs (`emqlab.lease.designs`: none, per-job, sweep, session; renewing
     designs renew at TTL/2). A pause of 2 × lease outlives a lease, a renewal and a session alike.
     """
     workers, jobs = ranges.check("workers", workers), ranges.check("jobs", jobs)
@@ -54,22 +104,20 @@ def chaos(workers: int = 4, jobs: int = 1000, fencing: str = "on", kills: int | 
     fencing = _choice("fencing", fencing, ("on", "off"))
     procs = _choice("procs", procs, ("auto", "on", "off"))
     progress = _choice("progress", progress, ("auto", "on", "off"))
-    design = _choice("design", design, tuple(queue_designs()))
+    design = _choice("design", design, tuple(design_names()))
     lease_s = positive("lease", 10 if lease is None else lease)
     beat_s = positive("beat", 1 if beat is None else beat)
     job_s = positive("job", 0.5 if job is None else job)
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise BadParameter(f"seed must be a whole number, got {seed!r}")
+    seed = ranges.check("seed", seed)
     check_name(queue)
-    params = {"workers": workers, "jobs": jobs, "fencing": fencing, "kills": kills, "pauses": pauses,
-              "lease": lease_s, "beat": beat_s, "job": job_s, "seed": seed, "pause_seconds": 2 * lease_s,
-              "drain": 5, "design": design}  # jobs per beat: the reaper gets its turn while the queue is still busy
-    with run_on(backend, "chaos", params, **connect_kw) as run:
+    params = Params(workers=workers, jobs=jobs, fencing=fencing, kills=kills, pauses=pauses, lease=lease_s,
+                    beat=beat_s, job=job_s, seed=seed, pause_seconds=2 * lease_s, design=design)
+    with run_on(backend, "chaos", params, cost=params.cost(), **connect_kw) as run:
         use_procs = run.backend.live if procs == "auto" else procs == "on"
         if use_procs and not run.backend.live:
             raise BadParameter("procs on needs a live server (--backend valkey or a URL); "
                                "fakeredis lives in one process")
-        params["procs"] = use_procs
+        params = run.timeline.params = params.but(procs=use_procs)
         q = Queue(run.backend, queue, prefix=run.prefix)
         q.enqueue_many([f"J{i:06d}" for i in range(jobs)], "effect")
         plan = fault_plan(params, random.Random(seed))
@@ -88,13 +136,13 @@ def chaos(workers: int = 4, jobs: int = 1000, fencing: str = "on", kills: int | 
     return run.timeline
 
 
-def fault_plan(params: dict[str, Any], rng: random.Random) -> list[tuple[float, str, int]]:
+def fault_plan(params: Params, rng: random.Random) -> list[tuple[float, str, int]]:
     """(model second, crash|pause, which consumer slot), spread over the run's expected length."""
-    expected = params["jobs"] * params["job"] / params["workers"]
-    plan = [(rng.uniform(0.05, 0.8) * expected, "crash", rng.randrange(params["workers"]))
-            for _ in range(params["kills"])]
-    plan += [(rng.uniform(0.05, 0.8) * expected, "pause", rng.randrange(params["workers"]))
-             for _ in range(params["pauses"])]
+    expected = params.jobs * params.job / params.workers
+    plan = [(rng.uniform(0.05, 0.8) * expected, "crash", rng.randrange(params.workers))
+            for _ in range(params.kills)]
+    plan += [(rng.uniform(0.05, 0.8) * expected, "pause", rng.randrange(params.workers))
+             for _ in range(params.pauses)]
     return sorted(plan)
 
 
@@ -105,21 +153,21 @@ def _bar(total: int, mode: str):
     return tqdm(total=total, desc="jobs done", unit="job", file=sys.stderr, disable=disable, leave=False)
 
 
-def _chaos_in_process(run: Run, q: Queue, params: dict[str, Any], plan, bar) -> None:
+def _chaos_in_process(run: Run, q: Queue, params: Params, plan, bar) -> None:
     clock, ms = run.clock, 1000.0
-    effect = "fenced" if params["fencing"] == "on" else "unfenced"
-    opts = dict(lease_ms=params["lease"] * ms, beat_ms=params["beat"] * ms, work_ms=params["job"] * ms,
-                effect=effect, drain_limit=params["drain"], design=params.get("design", "none"),
+    effect = "fenced" if params.fencing == "on" else "unfenced"
+    opts = dict(lease_ms=params.lease * ms, beat_ms=params.beat * ms, work_ms=params.job * ms,
+                effect=effect, drain_limit=params.drain, design=params.design,
                 # a thousand jobs' routine steps would drown the timeline: keep faults, refusals, reaps,
                 # effects that landed twice, and the pause bands
                 recorder=Filtered(run, keep_event=unusual(), keep_interval=lambda kind, data: kind == "pause"))
     names = iter(f"worker-{i}" for i in range(1, 10_000))
-    slots = [Consumer(q, next(names), **opts) for _ in range(params["workers"])]
+    slots = [Consumer(q, next(names), **opts) for _ in range(params.workers)]
     everyone = list(slots)
-    jobs = params["jobs"]
+    jobs = params.jobs
 
     def replace(slot: int):
-        yield clock.timeout(params["beat"] * ms)  # the supervisor's restart delay
+        yield clock.timeout(params.beat * ms)  # the supervisor's restart delay
         slots[slot] = Consumer(q, next(names), **opts)
         everyone.append(slots[slot])
         slots[slot].start()
@@ -137,7 +185,7 @@ def _chaos_in_process(run: Run, q: Queue, params: dict[str, Any], plan, bar) -> 
                 victim.crash()
                 clock.process(replace(slot))
             else:
-                clock.process(victim.pause(params["pause_seconds"] * ms))
+                clock.process(victim.pause(params.pause_seconds * ms))
 
     def monitor():
         seen = 0
@@ -148,18 +196,18 @@ def _chaos_in_process(run: Run, q: Queue, params: dict[str, Any], plan, bar) -> 
             seen = sizes["done"]
             if seen >= jobs:
                 return
-            yield clock.timeout(params["beat"] * ms)
+            yield clock.timeout(params.beat * ms)
 
     for consumer in slots:
         consumer.start()
     clock.process(faults())
     watch = clock.process(monitor())
-    expected = jobs * params["job"] / params["workers"]
-    limit = clock.timeout((4 * expected + 10 * params["lease"]) * ms)
+    expected = jobs * params.job / params.workers
+    limit = clock.timeout((4 * expected + 10 * params.lease) * ms)
     clock.run(until=clock.env.any_of([watch, limit]))
     for consumer in everyone:
         consumer.stop()
-    clock.run(until=clock.now_ms + 2 * params["pause_seconds"] * ms)
+    clock.run(until=clock.now_ms + 2 * params.pause_seconds * ms)
     for consumer in everyone:
         consumer.halt()
     clock.run(until=clock.now_ms + 1)
@@ -184,45 +232,41 @@ def chaos_counts(q: Queue, timeline: Timeline, jobs: int) -> dict[str, int]:
     }
 
 
-def chaos_verdict(timeline: Timeline) -> dict[str, Any]:
+def chaos_verdict(timeline: Timeline) -> ChaosVerdict:
     c, p = timeline.counts, timeline.params
     samples = timeline.of("sample")
-    v = {
-        "fencing": p["fencing"],
-        "all_done": c["lost"] == 0,
-        "no_duplicates": c["duplicate_effects"] == 0,
-        "finished_at": next((e.t for e in samples if e.data["done"] >= p["jobs"]), None),
-        # the counts the words quote, so the verdict alone says what happened
+    v = ChaosVerdict(
+        fencing=p.fencing,
+        all_done=c["lost"] == 0,
+        no_duplicates=c["duplicate_effects"] == 0,
+        finished_at=next((e.t for e in samples if e.data["done"] >= p.jobs), None),
         **{k: c[k] for k in ("jobs", "completed", "lost", "kills", "pauses", "reaped", "refused_writes",
                              "duplicate_effects")},
-    }
+    )
     w = words(p, v)
-    v.update(label=w.label, summary=w.readout, static=w.verdict)
-    return v
+    return v.but(label=w.label, summary=w.readout, static=w.verdict)
 
 
-def words(p: dict[str, Any], v: dict[str, Any]) -> ModeWords:
+def words(p: Params, v: ChaosVerdict) -> ModeWords:
     """The chaos run in words: the readout and the static verdict line, each number read from `v`."""
-    crashes, pauses = plural(v["kills"], "crash", "crashes"), plural(v["pauses"], "pause")
-    if v["fencing"] == "on":
-        refused = plural(v["refused_writes"], "stale write") if v["refused_writes"] else "no stale write"
+    crashes, pauses = plural(v.kills, "crash", "crashes"), plural(v.pauses, "pause")
+    if v.fencing == "on":
+        refused = plural(v.refused_writes, "stale write") if v.refused_writes else "no stale write"
         fence = f"fencing on: the effect store refused {refused}"
     else:
         fence = "fencing off: the effect store accepted every write unchecked"
-    held = "" if p.get("design", "none") == "none" else f", design {p['design']}"
-    readout = (f"{v['jobs']} jobs, {p['workers']} consumers{held}, {crashes} and {pauses}"
-               f"{' of ' + seconds(p['pause_seconds']) if v['pauses'] else ''} (lease {seconds(p['lease'])}): "
-               f"{v['completed']} completed, {v['lost']} lost, {plural(v['reaped'], 'lease')} reaped; {fence}; "
-               f"duplicate effects: {v['duplicate_effects']}.")
-    static = (f"{v['completed']}/{v['jobs']} done · lost {v['lost']} · duplicate effects {v['duplicate_effects']} · "
+    held = f", design {p.design}" if DESIGNS[p.design].renews else ""
+    readout = (f"{v.jobs} jobs, {p.workers} consumers{held}, {crashes} and {pauses}"
+               f"{' of ' + seconds(p.pause_seconds) if v.pauses else ''} (lease {seconds(p.lease)}): "
+               f"{v.completed} completed, {v.lost} lost, {plural(v.reaped, 'lease')} reaped; {fence}; "
+               f"duplicate effects: {v.duplicate_effects}.")
+    static = (f"{v.completed}/{v.jobs} done · lost {v.lost} · duplicate effects {v.duplicate_effects} · "
               f"{crashes} · {pauses}")
-    return ModeWords(f"fencing {v['fencing']}", readout, static)
+    return ModeWords(f"fencing {v.fencing}", readout, static)
 
 
-def figure_words(modes: Any, labels: dict[str, str] | None = None) -> FigureWords:
-    """The chaos figure's words; a list of runs is named "fencing on" / "fencing off"."""
-    modes = named(modes, lambda tl: f"fencing {tl.params.get('fencing')}")
-    return _figure_words(modes, "Many consumers work through many jobs while some crash and some are stopped for "
-                                "longer than their lease. The reaper gives every abandoned job back, so nothing is "
-                                "lost; only when the effect store checks attempts does each effect land once.",
-                         "Point at a run to read its counts.", labels)
+figure_words = mode_words(
+    "Many consumers work through many jobs while some crash and some are stopped for "
+    "longer than their lease. The reaper gives every abandoned job back, so nothing is "
+    "lost; only when the effect store checks attempts does each effect land once.",
+    "Point at a run to read its counts.")

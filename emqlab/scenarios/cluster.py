@@ -13,7 +13,7 @@ The Timeline's events are what the nodes answered; the verdict and the words are
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 import redis
 from redis.exceptions import ClusterCrossSlotError
@@ -21,13 +21,42 @@ from redis.exceptions import ClusterCrossSlotError
 from ..store.cluster import ClusterBackend, LocalCluster
 from ..queue.jobs import Queue
 from ..store.scripts import source
-from ..core.timeline import Timeline
-from ..core.words import FigureWords, ModeWords, plural
-from ..core.words import figure_words as _figure_words
-from .base import named
+from ..core.timeline import Record, Timeline, Verdict
+from ..core.words import ModeWords, plural
+from .base import mode_words
 from .reaper import JOB_ID
 
 MODES = {"hashtag": "with the {orders} hashtag", "none": "without a hashtag"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Params(Record):
+    """A placement's parameters: whether the queue's keys carry the `{q}` hashtag, the job, the nodes."""
+
+    hashtag: bool
+    job: str
+    nodes: int
+
+    @property
+    def mode(self) -> str:
+        return "hashtag" if self.hashtag else "none"
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlacementVerdict(Verdict):
+    """Where one queue's keys went on the cluster, as its nodes answered, and what the enqueue script got."""
+
+    mode: str  # the mode's label
+    keys: list  # {name, key, slot, node} of each key a node holds
+    key_count: int
+    slots_used: int
+    nodes_used: int
+    nodes: list
+    script_node: str
+    script_accepted: bool
+    script_reply: int | None
+    script_error: str | None
+    crossslot: bool
 ENQUEUE_KEYS = ("job", "pending", "schedule", "wake")  # the enqueue script's KEYS[1..4]
 KEYS = (*ENQUEUE_KEYS, "active", "done", "effects")  # every key of one queue
 
@@ -42,7 +71,7 @@ def placement(cluster: LocalCluster, hashtag: bool = True, job_id: str = JOB_ID)
     cb = ClusterBackend(cluster)
     q = Queue(cb, "orders", hashtag=hashtag)  # under emqlab's own prefix; only these seven keys are touched
     keys = _keys(q, job_id)
-    tl = Timeline("cluster", {"hashtag": hashtag, "job": job_id, "nodes": len(cluster.nodes)}, backend="cluster",
+    tl = Timeline("cluster", Params(hashtag=hashtag, job=job_id, nodes=len(cluster.nodes)), backend="cluster",
                   clock="real")
     try:
         for i, (first, last) in enumerate(cluster.slot_ranges()):
@@ -86,51 +115,47 @@ def placement(cluster: LocalCluster, hashtag: bool = True, job_id: str = JOB_ID)
     return tl
 
 
-def placement_verdict(tl: Timeline) -> dict[str, Any]:
+def placement_verdict(tl: Timeline) -> PlacementVerdict:
     held = tl.of("holds")
     [script] = tl.of("script")
-    v = {
-        "mode": MODES["hashtag" if tl.params["hashtag"] else "none"],
-        "keys": [{"name": e.data["name"], "key": e.data["key"], "slot": e.data["slot"], "node": e.actor}
-                 for e in held],
-        "key_count": len(held),
-        "slots_used": len({e.data["slot"] for e in held}),
-        "nodes_used": len({e.actor for e in held}),
-        "nodes": [e.actor for e in tl.of("slots")],
-        "script_node": script.actor,
-        "script_accepted": script.data["accepted"],
-        "script_reply": script.data.get("reply"),
-        "script_error": script.data.get("error"),
-        "crossslot": "CROSSSLOT" in (script.data.get("error") or ""),
-    }
+    v = PlacementVerdict(
+        mode=MODES[tl.params.mode],
+        keys=[{"name": e.data["name"], "key": e.data["key"], "slot": e.data["slot"], "node": e.actor} for e in held],
+        key_count=len(held),
+        slots_used=len({e.data["slot"] for e in held}),
+        nodes_used=len({e.actor for e in held}),
+        nodes=[e.actor for e in tl.of("slots")],
+        script_node=script.actor,
+        script_accepted=script.data["accepted"],
+        script_reply=script.data.get("reply"),
+        script_error=script.data.get("error"),
+        crossslot="CROSSSLOT" in (script.data.get("error") or ""),
+    )
     w = words(v)
-    v.update(label=w.label, summary=w.readout, static=w.verdict)
-    return v
+    return v.but(label=w.label, summary=w.readout, static=w.verdict)
 
 
-def words(v: dict[str, Any]) -> ModeWords:
+def words(v: PlacementVerdict) -> ModeWords:
     """The placement in words: every clause read from `v`."""
-    n, slots, nodes = v["key_count"], v["slots_used"], v["nodes_used"]
+    n, slots, nodes = v.key_count, v.slots_used, v.nodes_used
     if slots == 1:
-        where = (f"all {n} keys of the queue hash to slot {v['keys'][0]['slot']}, so {v['keys'][0]['node']} "
+        where = (f"all {n} keys of the queue hash to slot {v.keys[0]['slot']}, so {v.keys[0]['node']} "
                  "holds them all")
     else:
         where = f"the queue's {n} keys hash to {plural(slots, 'slot')} on {plural(nodes, 'node')}"
-    if v["script_accepted"]:
-        said = f"{v['script_node']} ran the enqueue script (reply {v['script_reply']})"
+    if v.script_accepted:
+        said = f"{v.script_node} ran the enqueue script (reply {v.script_reply})"
         short = "enqueue runs"
     else:
-        said = f"{v['script_node']} refused the enqueue script: {v['script_error']}"
-        short = "enqueue refused (CROSSSLOT)" if v["crossslot"] else "enqueue refused"
+        said = f"{v.script_node} refused the enqueue script: {v.script_error}"
+        short = "enqueue refused (CROSSSLOT)" if v.crossslot else "enqueue refused"
     static = f"{plural(n, 'key')} · {plural(slots, 'slot')} · {plural(nodes, 'node')} · {short}"
-    return ModeWords(v["mode"], f"{v['mode']}: {where}; {said}.", static)
+    return ModeWords(v.mode, f"{v.mode}: {where}; {said}.", static)
 
 
-def figure_words(modes: Any, labels: dict[str, str] | None = None) -> FigureWords:
-    """The cluster figure's words; a list of runs is named by mode (hashtag, none)."""
-    modes = named(modes, lambda tl: "hashtag" if tl.params.get("hashtag") else "none")
-    return _figure_words(modes, "One queue's seven keys on a three-node Valkey cluster. With the {orders} hashtag "
-                                "only the name between the braces is hashed, so every key gets the same slot and "
-                                "the same node, and a script over several keys can run there. Without it each "
-                                "whole key is hashed, the keys scatter, and the server refuses the script.",
-                         "Point at a panel to read where the keys went and what the server said.", labels)
+figure_words = mode_words(
+    "One queue's seven keys on a three-node Valkey cluster. With the {orders} hashtag "
+    "only the name between the braces is hashed, so every key gets the same slot and "
+    "the same node, and a script over several keys can run there. Without it each "
+    "whole key is hashed, the keys scatter, and the server refuses the script.",
+    "Point at a panel to read where the keys went and what the server said.")

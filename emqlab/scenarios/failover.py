@@ -26,18 +26,18 @@ from __future__ import annotations
 
 import heapq
 import time
+from dataclasses import dataclass
 from itertools import count
 from typing import Any
 
 from ..store.backend import connect
 from ..core.errors import BackendUnavailable, BadParameter, StaleToken, StoreError
 from ..lease.leases import Leases, new_token
-from ..core.ranges import check
+from ..core.ranges import check, check_run
 from ..faults.replica import ReplicaPair, wait, wait_cost
-from ..core.timeline import Interval, Timeline, WallRecorder
-from ..core.words import FigureWords, ModeWords, plural, seconds
-from ..core.words import figure_words as _figure_words
-from .base import named, positive
+from ..core.timeline import Interval, Record, Timeline, Verdict, WallRecorder
+from ..core.words import ModeWords, plural, seconds
+from .base import mode_words, positive
 
 __all__ = ["failover", "verdict", "words", "figure_words", "GUARDS", "SCALE"]
 
@@ -50,6 +50,58 @@ POLL_S = 1.0  # the contender's retry
 PARTS = 3  # a job writes its result in this many parts
 COUNTER_START = 33  # the fencing counter's value before the story: it has a past
 WAIT_COST_N = 50  # acquires timed each way (alternating) for the WAIT cost
+
+
+@dataclass(frozen=True, kw_only=True)
+class Params(Record):
+    """A failover run's parameters: the guard, the lease and the job (model seconds), and the story's
+    constants: replication's lag, WAIT's timeout, how long after the acquire the primary dies, the
+    parts a job writes, the clock's scale (real seconds per model second)."""
+
+    guard: str
+    lease: float
+    job: float
+    lag: float = LAG_S
+    wait_timeout: float = WAIT_S
+    kill_after: float = KILL_AFTER_S
+    parts: int = PARTS
+    scale: float = SCALE
+
+    @property
+    def mode(self) -> str:
+        return self.guard
+
+    def cost(self) -> tuple[float, float]:
+        """(model span, store steps): the story (kill, promote, two jobs) and, at worst, the contender
+        outwaiting a lease."""
+        span = 20 + self.job + self.lease
+        return span, span + 100
+
+
+@dataclass(frozen=True, kw_only=True)
+class FailoverVerdict(Verdict):
+    """The facts of a failover run, read off its events (model seconds; per worker where a dict)."""
+
+    guard: str
+    holders_at_once: int
+    lease_on_new_primary: bool
+    lost_in_failover: bool
+    holder_started: bool
+    contender_started: bool
+    tokens: dict
+    token_reused: bool
+    stale_write_refused: bool | None  # None: no fencing token, nothing for the storage to refuse
+    double_run: bool
+    both_ran_s: float
+    acquired_at: dict
+    wait_acked: dict
+    killed_at: float | None
+    promoted_at: float | None
+    writes: list
+    writes_taken: dict
+    refused_at: float | None
+    wait_cost_ms: float | None
+    wait_cost: dict | None
 
 
 class Storage:
@@ -276,8 +328,8 @@ def failover(guard: str = "none", lease: float = 30, job: float = 12, scale: flo
     if guard not in GUARDS:
         raise BadParameter(f"guard must be one of {', '.join(GUARDS)}, got {guard!r}")
     lease_s, job_s, scale = positive("lease", lease), positive("job", job), float(check("scale", scale))
-    params = {"guard": guard, "lease": lease_s, "job": job_s, "lag": LAG_S, "wait_timeout": WAIT_S,
-              "kill_after": KILL_AFTER_S, "parts": PARTS, "scale": scale}
+    params = Params(guard=guard, lease=lease_s, job=job_s, scale=scale)
+    check_run("this failover run", *params.cost(), real=True, scale=scale)  # before any server starts
     timeline = Timeline("failover", params, backend="valkey", clock="real")
     with ReplicaPair() as pair:
         story = Story(guard, pair, lease_s, job_s, scale, timeline)
@@ -304,10 +356,10 @@ def most_at_once(spans: list[tuple[float, float]]) -> int:
     return most
 
 
-def verdict(timeline: Timeline, cost: dict[str, Any] | None = None) -> dict[str, Any]:
+def verdict(timeline: Timeline, cost: dict[str, Any] | None = None) -> FailoverVerdict:
     """The facts of a failover run, read off its events and intervals; then its words."""
     p = timeline.params
-    fenced = p["guard"].startswith("fence")
+    fenced = p.guard.startswith("fence")
     first = {e.actor: e for e in reversed(timeline.of("token"))}
     tokens = {w: (first[w].data["token"] if w in first else None) for w in ("holder", "contender")}
     promoted = next(iter(timeline.of("promoted", "replica")), None)
@@ -318,31 +370,30 @@ def verdict(timeline: Timeline, cost: dict[str, Any] | None = None) -> dict[str,
     writes = [{"t": e.t, **e.data} for e in timeline.of("write", "storage")]
     acquired = {w: next((e.t for e in timeline.of("acquire", w)), None) for w in ("holder", "contender")}
     waits = {w: [e.data["acked"] for e in timeline.of("wait", w)] for w in ("holder", "contender")}
-    v = {
-        "guard": p["guard"],
-        "holders_at_once": most_at_once([(i.start, i.end) for i in timeline.spans("holds")]),
-        "lease_on_new_primary": bool(promoted and promoted.data["lease_found"]),
-        "lost_in_failover": any(i.data.get("ended") == "server died" for i in timeline.spans("lease", "primary")),
-        "holder_started": bool(timeline.of("work_start", "holder")),
-        "contender_started": bool(timeline.of("work_start", "contender")),
-        "tokens": tokens,
-        "token_reused": tokens["holder"] is not None and tokens["holder"] == tokens["contender"],
-        "stale_write_refused": any(not w["accepted"] for w in writes) if fenced else None,
-        "double_run": bool(overlap),
-        "both_ran_s": round(sum(b - a for a, b in overlap), 3),
-        "acquired_at": acquired,
-        "wait_acked": waits,
-        "killed_at": killed.t if killed else None,
-        "promoted_at": promoted.t if promoted else None,
-        "writes": writes,
-        "writes_taken": {w: sum(1 for x in writes if x["writer"] == w and x["accepted"]) for w in ("holder", "contender")},
-        "refused_at": next((w["t"] for w in writes if not w["accepted"]), None),
-        "wait_cost_ms": cost["wait_cost_ms"] if cost else None,
-        "wait_cost": cost,
-    }
+    v = FailoverVerdict(
+        guard=p.guard,
+        holders_at_once=most_at_once([(i.start, i.end) for i in timeline.spans("holds")]),
+        lease_on_new_primary=bool(promoted and promoted.data["lease_found"]),
+        lost_in_failover=any(i.data.get("ended") == "server died" for i in timeline.spans("lease", "primary")),
+        holder_started=bool(timeline.of("work_start", "holder")),
+        contender_started=bool(timeline.of("work_start", "contender")),
+        tokens=tokens,
+        token_reused=tokens["holder"] is not None and tokens["holder"] == tokens["contender"],
+        stale_write_refused=any(not w["accepted"] for w in writes) if fenced else None,
+        double_run=bool(overlap),
+        both_ran_s=round(sum(b - a for a, b in overlap), 3),
+        acquired_at=acquired,
+        wait_acked=waits,
+        killed_at=killed.t if killed else None,
+        promoted_at=promoted.t if promoted else None,
+        writes=writes,
+        writes_taken={w: sum(1 for x in writes if x["writer"] == w and x["accepted"]) for w in ("holder", "contender")},
+        refused_at=next((w["t"] for w in writes if not w["accepted"]), None),
+        wait_cost_ms=cost["wait_cost_ms"] if cost else None,
+        wait_cost=cost,
+    )
     w = words(p, v)
-    v.update(label=w.label, summary=w.readout, static=w.verdict)
-    return v
+    return v.but(label=w.label, summary=w.readout, static=w.verdict)
 
 
 # -- the one place a failover run is put into words: readout, static verdict, caption ----------------
@@ -355,88 +406,86 @@ def _ms(x: float) -> str:
     return f"{x:.2f} ms"
 
 
-def words(p: dict[str, Any], v: dict[str, Any]) -> ModeWords:
+def words(p: Params, v: FailoverVerdict) -> ModeWords:
     """The readout and the static verdict of one failover run, each clause read from `v`."""
-    guard, label = p["guard"], LABELS[p["guard"]]
-    tokens, acked = v["tokens"], v["wait_acked"]
+    guard, label = p.guard, LABELS[p.guard]
+    tokens, acked = v.tokens, v.wait_acked
     said, short = [], []
-    lag = f"replication lagged {seconds(p['lag'])} behind the primary"
+    lag = f"replication lagged {seconds(p.lag)} behind the primary"
     if tokens["holder"] is not None:
         confirmed = guard == "fence-wait" and acked["holder"][:1] == [1]
         said.append(f"the holder took fencing token {tokens['holder']}"
                     + (" and WAIT 1 saw a replica confirm it" if confirmed else f" while {lag}"))
-        said.append(f"then replication, {seconds(p['lag'])} behind, stalled" if confirmed else "then replication stalled")
+        said.append(f"then replication, {seconds(p.lag)} behind, stalled" if confirmed else "then replication stalled")
     else:
         said.append(f"{lag} and stalled")
-    took = v["acquired_at"]["holder"]
+    took = v.acquired_at["holder"]
     if took is not None:
         said.append(f"the holder took the lease on the primary at {seconds(took)}")
-    if guard == "wait" and not v["holder_started"]:
+    if guard == "wait" and not v.holder_started:
         said.append("its WAIT 1 timed out with no replica acknowledging, so it never started and let the lease go")
         short.append("holder never starts")
-    elif not v["holder_started"]:
+    elif not v.holder_started:
         said.append("the holder never started")
         short.append("holder never starts")
-    if v["killed_at"] is not None:
-        kept = "with the holder's lease" if v["lease_on_new_primary"] else "without the lease"
-        said.append(f"the primary was killed at {seconds(v['killed_at'])} and the replica promoted "
-                    f"at {seconds(v['promoted_at'])} {kept}")
-        if v["lease_on_new_primary"]:
+    if v.killed_at is not None:
+        kept = "with the holder's lease" if v.lease_on_new_primary else "without the lease"
+        said.append(f"the primary was killed at {seconds(v.killed_at)} and the replica promoted "
+                    f"at {seconds(v.promoted_at)} {kept}")
+        if v.lease_on_new_primary:
             short.append("lease survives")
-        elif v["lost_in_failover"]:
+        elif v.lost_in_failover:
             short.append("lease lost in the failover")
-    got = v["acquired_at"]["contender"]
+    got = v.acquired_at["contender"]
     if got is not None:
         token = f" with token {tokens['contender']}" if tokens["contender"] is not None else ""
         said.append(f"the contender took the lease on the new primary at {seconds(got)}{token}")
-        if p["guard"] in ("wait", "fence-wait") and v["contender_started"]:
+        if p.guard in ("wait", "fence-wait") and v.contender_started:
             said.append("the server that rejoined as a replica acknowledged its WAIT")
     else:
         said.append("the contender never got the lease")
-    at_once = v["holders_at_once"]
+    at_once = v.holders_at_once
     if at_once >= 2:
-        both = (f": both ran the job for {seconds(v['both_ran_s'])} at the same time"
-                if v["double_run"] and v["both_ran_s"] >= 0.05 else "")
+        both = (f": both ran the job for {seconds(v.both_ran_s)} at the same time"
+                if v.double_run and v.both_ran_s >= 0.05 else "")
         said.append(f"two holders at once{both}")
         short.append("two holders at once")
     else:
         said.append("never two holders at once")
         short.append("one holder at a time")
-    if v["token_reused"]:
+    if v.token_reused:
         said.append(f"both held token {tokens['holder']}: its increment was lost with the primary, so the storage "
                     "could not tell the two writers apart")
         short.append(f"token {tokens['holder']} reused")
     elif tokens["holder"] is not None and tokens["contender"] is not None:
         said.append(f"the tokens rose across the failover, {tokens['holder']} then {tokens['contender']}")
         short.append(f"tokens {tokens['holder']} < {tokens['contender']}")
-    taken = v["writes_taken"]
-    if v["stale_write_refused"]:
-        said.append(f"the storage refused the holder's token {tokens['holder']} at {seconds(v['refused_at'])}, "
+    taken = v.writes_taken
+    if v.stale_write_refused:
+        said.append(f"the storage refused the holder's token {tokens['holder']} at {seconds(v.refused_at)}, "
                     "having seen a higher one, and the holder stopped")
         short.append("stale write refused")
     if taken["holder"] and taken["contender"]:
         said.append(f"the storage took {plural(taken['holder'], 'write')} from the holder and "
                     f"{plural(taken['contender'], 'write')} from the contender")
-        if not v["stale_write_refused"]:
+        if not v.stale_write_refused:
             short.append("storage takes both")
     elif taken["holder"] or taken["contender"]:
         who = "holder" if taken["holder"] else "contender"
         said.append(f"the storage took {plural(taken[who], 'write')}, all from the {who}")
-    if v["wait_cost_ms"] is not None:
-        n, cost = v["wait_cost"]["n"], v["wait_cost_ms"]
+    if v.wait_cost_ms is not None:
+        n, cost = v.wait_cost["n"], v.wait_cost_ms
         added = f"added {_ms(cost)} to" if cost > 0 else "added nothing measurable to"
         said.append(f"on a healthy pair WAIT 1 {added} an acquire (median of {n} acquires, "
-                    f"{_ms(v['wait_cost']['acquire_ms'])} without it)")
+                    f"{_ms(v.wait_cost['acquire_ms'])} without it)")
         short.append(f"WAIT costs {_ms(max(cost, 0))} per acquire")
     readout = f"{label}: " + "; ".join(said) + "."
     return ModeWords(label, readout, " · ".join(short))
 
 
-def figure_words(modes: Any, labels: dict[str, str] | None = None) -> FigureWords:
-    """The failover figure's words; a list of runs is named by guard."""
-    modes = named(modes, lambda tl: str(tl.params.get("guard")))
-    return _figure_words(modes, "A lease lost in a failover: the holder takes it on the primary, replication "
-                                "stalls, the primary is killed and its replica promoted, and the contender takes "
-                                "the lease on the new primary. Each guard runs the same story.",
-                         "Point at a guard to light its run and read what happened to the lease, the tokens "
-                         "and the writes.", labels)
+figure_words = mode_words(
+    "A lease lost in a failover: the holder takes it on the primary, replication "
+    "stalls, the primary is killed and its replica promoted, and the contender takes "
+    "the lease on the new primary. Each guard runs the same story.",
+    "Point at a guard to light its run and read what happened to the lease, the tokens "
+    "and the writes.")

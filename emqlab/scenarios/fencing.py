@@ -15,42 +15,86 @@ storage lane is drawn from these, never inferred from what a worker believed.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
-from ..queue.consumer import Consumer
 from ..core.errors import BadParameter
+from ..core.timeline import Record, Timeline, Verdict, json_name
+from ..core.words import ModeWords, seconds, times
 from ..faults.pauses import Pause
+from ..queue.consumer import Consumer
 from ..queue.jobs import Queue
-from ..core.timeline import Timeline
-from ..core.words import FigureWords, ModeWords, seconds, times
-from ..core.words import figure_words as _figure_words
-from .base import named, play, positive, run_on
+from .base import mode_words, play, positive, run_on
 from .reaper import JOB_ID
 
 STORE = "store"  # the actor of the store's own events
 
 
-class _Store(Queue):
+class WatchedQueue(Queue):
     """The queue as one writer reaches it, recording what the store replied to each write."""
 
     def __init__(self, backend, writer: str, recorder, **kw: Any):
         super().__init__(backend, "orders", **kw)
         self.writer, self.rec = writer, recorder
 
-    def _do_record_effect(self, job_id: str, attempts: int, fenced: bool) -> int:
-        reply = super()._do_record_effect(job_id, attempts, fenced)
+    def do_record_effect(self, job_id: str, attempts: int, fenced: bool) -> int:
+        reply = super().do_record_effect(job_id, attempts, fenced)
         self.rec.event(STORE, "write", writer=self.writer, job=job_id, attempts=int(attempts), fenced=fenced,
                        accepted=reply >= 0, applied=reply if reply >= 0 else None)
         return reply
 
-    def _do_complete(self, job_id: str, attempts: int) -> str:
-        reply = super()._do_complete(job_id, attempts)
+    def do_complete(self, job_id: str, attempts: int) -> str:
+        reply = super().do_complete(job_id, attempts)
         self.rec.event(STORE, "completion", writer=self.writer, job=job_id, attempts=int(attempts),
                        accepted=reply == "ok", check="state")
         return reply
 
 
 MODES = {"off": "no fencing", "on": "fenced by attempts"}  # each mode's label; figures read it through the words
+
+
+@dataclass(frozen=True, kw_only=True)
+class Params(Record):
+    """A fencing run's parameters: fencing on or off; the lease, the job, the beat (model seconds);
+    worker-1's stop-the-world pause."""
+
+    fencing: str
+    lease: float
+    job: float
+    beat: float
+    pause: Pause = field(metadata=json_name("pause", load=Pause.from_dict))
+
+    @property
+    def mode(self) -> str:
+        return self.fencing
+
+    def cost(self) -> tuple[float, float]:
+        span = self.pause.at + self.pause.seconds + 2 * self.job + 2 * self.lease + 4 * self.beat
+        return span, 2 * span / self.beat + 10
+
+
+@dataclass(frozen=True, kw_only=True)
+class FencingVerdict(Verdict):
+    """The facts of a fencing run; `store_writes`: every effect write as the store answered it."""
+
+    mode: str  # the mode's label
+    paused_at: float
+    woke_at: float
+    lease_deadline: float | None
+    reaped_at: float | None
+    reclaimed_at: float | None
+    reclaimed_by: str | None
+    reclaim_attempts: int | None
+    stale_write_at: float | None
+    stale_write_attempts: int | None
+    stale_write_landed: bool
+    stale_write_refused: bool
+    store_writes: list
+    writes_accepted: int
+    writes_refused: int
+    late_completion_turned_away: bool
+    effects_applied: int
+    duplicate_effect: bool
 
 
 def fencing(fencing: str = "on", lease: float = 30, job: float = 20, pause: Any = "5:40", beat: float = 5,
@@ -67,17 +111,16 @@ def fencing(fencing: str = "on", lease: float = 30, job: float = 20, pause: Any 
     stop = Pause.parse(pause)
     if stop.at >= job_s:
         raise BadParameter(f"the pause must start inside the job (< job = {job_s:g} s), got {pause!r}")
-    params = {"fencing": fencing, "lease": lease_s, "job": job_s, "beat": beat_s,
-              "pause": {"at": stop.at, "seconds": stop.seconds}}
+    params = Params(fencing=fencing, lease=lease_s, job=job_s, beat=beat_s, pause=stop)
     ms = 1000.0
-    with run_on(backend, "fencing", params, **connect_kw) as run:
+    with run_on(backend, "fencing", params, cost=params.cost(), **connect_kw) as run:
         clock = run.clock
         q = Queue(run.backend, "orders", prefix=run.prefix)
         q.enqueue(JOB_ID, "order")
         run.event("producer", "enqueue", job=JOB_ID)
         effect = "fenced" if fencing == "on" else "unfenced"
         opts = dict(lease_ms=lease_s * ms, beat_ms=beat_s * ms, work_ms=job_s * ms, effect=effect, recorder=run)
-        w1, w2 = (Consumer(_Store(run.backend, name, run, prefix=run.prefix), name, **opts)
+        w1, w2 = (Consumer(WatchedQueue(run.backend, name, run, prefix=run.prefix), name, **opts)
                   for name in ("worker-1", "worker-2"))
 
         def script():
@@ -101,7 +144,7 @@ def fencing(fencing: str = "on", lease: float = 30, job: float = 20, pause: Any 
     return run.timeline
 
 
-def fencing_verdict(timeline: Timeline) -> dict[str, Any]:
+def fencing_verdict(timeline: Timeline) -> FencingVerdict:
     p, c = timeline.params, timeline.counts
     claim = next((e for e in timeline.of("claim", "worker-1")), None)
     reap = next((e for e in timeline.of("reap")), None)
@@ -116,64 +159,61 @@ def fencing_verdict(timeline: Timeline) -> dict[str, Any]:
     # with fencing off, the completion sent after a landed late write meets complete's own state check
     turned_away = landed and any(e.data["writer"] == "worker-1" and not e.data["accepted"] and e.t >= late.t
                                  for e in timeline.of("completion", STORE))
-    v = {
-        "mode": MODES[p["fencing"]],
-        "paused_at": p["pause"]["at"],
-        "woke_at": p["pause"]["at"] + p["pause"]["seconds"],
-        "lease_deadline": claim.data["deadline"] if claim else None,
-        "reaped_at": reap.t if reap else None,
-        "reclaimed_at": reclaim.t if reclaim else None,
-        "reclaimed_by": reclaim.actor if reclaim else None,
-        "reclaim_attempts": reclaim.data["attempts"] if reclaim else None,
-        "stale_write_at": late.t if late else None,
-        "stale_write_attempts": late.data.get("attempts") if late else None,
-        "stale_write_landed": landed,
-        "stale_write_refused": late is not None and late.kind == "complete_refused",
-        "store_writes": writes,
-        "writes_accepted": sum(w["accepted"] for w in writes),
-        "writes_refused": sum(not w["accepted"] for w in writes),
-        "late_completion_turned_away": turned_away,
-        "effects_applied": c["effects_applied"],
-        "duplicate_effect": c["duplicate_effects"] > 0,
-    }
+    v = FencingVerdict(
+        mode=MODES[p.fencing],
+        paused_at=p.pause.at,
+        woke_at=p.pause.at + p.pause.seconds,
+        lease_deadline=claim.data["deadline"] if claim else None,
+        reaped_at=reap.t if reap else None,
+        reclaimed_at=reclaim.t if reclaim else None,
+        reclaimed_by=reclaim.actor if reclaim else None,
+        reclaim_attempts=reclaim.data["attempts"] if reclaim else None,
+        stale_write_at=late.t if late else None,
+        stale_write_attempts=late.data.get("attempts") if late else None,
+        stale_write_landed=landed,
+        stale_write_refused=late is not None and late.kind == "complete_refused",
+        store_writes=writes,
+        writes_accepted=sum(w["accepted"] for w in writes),
+        writes_refused=sum(not w["accepted"] for w in writes),
+        late_completion_turned_away=bool(turned_away),
+        effects_applied=c["effects_applied"],
+        duplicate_effect=c["duplicate_effects"] > 0,
+    )
     w = words(p, v)
-    v.update(label=w.label, summary=w.readout, static=w.verdict)
-    return v
+    return v.but(label=w.label, summary=w.readout, static=w.verdict)
 
 
-def words(p: dict[str, Any], v: dict[str, Any]) -> ModeWords:
+def words(p: Params, v: FencingVerdict) -> ModeWords:
     """The fencing run in words: the readout and the static verdict line, each clause read from `v`."""
-    applied = times(v["effects_applied"])
+    applied = times(v.effects_applied)
     effect = f"the effect was applied {applied}"
-    if v["reclaimed_at"] is None:
-        readout = f"{v['mode']}: worker-1's lease was not taken over during its pause; {effect}."
-        return ModeWords(v["mode"], readout, f"no takeover · effect applied {v['effects_applied']}×")
-    past = (f", past its {seconds(p['lease'])} lease" if v["lease_deadline"] is not None
-            and v["woke_at"] > v["lease_deadline"] else "")
-    slept = (f"{v['mode']}: worker-1 slept from {seconds(v['paused_at'])} to {seconds(v['woke_at'])}{past}; "
-             f"{v['reclaimed_by']} re-claimed the job (attempts {v['reclaim_attempts']}) at "
-             f"{seconds(v['reclaimed_at'])}; ")
-    if v["stale_write_landed"]:
-        readout = slept + f"worker-1's late write at {seconds(v['stale_write_at'])} landed, so {effect}"
+    if v.reclaimed_at is None:
+        readout = f"{v.mode}: worker-1's lease was not taken over during its pause; {effect}."
+        return ModeWords(v.mode, readout, f"no takeover · effect applied {v.effects_applied}×")
+    past = (f", past its {seconds(p.lease)} lease" if v.lease_deadline is not None
+            and v.woke_at > v.lease_deadline else "")
+    slept = (f"{v.mode}: worker-1 slept from {seconds(v.paused_at)} to {seconds(v.woke_at)}{past}; "
+             f"{v.reclaimed_by} re-claimed the job (attempts {v.reclaim_attempts}) at "
+             f"{seconds(v.reclaimed_at)}; ")
+    if v.stale_write_landed:
+        readout = slept + f"worker-1's late write at {seconds(v.stale_write_at)} landed, so {effect}"
         readout += ("; only the completion sent after it was turned away, by complete's own state check."
-                    if v.get("late_completion_turned_away") else ".")
-        static = f"late write lands · effect applied {v['effects_applied']}×"
-    elif v["stale_write_refused"]:
-        readout = slept + (f"worker-1 woke with attempts {v['stale_write_attempts']} and its write at "
-                           f"{seconds(v['stale_write_at'])} was refused: {effect}.")
-        static = (f"late write refused (attempts {v['stale_write_attempts']} ≠ {v['reclaim_attempts']}) · "
-                  f"effect applied {'once' if v['effects_applied'] == 1 else str(v['effects_applied']) + '×'}")
+                    if v.late_completion_turned_away else ".")
+        static = f"late write lands · effect applied {v.effects_applied}×"
+    elif v.stale_write_refused:
+        readout = slept + (f"worker-1 woke with attempts {v.stale_write_attempts} and its write at "
+                           f"{seconds(v.stale_write_at)} was refused: {effect}.")
+        static = (f"late write refused (attempts {v.stale_write_attempts} ≠ {v.reclaim_attempts}) · "
+                  f"effect applied {'once' if v.effects_applied == 1 else str(v.effects_applied) + '×'}")
     else:
         readout = slept + f"worker-1 wrote nothing after it woke; {effect}."
-        static = f"no late write · effect applied {v['effects_applied']}×"
-    return ModeWords(v["mode"], readout, static)
+        static = f"no late write · effect applied {v.effects_applied}×"
+    return ModeWords(v.mode, readout, static)
 
 
-def figure_words(modes: Any, labels: dict[str, str] | None = None) -> FigureWords:
-    """The fencing figure's words; a list of runs is named by fencing mode (off, on)."""
-    modes = named(modes, lambda tl: str(tl.params.get("fencing")))
-    return _figure_words(modes, "A worker is stopped for longer than its lease, wakes up and writes its result "
-                                "anyway. Without fencing the store takes that late write, so the effect lands a "
-                                "second time; with fencing the store compares the writer's attempts with the "
-                                "job's current attempt and refuses it.",
-                         "Point at a mode to read what happened to the late write.", labels)
+figure_words = mode_words(
+    "A worker is stopped for longer than its lease, wakes up and writes its result "
+    "anyway. Without fencing the store takes that late write, so the effect lands a "
+    "second time; with fencing the store compares the writer's attempts with the "
+    "job's current attempt and refuses it.",
+    "Point at a mode to read what happened to the late write.")

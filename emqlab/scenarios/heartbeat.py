@@ -10,36 +10,95 @@ after the command left), and the verdict is read off the events.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import simpy
 
 from ..core.errors import BadParameter, LeaseLost, StaleToken, StoreError
-from ..faults.pauses import Pause, World
-from ..lease.leases import Leases, new_token
 from ..core.ranges import check
-from ..lease.cadence import Cadence, parse_cadence
-from ..core.timeline import Interval, Timeline, minus
+from ..core.timeline import Interval, Record, Timeline, Verdict, json_name, minus
 from ..core.words import FigureWords, ModeWords, plural, seconds, times
 from ..core.words import boundary_words as grid_words
 from ..core.words import figure_words as figure_words_of
-from .base import Run, positive, run_on
 from ..faults.link import Link
+from ..faults.pauses import Pause, World
+from ..lease.cadence import Cadence, parse_cadence
+from ..lease.leases import Leases, new_token
+from .base import Run, positive, run_on
 
 LOST = "lease-lost"
 STOP = "stop"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Params(Record):
+    """A heartbeat run's parameters, checked (model seconds). `renew` names the cadence, `cadence` is
+    its fraction of the lease (None: no renewal); `miss`: the holder's extends lost on the way (1 = the
+    first); `latency`: the holder's link's one-way delay. JSON: `miss` and `latency` only when set."""
+
+    lease: float
+    job: float
+    renew: str
+    cadence: float | None
+    pause: Pause | None = field(default=None, metadata=json_name("pause", load=Pause.from_dict))
+    poll: float = 1.0
+    miss: tuple[int, ...] = field(default=(), metadata=json_name("miss", omit_default=True, load=tuple))
+    latency: float = field(default=0.0, metadata=json_name("latency", omit_default=True))
+
+    @property
+    def mode(self) -> str:
+        """The run's name in a figure of several: its cadence."""
+        return self.renew
+
+    @property
+    def every(self) -> float | None:
+        """Model seconds between renewals (None: no renewal)."""
+        return None if self.cadence is None else self.cadence * self.lease
+
+    def cost(self) -> tuple[float, float]:
+        """(model span in seconds, store steps) this run takes at most: the job and two leases each way,
+        the pause, six legs of the link (acquire, done, release), a poll each poll, a renewal each cadence."""
+        at, length = (self.pause.at, self.pause.seconds) if self.pause else (0.0, 0.0)
+        span = at + length + 2 * (self.job + self.lease + self.poll) + 6 * self.latency
+        renewals = span / self.every if self.every else 0
+        return span, renewals + span / self.poll + 10
+
+
+@dataclass(frozen=True, kw_only=True)
+class HeartbeatVerdict(Verdict):
+    """The facts of a heartbeat run, read off its events and intervals (model seconds; None: never)."""
+
+    lapsed_at: float | None  # the holder's lease lapsed on the server
+    renewals: int  # the holder's extends that came back with a TTL
+    renew_lost_at: float | None  # when an extend's 0 reply reached the holder
+    holder_stopped_at: float | None
+    reclaimed_at: float | None  # when the contender took the lock and started the job
+    runs: int  # workers that ran the job
+    double_run: bool
+    overlap: list  # [start, end] of each stretch both ran it at once
+    both_ran_s: float
+    finished_once: bool
+    finished_by: list
+    paused_at: float | None
+    resumed_at: float | None
+    lapsed_in_pause: bool
+    contender_lapsed_at: float | None
+    missed_at: list  # when each lost extend was sent
+    tightest_margin_s: float | None  # the least lease an extend still found left
+    blind_s: float | None = None  # how long the holder worked on after its lease had lapsed
 
 
 class Worker:
     """One worker holding (or hoping to hold) the job's lock."""
 
     def __init__(self, run: Run, name: str, lease_ms: float, job_ms: float, cadence: Cadence,
-                 missed: frozenset[int] = frozenset(), latency_ms: float = 0.0):
+                 missed: frozenset[int] = frozenset(), latency: float = 0.0):
         self.run, self.name = run, name
         self.clock = run.clock
         self.lease_ms, self.job_ms, self.cadence = lease_ms, job_ms, cadence
         self.world = World(run.clock)
-        self.link = Link(run, self.world, latency_ms, name)  # every command of this worker goes over it
+        self.link = Link(run, self.world, latency, name)  # every command of this worker goes over it
         self.leases = Leases(self.link.backend, prefix=run.prefix)  # nothing outside this run
         self.has_lock = run.clock.event()  # when this worker's acquire reply reached it
         self.lock_key, self.done_key = run.key("lock", "job"), run.key("done", "job")
@@ -136,7 +195,7 @@ class Worker:
             finally:
                 self.extending = False
             deadline = self._pushed(grant, at)
-            landed = {"at": round(self.run.ms_to_t(at), 3)} if self.link.delay_ms else {}
+            landed = {"at": round(self.run.ms_to_t(at), 3)} if self.link.latency else {}
             self.run.event(self.name, "renew", ttl=round(grant.ttl_ms / 1000, 3), deadline=deadline, **landed)
             if self.finished:  # the job ended while this extend was on the wire
                 return
@@ -148,7 +207,7 @@ class Worker:
         if grant is None:  # a fresh run prefix makes this impossible unless the store misbehaves
             raise StoreError(f"{self.name} could not take a fresh lock {self.lock_key}: another run is using this key")
         self._took(grant, at)
-        landed = {"deadline": self.lease.data["deadline"]} if self.link.delay_ms else {}
+        landed = {"deadline": self.lease.data["deadline"]} if self.link.latency else {}
         self.run.event(self.name, "acquire", ttl=round(grant.ttl_ms / 1000, 3), **landed)
         self.has_lock.succeed()
         yield from self.hold_and_work()
@@ -199,19 +258,15 @@ def heartbeat(lease: float = 30, job: float = 75, renew: Any = "none", pause: An
     starts polling half a poll after that.
     backend: a Backend, or fake / valkey / a URL (opened and closed here).
     """
-    lease_s, job_s, poll_s = positive("lease", lease), positive("job", job), positive("poll", poll)
-    cadence, pause, missed = parse_cadence(renew), Pause.parse(pause), _missed(miss)
-    params = {"lease": lease_s, "job": job_s, "renew": cadence.name, "cadence": cadence.fraction,
-              "pause": None if pause is None else {"at": pause.at, "seconds": pause.seconds}, "poll": poll_s}
-    if missed:
-        params["miss"] = sorted(missed)
-    if latency_s := float(check("latency", latency)):
-        params["latency"] = latency_s
-    lease_ms, job_ms, poll_ms = lease_s * 1000, job_s * 1000, poll_s * 1000
-    with run_on(backend, "heartbeat", params, **connect_kw) as run:
-        holder = Worker(run, "holder", lease_ms, job_ms, cadence, missed, latency_ms=latency_s * 1000)
+    cadence, missed = parse_cadence(renew), _missed(miss)
+    p = Params(lease=positive("lease", lease), job=positive("job", job), renew=cadence.name, cadence=cadence.fraction,
+               pause=Pause.parse(pause), poll=positive("poll", poll), miss=tuple(sorted(missed)),
+               latency=float(check("latency", latency)))
+    lease_ms, job_ms, poll_ms = p.lease * 1000, p.job * 1000, p.poll * 1000
+    with run_on(backend, "heartbeat", p, cost=p.cost(), **connect_kw) as run:
+        holder = Worker(run, "holder", lease_ms, job_ms, cadence, missed, latency=p.latency)
         with holder.link:
-            _play(run, holder, Worker(run, "contender", lease_ms, job_ms, cadence), poll_ms, pause)
+            _play(run, holder, Worker(run, "contender", lease_ms, job_ms, cadence), poll_ms, p.pause)
     run.timeline.verdict = verdict(run.timeline)
     return run.timeline
 
@@ -220,7 +275,7 @@ def _play(run: Run, holder: Worker, contender: Worker, poll_ms: float, pause: Pa
     """Run the holder, the contender and the pause (if any) to the end on the run's clock."""
     clock = run.clock
     holder.world.join(clock.process(holder.start_holding()))
-    clock.process(contender.contend(poll_ms, holder if holder.link.delay_ms else None))
+    clock.process(contender.contend(poll_ms, holder if holder.link.latency else None))
     if pause is not None:
 
         def pause_holder():
@@ -269,7 +324,7 @@ def _blind(timeline: Timeline, lapsed_at: float | None, learned_at: float | None
     return None if lapsed_at is None else round(max(0.0, learned - lapsed_at), 3)
 
 
-def verdict(timeline: Timeline) -> dict[str, Any]:
+def verdict(timeline: Timeline) -> HeartbeatVerdict:
     """The facts of a heartbeat run, read off its events and intervals; then its words."""
     lapsed = _lapsed(timeline, "holder")
     reclaims = timeline.of("reclaim")
@@ -283,90 +338,91 @@ def verdict(timeline: Timeline) -> dict[str, Any]:
     pause = next(iter(timeline.spans("pause", "holder")), None)
     finished_by = [e.actor for e in timeline.of("work_done")]
     contender_lapsed = _lapsed(timeline, "contender")
-    result = {
-        "lapsed_at": lapsed[0] if lapsed else None,
-        "renewals": len(timeline.of("renew", "holder")),
-        "renew_lost_at": next((e.t for e in timeline.of("renew_lost", "holder")), None),
-        "holder_stopped_at": next((e.t for e in timeline.of("work_stopped", "holder")), None),
-        "reclaimed_at": reclaims[0].t if reclaims else None,
-        "runs": len(runners),
-        "double_run": bool(overlap),
-        "overlap": [list(o) for o in overlap],
-        "both_ran_s": round(sum(b - a for a, b in overlap), 3),
-        "finished_once": len(finished_by) == 1,
-        "finished_by": finished_by,
-        "paused_at": pause.start if pause else None,
-        "resumed_at": pause.end if pause else None,
-        "lapsed_in_pause": bool(pause and lapsed and pause.start <= lapsed[0] <= pause.end),
-        "contender_lapsed_at": contender_lapsed[0] if contender_lapsed else None,
-        "missed_at": [e.t for e in timeline.of("renew_missed", "holder")],
-        "tightest_margin_s": _tightest_margin(timeline),
-    }
+    lapsed_at = lapsed[0] if lapsed else None
     # renew_lost_at is when the 0 reply reached the holder (over a delayed link, a full delay after the
     # server answered it); blind_s: how long the holder went on working after its lease had lapsed
-    result["blind_s"] = _blind(timeline, result["lapsed_at"], result["renew_lost_at"])
-    w = words(timeline.params, result)
-    result.update(label=w.label, summary=w.readout, static=w.verdict)
-    return result
+    renew_lost_at = next((e.t for e in timeline.of("renew_lost", "holder")), None)
+    facts = HeartbeatVerdict(
+        lapsed_at=lapsed_at,
+        renewals=len(timeline.of("renew", "holder")),
+        renew_lost_at=renew_lost_at,
+        holder_stopped_at=next((e.t for e in timeline.of("work_stopped", "holder")), None),
+        reclaimed_at=reclaims[0].t if reclaims else None,
+        runs=len(runners),
+        double_run=bool(overlap),
+        overlap=[list(o) for o in overlap],
+        both_ran_s=round(sum(b - a for a, b in overlap), 3),
+        finished_once=len(finished_by) == 1,
+        finished_by=finished_by,
+        paused_at=pause.start if pause else None,
+        resumed_at=pause.end if pause else None,
+        lapsed_in_pause=bool(pause and lapsed and pause.start <= lapsed[0] <= pause.end),
+        contender_lapsed_at=contender_lapsed[0] if contender_lapsed else None,
+        missed_at=[e.t for e in timeline.of("renew_missed", "holder")],
+        tightest_margin_s=_tightest_margin(timeline),
+        blind_s=_blind(timeline, lapsed_at, renew_lost_at),
+    )
+    w = words(timeline.params, facts)
+    return facts.but(label=w.label, summary=w.readout, static=w.verdict)
 
 
-def words(params: dict[str, Any], v: dict[str, Any]) -> ModeWords:
+def words(p: Params, v: HeartbeatVerdict) -> ModeWords:
     """The one place a heartbeat run is put into words: the readout and the static verdict.
 
     Every clause is a fact of the verdict `v`; every time is quoted through `seconds`."""
-    label = parse_cadence(params["renew"]).label
-    lease, job = seconds(params["lease"]), seconds(params["job"])
-    every = params["cadence"] * params["lease"] if params.get("cadence") else None
+    label = parse_cadence(p.renew).label
+    lease, job = seconds(p.lease), seconds(p.job)
+    every, latency = p.every, p.latency
     said, short = [], []
-    if latency := params.get("latency"):
+    if latency:
         label = f"{label}, {seconds(latency)} link"
         said.append(f"over a link with a {seconds(latency)} one-way delay")
-    if v["paused_at"] is not None:
-        said.append(f"the holder was paused from {seconds(v['paused_at'])} to {seconds(v['resumed_at'])}")
-        short.append(f"paused {seconds(v['paused_at'])}–{seconds(v['resumed_at'])}")
-    if v["missed_at"]:
-        lost = ", ".join(seconds(t) for t in v["missed_at"])
-        said.append(f"the holder's {'extend' if len(v['missed_at']) == 1 else 'extends'} at {lost} never reached "
+    if v.paused_at is not None:
+        said.append(f"the holder was paused from {seconds(v.paused_at)} to {seconds(v.resumed_at)}")
+        short.append(f"paused {seconds(v.paused_at)}–{seconds(v.resumed_at)}")
+    if v.missed_at:
+        lost = ", ".join(seconds(t) for t in v.missed_at)
+        said.append(f"the holder's {'extend' if len(v.missed_at) == 1 else 'extends'} at {lost} never reached "
                     "the store")
-        short.append(f"{plural(len(v['missed_at']), 'extend')} lost")
-    if v["lapsed_at"] is None:
-        if v["renewals"]:
-            said.append(f"{plural(v['renewals'], 'token-checked extend')} held the {lease} lease to the end")
+        short.append(f"{plural(len(v.missed_at), 'extend')} lost")
+    if v.lapsed_at is None:
+        if v.renewals:
+            said.append(f"{plural(v.renewals, 'token-checked extend')} held the {lease} lease to the end")
             after = " after each reply" if latency else ""
             short.append(f"pushed out every {seconds(every)}{after} · held past {job}")
         else:
             said.append(f"the {lease} lease outlasted the {job} job")
             short.append(f"held past {job}")
     else:
-        frozen = ", while the holder was frozen" if v["lapsed_in_pause"] else ""
-        said.append(f"the {lease} lease lapsed at {seconds(v['lapsed_at'])}{frozen}")
-        short.append(f"lease ends at {seconds(v['lapsed_at'])} and lapses")
-    if v["reclaimed_at"] is not None:
-        said.append(f"the contender reclaimed the job at {seconds(v['reclaimed_at'])}")
+        frozen = ", while the holder was frozen" if v.lapsed_in_pause else ""
+        said.append(f"the {lease} lease lapsed at {seconds(v.lapsed_at)}{frozen}")
+        short.append(f"lease ends at {seconds(v.lapsed_at)} and lapses")
+    if v.reclaimed_at is not None:
+        said.append(f"the contender reclaimed the job at {seconds(v.reclaimed_at)}")
         short.append("reclaimed")
-    if v["double_run"]:
-        both = seconds(v["both_ran_s"]) if v["both_ran_s"] >= 0.05 else "less than 0.1 s"
+    if v.double_run:
+        both = seconds(v.both_ran_s) if v.both_ran_s >= 0.05 else "less than 0.1 s"
         said.append(f"both ran it at once for {both}")
         short.append("runs twice at once")
-    blind = latency and v["blind_s"] is not None and v["blind_s"] >= 0.05
-    late = f", {seconds(v['blind_s'])} after its lease had lapsed" if blind else ""
-    if v["renew_lost_at"] is not None:
-        stop = " and it stopped at once" if v["holder_stopped_at"] is not None else ""
+    blind = latency and v.blind_s is not None and v.blind_s >= 0.05
+    late = f", {seconds(v.blind_s)} after its lease had lapsed" if blind else ""
+    if v.renew_lost_at is not None:
+        stop = " and it stopped at once" if v.holder_stopped_at is not None else ""
         if latency:  # renew_lost_at is when the 0 reply reached the holder, a delay after the server sent it
-            said.append(f"the holder learned only at {seconds(v['renew_lost_at'])}{late}, when its extend replied 0"
+            said.append(f"the holder learned only at {seconds(v.renew_lost_at)}{late}, when its extend replied 0"
                         + ("," if stop else "") + stop)
         else:
-            said.append(f"the holder's extend at {seconds(v['renew_lost_at'])} replied 0{stop}")
+            said.append(f"the holder's extend at {seconds(v.renew_lost_at)} replied 0{stop}")
         short.append("extend replies 0" + (" · holder stops" if stop else ""))
     elif blind:
-        said.append(f"the holder was never told: it went on working until {seconds(v['blind_s'])} after its lease had lapsed")
+        said.append(f"the holder was never told: it went on working until {seconds(v.blind_s)} after its lease had lapsed")
     if blind:
-        short.append(f"blind {seconds(v['blind_s'])}")
-    if v["missed_at"] and v["tightest_margin_s"] is not None:
-        said.append(f"the closest extend landed with {seconds(v['tightest_margin_s'])} of the lease left")
-    if v["contender_lapsed_at"] is not None:
-        said.append(f"the contender's own lease lapsed at {seconds(v['contender_lapsed_at'])}")
-    finished = v["finished_by"]
+        short.append(f"blind {seconds(v.blind_s)}")
+    if v.missed_at and v.tightest_margin_s is not None:
+        said.append(f"the closest extend landed with {seconds(v.tightest_margin_s)} of the lease left")
+    if v.contender_lapsed_at is not None:
+        said.append(f"the contender's own lease lapsed at {seconds(v.contender_lapsed_at)}")
+    finished = v.finished_by
     if not finished:
         said.append("nobody finished the job")
         short.append("never finishes")
@@ -382,8 +438,8 @@ def words(params: dict[str, Any], v: dict[str, Any]) -> ModeWords:
 def figure_words(modes: dict[str, Timeline], labels: dict[str, str] | None = None) -> FigureWords:
     """What figure 1 says about these runs: caption, prompt, and each run's words."""
     first = next(iter(modes.values())).params
-    named = [(labels or {}).get(name) or tl.verdict["label"] for name, tl in modes.items()]
-    where = f"a {seconds(first['job'])} job under a {seconds(first['lease'])} lease"
+    named = [(labels or {}).get(name) or tl.verdict.label for name, tl in modes.items()]
+    where = f"a {seconds(first.job)} job under a {seconds(first.lease)} lease"
     prompt = (f"{where[0].upper()}{where[1:]}. Point at " + " or ".join(f"“{n}”" for n in named)
               + " to light its timeline and read what happened.")
     return figure_words_of(modes, f"The renewal heartbeat: {where}, " + " against ".join(named) + ".", prompt,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
 
 from ..queue.consumer import ROUTINE, late_completion
 from ..core.errors import StoreError
@@ -76,22 +75,22 @@ def run_reaper_processes(run: Run, q: Queue, lease_s: float, beat_s: float, job_
     bands_from_events(run.timeline)
 
 
-def run_chaos_processes(run: Run, q: Queue, params: dict[str, Any], plan, bar) -> None:
+def run_chaos_processes(run: Run, q: Queue, params, plan, bar) -> None:
     """Chaos with one OS process per consumer: crashes are SIGKILLs (a supervisor starts a
     replacement), pauses are SIGSTOP for `pause_seconds`, then SIGCONT."""
     scale = run.clock.scale
     events_key = q.base + "events"
-    effect = "fenced" if params["fencing"] == "on" else "unfenced"
-    opts = dict(lease_ms=params["lease"] * 1000, beat_ms=params["beat"] * 1000, work_ms=params["job"] * 1000,
-                effect=effect, drain_limit=params["drain"], quiet=tuple(sorted(ROUTINE)),
-                design=params.get("design", "none"))
-    jobs, pause_s = params["jobs"], params["pause_seconds"]
-    expected = jobs * params["job"] / params["workers"]
+    effect = "fenced" if params.fencing == "on" else "unfenced"
+    opts = dict(lease_ms=params.lease * 1000, beat_ms=params.beat * 1000, work_ms=params.job * 1000,
+                effect=effect, drain_limit=params.drain, quiet=tuple(sorted(ROUTINE)),
+                design=params.design)
+    jobs, pause_s = params.jobs, params.pause_seconds
+    expected = jobs * params.job / params.workers
     t0 = time.time()
     wall = WallRecorder(run.timeline, t0, scale)
     names = iter(f"worker-{i}" for i in range(1, 10_000))
     with ProcessPool(run.backend, q, t0_wall=t0, events_key=events_key) as pool:
-        slots = [next(names) for _ in range(params["workers"])]
+        slots = [next(names) for _ in range(params.workers)]
         for name in slots:
             pool.spawn(name, **opts)
         # faults are planned on the run's clock from the moment the consumers are up
@@ -101,7 +100,7 @@ def run_chaos_processes(run: Run, q: Queue, params: dict[str, Any], plan, bar) -
         start = wall.t
         todo = [(start + at, kind, slot) for at, kind, slot in plan]
         resumes: list[tuple[float, str]] = []
-        seen, give_up = 0, start + 4 * expected + 10 * params["lease"] + BOOT_S / scale
+        seen, give_up = 0, start + 4 * expected + 10 * params.lease + BOOT_S / scale
         while wall.t < give_up:
             now = wall.t
             for when, name in [r for r in resumes if r[0] <= now]:
@@ -133,7 +132,7 @@ def run_chaos_processes(run: Run, q: Queue, params: dict[str, Any], plan, bar) -
             seen = sizes["done"]
             if seen >= jobs and not resumes:
                 break
-            time.sleep(min(0.02, params["beat"] * scale))
+            time.sleep(min(0.02, params.beat * scale))
         for when, name in resumes:
             pool.resume(name)
             wall.event(name, "pause_end")

@@ -12,18 +12,119 @@ is reaped and run twice without renewal, and held to the end with one batched ex
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from ..queue.consumer import Consumer, late_completion
 from ..core.errors import BadParameter
-from ..queue.holder import NONE, SESSION, queue_designs
-from ..queue.jobs import Queue, check_id, check_name
-from ..lease.cadence import parse_cadence
-from ..core.timeline import Timeline
+from ..core.timeline import Record, Timeline, Verdict
 from ..core.words import FigureWords, ModeWords, figure_words, plural, seconds, times
-from .base import Run, named, play, positive, run_on
+from ..lease.cadence import parse_cadence
+from ..lease.designs import DESIGNS, NONE, lookup_design
+from ..queue.consumer import Consumer, late_completion
+from ..queue.jobs import Queue, check_id, check_name
+from .base import Run, mode_words, named, play, positive, run_on
 
 JOB_ID = "ORD0NgWEfAEJfs"  # the course's example id
+
+
+@dataclass(frozen=True, kw_only=True)
+class Params(Record):
+    """A reaper run's parameters, checked (model seconds): the lease each claim takes, the beat, the
+    job's length, when worker-1 dies and when its stale completion arrives; the queue; whether the
+    consumers are OS processes; how they hold their jobs."""
+
+    lease: float
+    beat: float
+    job: float
+    crash_at: float
+    late_at: float
+    queue: str = "orders"
+    procs: bool = False
+    design: str = NONE
+
+    @property
+    def mode(self) -> str:
+        return "processes" if self.procs else "in-process"
+
+    def cost(self) -> tuple[float, float]:
+        """(model span, store steps): to the late completion, two jobs, two leases and four beats; two
+        consumers' beats."""
+        span = self.late_at + 2 * self.job + 2 * self.lease + 4 * self.beat
+        return span, 2 * span / self.beat + 10
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReaperVerdict(Verdict):
+    """The facts of a reaper run (model seconds; None: it did not happen)."""
+
+    claimed_at: float | None
+    crashed_at: float | None
+    died_holding: bool
+    lease_deadline: float | None
+    reaped_at: float | None
+    reaped_by: str | None
+    reclaimed_at: float | None
+    reclaimed_by: str | None
+    reclaim_attempts: int | None
+    completed_at: float | None
+    completed_by: str | None
+    stale_complete_refused: bool
+    stale_complete_accepted: bool
+    late_completion_at: float | None
+    stale_extend_held: bool | None
+    lost: int | None
+    back_in_pending_after: float | None
+    within_lease_plus_beat: bool
+    # what the beats saw of the lease (the consumers' `step` events, on the run's time base): its score,
+    # the server TIME of the beat that reaped it, the beats between the claim and that reap, and whether
+    # each of them read a TIME short of the score while the reaping beat's had reached it
+    lease_score_at: float | None = None
+    reap_time_at: float | None = None
+    beats_before_reap: int | None = None
+    first_beat_past_score: bool | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class QueueHeartbeatParams(Record):
+    """A queue heartbeat's parameters: the lease, the job, the beat (model seconds), and the renewal
+    cadence (its name, its fraction of the lease; None: no renewal)."""
+
+    lease: float
+    job: float
+    beat: float
+    renew: str
+    cadence: float | None
+
+    @property
+    def mode(self) -> str:
+        return self.renew
+
+    def cost(self) -> tuple[float, float]:
+        span = 2 * self.job + 2 * self.lease + 4 * self.beat
+        return span, 2 * span / self.beat + (span / (self.cadence * self.lease) if self.cadence else 0) + 10
+
+
+@dataclass(frozen=True, kw_only=True)
+class QueueHeartbeatVerdict(Verdict):
+    """The facts of a heartbeat on the queue; `accepted_*`: the first completion accepted although its
+    lease had run out (no beat, hence no reap, came between), else None."""
+
+    accepted_after_lapse_by: str | None
+    accepted_lapsed_at: float | None
+    accepted_at: float | None
+    accepted_attempts: int | None
+    beats_in_gap: int | None
+    claims_in_gap: int | None
+    lapsed_at: float | None
+    reaped_at: float | None
+    reclaimed_by: str | None
+    renewals: int
+    runs: int
+    double_run: bool
+    completions: int
+    completions_refused: int
+    first_holder_refused: bool
+    finished_once: bool
 
 
 def _first(timeline: Timeline, kind: str, **match: Any):
@@ -50,12 +151,10 @@ def beat_facts(timeline: Timeline, claim, reap) -> dict[str, Any]:
     server TIME of the beat that reaped it (both on the run's time base), how many beats ran between
     the claim and that reap, and whether every one of them read a TIME short of the score while the
     reaping beat's TIME had reached it (the reap script returns score <= TIME)."""
-    facts: dict[str, Any] = {"lease_score_at": None, "reap_time_at": None, "beats_before_reap": None,
-                             "first_beat_past_score": None}
     score = claim.data.get("score") if claim else None
     if score is None:
-        return facts
-    facts["lease_score_at"] = _on_server(claim, claim.data.get("score_s"))
+        return {}
+    facts: dict[str, Any] = {"lease_score_at": _on_server(claim, claim.data.get("score_s"))}
     job = claim.data["job"]
     events = timeline.events
     start = next(k for k, e in enumerate(events) if e is claim)
@@ -86,20 +185,18 @@ def reaper(lease: float = 30, beat: float = 5, job: float = 20, crash_at: float 
     length). crash_at: when worker-1 dies mid-job (must fall inside the job). late_at: when
     worker-1's late completion arrives with its stale attempts (default: lease + 3 beats).
     procs: run the consumers as OS processes (live Valkey only); the crash is a SIGKILL.
-    design: how the consumers hold their jobs (`emqlab.queue.holder`: none, per-job, sweep, session; renewing
-    designs renew at TTL/2); with session, the dead worker's session lapses and takes its job with it.
+    design: how the consumers hold their jobs (`emqlab.lease.designs`: none, per-job, sweep, session;
+    renewing designs renew at TTL/2); with session, the dead worker's session lapses and takes its job with it.
     """
-    if design not in queue_designs():
-        raise BadParameter(f"unknown design {design!r}; allowed: {', '.join(queue_designs())}")
+    design = lookup_design(design).name  # a registered design, or one line naming them
     lease_s, beat_s, job_s = positive("lease", lease), positive("beat", beat), positive("job", job)
     crash_s = positive("crash_at", crash_at)
     if crash_s >= job_s:
         raise BadParameter(f"crash_at must fall inside the job (< job = {job_s:g} s), got {crash_at!r}")
     late_s = lease_s + 3 * beat_s if late_at is None else positive("late_at", late_at)
-    check_name(queue)
-    params = {"lease": lease_s, "beat": beat_s, "job": job_s, "crash_at": crash_s, "late_at": late_s,
-              "queue": queue, "procs": bool(procs), "design": design}
-    with run_on(backend, "reaper", params, **connect_kw) as run:
+    params = Params(lease=lease_s, beat=beat_s, job=job_s, crash_at=crash_s, late_at=late_s, queue=check_name(queue),
+                    procs=bool(procs), design=design)
+    with run_on(backend, "reaper", params, cost=params.cost(), **connect_kw) as run:
         q = Queue(run.backend, queue, prefix=run.prefix)
         if procs:
             if not run.backend.live:
@@ -138,7 +235,7 @@ def _reaper_in_process(run: Run, q: Queue, lease_s, beat_s, job_s, crash_s, late
     play(run, script(), (late_s + 2 * job_s + 2 * lease_s + 4 * beat_s) * ms, beat_s * ms, [w1, w2])
 
 
-def reaper_verdict(timeline: Timeline) -> dict[str, Any]:
+def reaper_verdict(timeline: Timeline) -> ReaperVerdict:
     p = timeline.params
     claim = _first(timeline, "claim")
     job = claim.data["job"] if claim else JOB_ID
@@ -148,102 +245,96 @@ def reaper_verdict(timeline: Timeline) -> dict[str, Any]:
     late = next((e for e in timeline.events if e.data.get("late")), None)
     done = next((e for e in timeline.of("complete") if not e.data.get("late")), None)
     extend = _first(timeline, "late_extend")
-    v: dict[str, Any] = {
-        "claimed_at": claim.t if claim else None,
-        "crashed_at": crash.t if crash else None,
-        "died_holding": bool(crash and job in crash.data.get("holding", [])),
-        "lease_deadline": claim.data.get("deadline") if claim else None,
-        "reaped_at": reap.t if reap else None,
-        "reaped_by": reap.actor if reap else None,
-        "reclaimed_at": reclaim.t if reclaim else None,
-        "reclaimed_by": reclaim.actor if reclaim else None,
-        "reclaim_attempts": reclaim.data["attempts"] if reclaim else None,
-        "completed_at": done.t if done else None,
-        "completed_by": done.actor if done else None,
-        "stale_complete_refused": bool(late is not None and late.kind == "complete_refused"),
-        "stale_complete_accepted": bool(late is not None and late.kind == "complete"),
-        "late_completion_at": late.t if late else None,
-        "stale_extend_held": bool(extend.data.get("held")) if extend else None,
-        "lost": timeline.counts.get("lost"),
-    }
-    if claim and reap:
-        v["back_in_pending_after"] = round(reap.t - claim.t, 3)
-        v["within_lease_plus_beat"] = reap.t - claim.t <= p["lease"] + p["beat"] + 1e-9
-    else:
-        v["back_in_pending_after"], v["within_lease_plus_beat"] = None, False
-    v.update(beat_facts(timeline, claim, reap))
+    v = ReaperVerdict(
+        claimed_at=claim.t if claim else None,
+        crashed_at=crash.t if crash else None,
+        died_holding=bool(crash and job in crash.data.get("holding", [])),
+        lease_deadline=claim.data.get("deadline") if claim else None,
+        reaped_at=reap.t if reap else None,
+        reaped_by=reap.actor if reap else None,
+        reclaimed_at=reclaim.t if reclaim else None,
+        reclaimed_by=reclaim.actor if reclaim else None,
+        reclaim_attempts=reclaim.data["attempts"] if reclaim else None,
+        completed_at=done.t if done else None,
+        completed_by=done.actor if done else None,
+        stale_complete_refused=bool(late is not None and late.kind == "complete_refused"),
+        stale_complete_accepted=bool(late is not None and late.kind == "complete"),
+        late_completion_at=late.t if late else None,
+        stale_extend_held=bool(extend.data.get("held")) if extend else None,
+        lost=timeline.counts.get("lost"),
+        back_in_pending_after=round(reap.t - claim.t, 3) if claim and reap else None,
+        within_lease_plus_beat=bool(claim and reap and reap.t - claim.t <= p.lease + p.beat + 1e-9),
+        **beat_facts(timeline, claim, reap),
+    )
     w = reaper_words(p, v)
-    v.update(label=w.label, summary=w.readout, static=w.verdict)
-    return v
+    return v.but(label=w.label, summary=w.readout, static=w.verdict)
 
 
-def reaper_words(p: dict[str, Any], v: dict[str, Any]) -> ModeWords:
+def reaper_words(p: Params, v: ReaperVerdict) -> ModeWords:
     """The reaper run in words: the readout and the static verdict line, each clause read from `v`."""
-    label = f"reaper ({'processes' if p.get('procs') else 'in-process'})"
-    if p.get("design", NONE) != NONE:
-        label += f" · {p['design']}"
-    if v["reaped_at"] is None:
-        what = "The crashed job" if v["crashed_at"] is not None else "The job"
+    label = f"reaper ({p.mode})"
+    if DESIGNS[p.design].renews:
+        label += f" · {p.design}"
+    if v.reaped_at is None:
+        what = "The crashed job" if v.crashed_at is not None else "The job"
         late, static = "", ""
-        if v["stale_complete_accepted"]:  # before any reap: nobody else held the job yet
-            inside = v["lease_deadline"] is not None and v["late_completion_at"] <= v["lease_deadline"]
-            late = (f"; worker-1's late completion at {seconds(v['late_completion_at'])} was accepted"
+        if v.stale_complete_accepted:  # before any reap: nobody else held the job yet
+            inside = v.lease_deadline is not None and v.late_completion_at <= v.lease_deadline
+            late = (f"; worker-1's late completion at {seconds(v.late_completion_at)} was accepted"
                     f"{', inside its lease' if inside else ''}")
             static = " · late completion accepted"
-        return ModeWords(label, f"{what} was never reaped (lease {seconds(p['lease'])}, beat {seconds(p['beat'])})"
-                                f"{late}; lost {v['lost']}.", f"never reaped{static} · lost {v['lost']}")
-    if v["crashed_at"] is None:
+        return ModeWords(label, f"{what} was never reaped (lease {seconds(p.lease)}, beat {seconds(p.beat)})"
+                                f"{late}; lost {v.lost}.", f"never reaped{static} · lost {v.lost}")
+    if v.crashed_at is None:
         died = "worker-1 never crashed"
     else:
-        died = f"worker-1 died at {seconds(v['crashed_at'])}{' holding the job' if v['died_holding'] else ''}"
-    whose = "its session's" if p.get("design") == SESSION else "its"
-    ran_out = f"{whose} {seconds(p['lease'])} lease ran out on the server clock at {seconds(v['lease_deadline'])}"
-    if v.get("first_beat_past_score"):  # the beats' own TIME readings against the lease's score
-        n = v["beats_before_reap"]
+        died = f"worker-1 died at {seconds(v.crashed_at)}{' holding the job' if v.died_holding else ''}"
+    whose = "its session's" if DESIGNS[p.design].per_worker else "its"
+    ran_out = f"{whose} {seconds(p.lease)} lease ran out on the server clock at {seconds(v.lease_deadline)}"
+    if v.first_beat_past_score:  # the beats' own TIME readings against the lease's score
+        n = v.beats_before_reap
         earlier = (f"; {plural(n, 'beat')} read a server TIME before that deadline and left the job alone; the first "
                    f"beat whose TIME had reached it, " if n else "; the first beat whose TIME had reached it, ")
-        reaped = f"{ran_out}{earlier}{v['reaped_by']}'s beat at {seconds(v['reaped_at'])}, reaped it back to pending "
+        reaped = f"{ran_out}{earlier}{v.reaped_by}'s beat at {seconds(v.reaped_at)}, reaped it back to pending "
     else:
-        reaped = f"{ran_out}, {v['reaped_by']}'s beat reaped it back to pending at {seconds(v['reaped_at'])} "
-    reaped += (f"({seconds(v['back_in_pending_after'])} after the claim, within lease + beat: "
-               f"{'yes' if v['within_lease_plus_beat'] else 'no'})")
-    if v["reclaimed_by"] is None:
+        reaped = f"{ran_out}, {v.reaped_by}'s beat reaped it back to pending at {seconds(v.reaped_at)} "
+    reaped += (f"({seconds(v.back_in_pending_after)} after the claim, within lease + beat: "
+               f"{'yes' if v.within_lease_plus_beat else 'no'})")
+    if v.reclaimed_by is None:
         reclaimed, static_reclaim = "; nobody re-claimed it", "not re-claimed"
     else:
-        who = "" if v["reclaimed_by"] == v["reaped_by"] else f"; {v['reclaimed_by']}"
-        reclaimed = f"{who or ','} re-claimed it with attempts {v['reclaim_attempts']}"
-        static_reclaim = f"re-claimed, attempts {v['reclaim_attempts']}"
-    if v["completed_by"] is None:
+        who = "" if v.reclaimed_by == v.reaped_by else f"; {v.reclaimed_by}"
+        reclaimed = f"{who or ','} re-claimed it with attempts {v.reclaim_attempts}"
+        static_reclaim = f"re-claimed, attempts {v.reclaim_attempts}"
+    if v.completed_by is None:
         finished = "; nobody finished it"
-    elif v["completed_by"] == v["reclaimed_by"]:
-        finished = f" and finished it at {seconds(v['completed_at'])}"
+    elif v.completed_by == v.reclaimed_by:
+        finished = f" and finished it at {seconds(v.completed_at)}"
     else:
-        finished = f"; {v['completed_by']} finished it at {seconds(v['completed_at'])}"
-    if v["stale_complete_refused"]:
+        finished = f"; {v.completed_by} finished it at {seconds(v.completed_at)}"
+    if v.stale_complete_refused:
         late, static_late = "worker-1's late completion was refused", "refused"
-    elif v["stale_complete_accepted"]:
+    elif v.stale_complete_accepted:
         late, static_late = "worker-1's late completion was ACCEPTED (a stale write landed)", "ACCEPTED"
     else:
         late, static_late = "worker-1 sent no late completion", "not sent"
-    readout = f"{died}; {reaped}{reclaimed}{finished}; {late}. Lost: {v['lost']}."
-    static = (f"reaped at {seconds(v['reaped_at'])} · {static_reclaim} · stale completion {static_late} · "
-              f"lost {v['lost']}")
+    readout = f"{died}; {reaped}{reclaimed}{finished}; {late}. Lost: {v.lost}."
+    static = (f"reaped at {seconds(v.reaped_at)} · {static_reclaim} · stale completion {static_late} · "
+              f"lost {v.lost}")
     return ModeWords(label, readout, static)
 
 
-def reaper_figure_words(modes: Any, labels: dict[str, str] | None = None) -> FigureWords:
-    """The reaper figure's words; a list of runs is named in-process / processes."""
-    modes = named(modes, lambda tl: "processes" if tl.params.get("procs") else "in-process")
-    return figure_words(modes, "A consumer dies holding a job. Nobody renews its lease, so the lease runs out on "
-                               "the server clock; the next beat's reap puts the job back in pending, another "
-                               "consumer claims it again, and the dead consumer's late completion is checked "
-                               "against the new attempt count.",
-                        "Point at a run to read what happened to its job.", labels)
+reaper_figure_words = mode_words(
+    "A consumer dies holding a job. Nobody renews its lease, so the lease runs out on "
+    "the server clock; the next beat's reap puts the job back in pending, another "
+    "consumer claims it again, and the dead consumer's late completion is checked "
+    "against the new attempt count.",
+    "Point at a run to read what happened to its job.")
 
 
 def beats_figure_words(modes: Any, labels: dict[str, str] | None = None) -> FigureWords:
     """The beat lane's words (runs of `reaper` or `queue_heartbeat`); each run speaks its own readout."""
-    modes = named(modes, lambda tl: "processes" if tl.params.get("procs") else tl.scenario)
+    modes = named(modes, lambda tl: "processes" if getattr(tl.params, "procs", False) else tl.scenario)
     return figure_words(modes, "Each consumer's beats, step by step: reap, promote, drain, park. Every reap reads "
                                "the server's TIME and returns the leases whose score that TIME has reached; the "
                                "lower panel puts each reap's TIME beside the lease scores in the active set.",
@@ -259,9 +350,9 @@ def queue_heartbeat(lease: float = 30, job: float = 75, renew: Any = "none", bea
     lease_s, job_s, beat_s = positive("lease", lease), positive("job", job), positive("beat", beat)
     cadence = parse_cadence(renew)
     check_name(queue)
-    params = {"lease": lease_s, "job": job_s, "beat": beat_s, "renew": cadence.name, "cadence": cadence.fraction}
+    params = QueueHeartbeatParams(lease=lease_s, job=job_s, beat=beat_s, renew=cadence.name, cadence=cadence.fraction)
     ms = 1000.0
-    with run_on(backend, "queue-heartbeat", params, **connect_kw) as run:
+    with run_on(backend, "queue-heartbeat", params, cost=params.cost(), **connect_kw) as run:
         clock = run.clock
         q = Queue(run.backend, queue, prefix=run.prefix)
         q.enqueue(check_id(JOB_ID), "order")
@@ -285,7 +376,7 @@ def queue_heartbeat(lease: float = 30, job: float = 75, renew: Any = "none", bea
     return run.timeline
 
 
-def queue_heartbeat_verdict(timeline: Timeline) -> dict[str, Any]:
+def queue_heartbeat_verdict(timeline: Timeline) -> QueueHeartbeatVerdict:
     p = timeline.params
     runs = timeline.of("work_start")
     reap = timeline.of("reap")
@@ -294,22 +385,21 @@ def queue_heartbeat_verdict(timeline: Timeline) -> dict[str, Any]:
     spans = [(i.start, i.end if i.end is not None else float("inf")) for i in timeline.spans("run")]
     overlap = any(max(a[0], b[0]) < min(a[1], b[1]) for k, a in enumerate(spans) for b in spans[k + 1:])
     refused = timeline.of("complete_refused")
-    v = {
+    v = QueueHeartbeatVerdict(
         **_accepted_after_lapse(timeline),
-        "lapsed_at": min(lapsed) if lapsed else None,
-        "reaped_at": reap[0].t if reap else None,
-        "reclaimed_by": reclaim.actor if reclaim else None,
-        "renewals": len(timeline.of("renew")),
-        "runs": len(runs),
-        "double_run": overlap,
-        "completions": len(timeline.of("complete")),
-        "completions_refused": len(refused),
-        "first_holder_refused": any(e.actor == "worker-1" for e in refused),
-        "finished_once": len(timeline.of("complete")) == 1,
-    }
+        lapsed_at=min(lapsed) if lapsed else None,
+        reaped_at=reap[0].t if reap else None,
+        reclaimed_by=reclaim.actor if reclaim else None,
+        renewals=len(timeline.of("renew")),
+        runs=len(runs),
+        double_run=overlap,
+        completions=len(timeline.of("complete")),
+        completions_refused=len(refused),
+        first_holder_refused=any(e.actor == "worker-1" for e in refused),
+        finished_once=len(timeline.of("complete")) == 1,
+    )
     w = queue_heartbeat_words(p, v)
-    v.update(label=w.label, summary=w.readout, static=w.verdict)
-    return v
+    return v.but(label=w.label, summary=w.readout, static=w.verdict)
 
 
 def _accepted_after_lapse(timeline: Timeline) -> dict[str, Any]:
@@ -330,45 +420,45 @@ def _accepted_after_lapse(timeline: Timeline) -> dict[str, Any]:
             "accepted_attempts": None, "beats_in_gap": None, "claims_in_gap": None}
 
 
-def _lapse_words(v: dict[str, Any]) -> str:
+def _lapse_words(v: QueueHeartbeatVerdict) -> str:
     """The clause for a completion accepted after its lease ran out, or "" when there was none."""
-    if v.get("accepted_after_lapse_by") is None:
+    if v.accepted_after_lapse_by is None:
         return ""
-    if v["beats_in_gap"] == 0 and v["claims_in_gap"] == 0:
+    if v.beats_in_gap == 0 and v.claims_in_gap == 0:
         why = ("no consumer beat in between, so no reap took the job back and nobody claimed it again, and attempt "
-               f"{v['accepted_attempts']} was still the current one")
+               f"{v.accepted_attempts} was still the current one")
     else:
-        why = (f"{plural(v['beats_in_gap'], 'beat')} and {plural(v['claims_in_gap'], 'claim')} came in between, "
+        why = (f"{plural(v.beats_in_gap, 'beat')} and {plural(v.claims_in_gap, 'claim')} came in between, "
                "and the attempt was still the current one")
-    return (f" {v['accepted_after_lapse_by']}'s own lease ran out at {seconds(v['accepted_lapsed_at'])}, yet its "
-            f"completion at {seconds(v['accepted_at'])} was accepted: {why}.")
+    return (f" {v.accepted_after_lapse_by}'s own lease ran out at {seconds(v.accepted_lapsed_at)}, yet its "
+            f"completion at {seconds(v.accepted_at)} was accepted: {why}.")
 
 
-def queue_heartbeat_words(p: dict[str, Any], v: dict[str, Any]) -> ModeWords:
+def queue_heartbeat_words(p: QueueHeartbeatParams, v: QueueHeartbeatVerdict) -> ModeWords:
     """The heartbeat on the queue in words: the readout and the static verdict line, read from `v`."""
-    label = parse_cadence(p["renew"]).label
-    lease, job = seconds(p["lease"]), seconds(p["job"])
-    done = v["completions"]
+    label = parse_cadence(p.renew).label
+    lease, job = seconds(p.lease), seconds(p.job)
+    done = v.completions
     finish = ("did not finish", "does not finish") if done == 0 else (f"finished {times(done)}", f"finishes {times(done)}")
-    if v["reaped_at"] is not None:
-        lapse = f"the {lease} lease ran out at {seconds(v['lapsed_at'])}, " if v["lapsed_at"] is not None else ""
-        to = {None: "", "worker-2": " to a second consumer"}.get(v["reclaimed_by"], f" to {v['reclaimed_by']}")
-        overlap = (", both runs overlapping" if v["runs"] == 2 else ", runs overlapping") if v["double_run"] else ""
-        if v["first_holder_refused"]:
+    if v.reaped_at is not None:
+        lapse = f"the {lease} lease ran out at {seconds(v.lapsed_at)}, " if v.lapsed_at is not None else ""
+        to = {None: "", "worker-2": " to a second consumer"}.get(v.reclaimed_by, f" to {v.reclaimed_by}")
+        overlap = (", both runs overlapping" if v.runs == 2 else ", runs overlapping") if v.double_run else ""
+        if v.first_holder_refused:
             refused = "the first holder's completion was refused"
-        elif v["completions_refused"]:
-            refused = f"{plural(v['completions_refused'], 'completion')} refused"
+        elif v.completions_refused:
+            refused = f"{plural(v.completions_refused, 'completion')} refused"
         else:
             refused = "no completion was refused"
-        readout = (f"{label}: {lapse}the reaper returned the job at {seconds(v['reaped_at'])}{to}, and the {job} "
-                   f"job ran {times(v['runs'])}{overlap}; {refused}.{_lapse_words(v)}")
-        lapses = f"lapses at {seconds(v['lapsed_at'])} · " if v["lapsed_at"] is not None else ""
-        return ModeWords(label, readout, f"{lapses}reaped · the job runs {times(v['runs'])}")
-    extends = plural(v["renewals"], "batched extend")
-    if v["lapsed_at"] is not None:
-        held, static = f"the {lease} lease ran out at {seconds(v['lapsed_at'])}, but nobody reaped the job", \
-            f"lapses at {seconds(v['lapsed_at'])} · not reaped"
-    elif v["renewals"]:
+        readout = (f"{label}: {lapse}the reaper returned the job at {seconds(v.reaped_at)}{to}, and the {job} "
+                   f"job ran {times(v.runs)}{overlap}; {refused}.{_lapse_words(v)}")
+        lapses = f"lapses at {seconds(v.lapsed_at)} · " if v.lapsed_at is not None else ""
+        return ModeWords(label, readout, f"{lapses}reaped · the job runs {times(v.runs)}")
+    extends = plural(v.renewals, "batched extend")
+    if v.lapsed_at is not None:
+        held, static = f"the {lease} lease ran out at {seconds(v.lapsed_at)}, but nobody reaped the job", \
+            f"lapses at {seconds(v.lapsed_at)} · not reaped"
+    elif v.renewals:
         held, static = f"{extends} held the {lease} lease to the end", f"{extends} · held to the end"
     else:
         held, static = f"the {lease} lease never ran out, with no extend", "no extend · never lapses"
@@ -376,10 +466,8 @@ def queue_heartbeat_words(p: dict[str, Any], v: dict[str, Any]) -> ModeWords:
                      f"{static} · the job {finish[1]}")
 
 
-def queue_heartbeat_figure_words(modes: Any, labels: dict[str, str] | None = None) -> FigureWords:
-    """The heartbeat-on-the-queue figure's words; a list of runs is named by renewal cadence."""
-    modes = named(modes, lambda tl: str(tl.params.get("renew")))
-    return figure_words(modes, "The heartbeat on the queue: a job longer than its lease. Without renewal the lease "
-                               "runs out, the reaper hands the job to a second consumer and the job runs while the "
-                               "first consumer is still on it; with one batched extend per tick the holder keeps it.",
-                        "Point at a renewal mode to read what happened to the job.", labels)
+queue_heartbeat_figure_words = mode_words(
+    "The heartbeat on the queue: a job longer than its lease. Without renewal the lease "
+    "runs out, the reaper hands the job to a second consumer and the job runs while the "
+    "first consumer is still on it; with one batched extend per tick the holder keeps it.",
+    "Point at a renewal mode to read what happened to the job.")

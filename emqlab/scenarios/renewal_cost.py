@@ -9,22 +9,23 @@ one lease beside them, `emq:{orders}:worker:worker-1:session`, and each job key 
 
 from __future__ import annotations
 
-import math
+from dataclasses import dataclass, field
 from typing import Any
 
-from ..store.commandstats import ServerCounter
 from ..core.errors import BadParameter
-from ..lease.leases import new_token
-from ..lease.cadence import cadence_help, parse_cadence
-from ..lease.designs import DESIGNS, SESSION, SWEEP, Call, Holding, check_count, check_design, make_plane
-from ..core.timeline import Timeline
+from ..core.ranges import check
+from ..core.timeline import Record, Timeline, Verdict, json_name
 from ..core.words import FigureWords, ModeWords, figure_words as _figure_words, plural, seconds
+from ..lease.cadence import cadence_help, parse_cadence
+from ..lease.designs import DESIGNS, SWEEP, check_design, design_names, make_plane
+from ..lease.leases import new_token
+from ..lease.planes import Call, Holding, check_count
+from ..store.commandstats import ServerCounter
 from .base import Run, positive, run_on
 
 SCENARIO = "renewal_cost"
 EVENT_LIMIT = 1000  # above this many round trips per tick, only per-tick events are recorded
 
-LABELS = {name: design.label for name, design in DESIGNS.items()}
 
 
 def _count(n: int, noun: str) -> str:
@@ -37,6 +38,57 @@ def static_verdict(design: str, jobs: int = 6) -> str:
     line, read from the registry: what the design promises a tick costs, and what that cost grows with."""
     d = DESIGNS[check_design(design)]
     return f"{_count(d.plane.round_trips_per_tick(jobs), d.trip)} each tick, {d.cost}."
+
+
+@dataclass(frozen=True, kw_only=True)
+class Params(Record):
+    """A renewal-cost run's parameters, checked: K (`jobs`), the design, the ticks, the sweep's batch (None:
+    the design's default), the lease and its cadence (name, and seconds between ticks), the queue whose
+    hashtag the keys carry, and each steal as [model second, job]."""
+
+    jobs: int
+    design: str
+    ticks: int
+    batch: int | None
+    lease: float
+    cadence: str
+    cadence_s: float
+    queue: str = "orders"
+    steal: tuple = field(default=(), metadata=json_name("steal", load=lambda s: tuple(tuple(x) for x in s)))
+
+    @property
+    def mode(self) -> str:
+        return self.design
+
+    def cost(self) -> tuple[float, float]:
+        """(model span, store steps): the ticks, and what the design costs per lease held — to take it,
+        then each tick (`emqlab.lease.designs`: a per-job lease is a round trip a tick, a swept one about a
+        quarter, a session's jobs nothing but their first record)."""
+        d = DESIGNS[self.design]
+        span = self.ticks * self.cadence_s
+        return span, self.jobs * (d.setup_steps_per_lease + self.ticks * d.steps_per_lease) + self.ticks
+
+
+@dataclass(frozen=True, kw_only=True)
+class CostVerdict(Verdict):
+    """The facts of a renewal-cost run, read off its counts and events."""
+
+    design: str
+    jobs: int
+    ticks: int
+    batch: int | None
+    round_trips_by_tick: list
+    calls_by_tick: list
+    round_trips_per_tick: float
+    commands_per_tick: float
+    wall_ms_per_tick: float  # rounded as the readout quotes it
+    all_held: bool
+    held_at_end: int
+    lost: list  # job numbers a renewal found lost
+    lost_at: dict  # {"job N": model second it was told}
+    stopped: list  # job numbers whose holder stopped
+    taken: dict  # {job: model second another token took its key (session: the session key)}
+    session_taken_at: float | None
 
 
 def parse_steals(steal: Any, jobs: int) -> list[tuple[float, int]]:
@@ -55,9 +107,9 @@ def parse_steals(steal: Any, jobs: int) -> list[tuple[float, int]]:
             at, job = float(item[0]), int(item[1])
         except (TypeError, ValueError, IndexError):
             raise BadParameter(f"steal {item!r} must be AT:JOB (model seconds, job number), e.g. 20:3") from None
-        if not (math.isfinite(at) and at >= 0) or not 1 <= job <= jobs:
-            raise BadParameter(f"steal {':'.join(map(str, item))!r} needs a time >= 0 and a job number from 1 to {jobs}")
-        out.append((at, job))
+        if not 1 <= job <= jobs:
+            raise BadParameter(f"steal {':'.join(map(str, item))!r} needs a job number from 1 to {jobs}")
+        out.append((float(check("steal_at", at)), job))
     return out
 
 
@@ -88,7 +140,7 @@ def renewal_scaling(backend, ks=(1, 6, 100, 1000), ticks: int = 2) -> list[dict[
     """Both designs at each K, measured on `backend`: the rows `plot.renewal.draw_scaling` reads."""
     rows = []
     for k in ks:
-        for design in DESIGNS:
+        for design in design_names(renewing=True):
             c = renewal_cost(jobs=k, design=design, ticks=ticks, backend=backend).counts
             rows.append({"design": f"emqlab {design}", "k": k, "rt_per_tick": c["round_trips_per_tick"],
                          "wall_ms_per_tick": c["wall_ms_per_tick"], "all_held": c["all_held"],
@@ -98,16 +150,17 @@ def renewal_scaling(backend, ks=(1, 6, 100, 1000), ticks: int = 2) -> list[dict[
 
 def renewal_cost(jobs: int = 6, design: str = SWEEP, ticks: int = 4, batch: int | None = None, lease: float = 30,
                  cadence: Any = "half", steal: Any = None, queue: str = "orders", backend=None,
-                 any_k: bool = False, **connect_kw: Any) -> Timeline:
+                 bounded: bool = True, **connect_kw: Any) -> Timeline:
     """Hold `jobs` leases for `ticks` renewal ticks with one design; return the timeline.
 
-    design: a name in `renewal_plane.DESIGNS` (per-job | sweep | session). lease: model seconds.
+    design: a renewing design of `emqlab.lease.designs` (per-job | sweep | session). lease: model seconds.
     cadence: half (TTL/2), third, or a fraction of the lease. batch: sweep leases per script call
     (default bounded to stay under 5 ms a call). steal: (AT, JOB) or "AT:JOB,…": another token
     takes that job's key at model second AT (session: the worker's session key, which every job
     hangs on); the next renewal reports it lost (session: every job) and each holder stops.
-    backend: a Backend, or fake / valkey / a URL. any_k: take K past the CLI's range (the benchmark
-    holds up to millions; the range bounds a command's run time, not what the model can do).
+    backend: a Backend, or fake / valkey / a URL. bounded: refuse a run whose whole cost is over the
+    limits of `emqlab.core.ranges.check_run` (the benchmark, which holds up to millions of leases on
+    purpose, passes False; every number is still checked against its range).
 
     The timeline's counts carry the CLI's JSON keys: design, jobs, ticks, round_trips_per_tick,
     commands_per_tick, wall_ms_per_tick, server_us_per_tick (None on fakeredis), all_held.
@@ -115,7 +168,7 @@ def renewal_cost(jobs: int = 6, design: str = SWEEP, ticks: int = 4, batch: int 
     `tick` (one per tick, with its totals), `take` (actor thief), `lease_lost`/`work_stopped`
     (actor `job N`). The verdict carries `summary` (the readout) and `static` (the course's line).
     """
-    jobs = check_count("K" if any_k else "jobs", jobs, "K, the leases the worker holds")
+    jobs = check_count("jobs", jobs, "K, the leases the worker holds")
     design = check_design(design)
     ticks = check_count("ticks", ticks, "renewal ticks to run")
     lease_s = positive("lease", lease)
@@ -126,11 +179,10 @@ def renewal_cost(jobs: int = 6, design: str = SWEEP, ticks: int = 4, batch: int 
         batch = check_count("batch", batch, "leases per sweep script call")
     steals = parse_steals(steal, jobs)
     lease_ms, every_ms = lease_s * 1000, cad.fraction * lease_s * 1000
-    params = {"jobs": jobs, "design": design, "ticks": ticks, "batch": batch, "lease": lease_s,
-              "cadence": cad.name, "cadence_s": round(every_ms / 1000, 6), "queue": queue,
-              "steal": [list(s) for s in steals]}
+    params = Params(jobs=jobs, design=design, ticks=ticks, batch=batch, lease=lease_s, cadence=cad.name,
+                    cadence_s=round(every_ms / 1000, 6), queue=queue, steal=tuple(steals))
 
-    with run_on(backend, SCENARIO, params, **connect_kw) as run:
+    with run_on(backend, SCENARIO, params, cost=params.cost() if bounded else None, **connect_kw) as run:
         be, clock = run.backend, run.clock
         keys = [lease_key(run, queue, n) for n in range(1, jobs + 1)]
         tokens = [new_token() for _ in keys]
@@ -228,46 +280,40 @@ def _by_tick(timeline: Timeline, ticks: int, field: str) -> list[int]:
     return [seen.get(n, 0) for n in range(1, ticks + 1)]
 
 
-def verdict(timeline: Timeline) -> dict[str, Any]:
+def verdict(timeline: Timeline) -> CostVerdict:
     """The facts of a renewal-cost run, read off its counts and events; then its words."""
     c = timeline.counts
     ticks = c["ticks"]
     taken = {}
     for e in timeline.of("take", "thief"):
         taken.setdefault(e.data["job"], e.t)
-    result = {
-        "design": c["design"],
-        "jobs": c["jobs"],
-        "ticks": ticks,
-        "batch": c["batch"],
-        "round_trips_by_tick": _by_tick(timeline, ticks, "round_trips"),
-        "calls_by_tick": _by_tick(timeline, ticks, "commands"),
-        "round_trips_per_tick": c["round_trips_per_tick"],
-        "commands_per_tick": c["commands_per_tick"],
-        "wall_ms_per_tick": float(f"{c['wall_ms_per_tick']:.3g}"),  # as the readout quotes it
-        "all_held": c["all_held"],
-        "held_at_end": c["held_at_end"],
-        "lost": c["lost"],
-        "lost_at": {e.actor: e.t for e in timeline.of("lease_lost")},
-        "stopped": sorted(int(e.actor.split()[1]) for e in timeline.of("work_stopped")),
-        "taken": taken,  # {job: model second another token took its key (session: the session key)}
-        "session_taken_at": min((e.t for e in timeline.of("take", "thief") if e.data.get("session")), default=None),
-    }
-    w = words(timeline.params, result)
-    result.update(label=w.label, summary=w.readout, static=w.verdict)
-    return result
+    facts = CostVerdict(
+        design=c["design"], jobs=c["jobs"], ticks=ticks, batch=c["batch"],
+        round_trips_by_tick=_by_tick(timeline, ticks, "round_trips"),
+        calls_by_tick=_by_tick(timeline, ticks, "commands"),
+        round_trips_per_tick=c["round_trips_per_tick"],
+        commands_per_tick=c["commands_per_tick"],
+        wall_ms_per_tick=float(f"{c['wall_ms_per_tick']:.3g}"),
+        all_held=c["all_held"], held_at_end=c["held_at_end"], lost=c["lost"],
+        lost_at={e.actor: e.t for e in timeline.of("lease_lost")},
+        stopped=sorted(int(e.actor.split()[1]) for e in timeline.of("work_stopped")),
+        taken=taken,
+        session_taken_at=min((e.t for e in timeline.of("take", "thief") if e.data.get("session")), default=None),
+    )
+    w = words(timeline.params, facts)
+    return facts.but(label=w.label, summary=w.readout, static=w.verdict)
 
 
-def _cost(v: dict[str, Any]) -> str:
+def _cost(v: CostVerdict) -> str:
     """What the ticks cost: per tick when every tick cost the same, else the total and each tick's."""
-    rts, calls, ticks = v["round_trips_by_tick"], v["calls_by_tick"], v["ticks"]
+    rts, calls, ticks = v.round_trips_by_tick, v.calls_by_tick, v.ticks
 
     def each(n: int) -> str:  # what one script call carries
-        if v["design"] == SESSION:
+        if DESIGNS[v.design].per_worker:
             return f"{', each' if n != 1 else ''} on the worker's session, none on a job"
-        if not v["batch"]:
+        if not v.batch:
             return ", one per lease held"
-        return f" of at most {plural(v['batch'], 'lease')}{' each' if n != 1 else ''}"
+        return f" of at most {plural(v.batch, 'lease')}{' each' if n != 1 else ''}"
 
     if len(set(rts)) == 1 and len(set(calls)) == 1:
         return (f"paid {plural(rts[0], 'round trip')} per tick ({plural(calls[0], 'script call')}{each(calls[0])}) "
@@ -277,72 +323,72 @@ def _cost(v: dict[str, Any]) -> str:
             f"{plural(sum(calls), 'script call')}{each(sum(calls))})")
 
 
-def _lost(v: dict[str, Any]) -> str:
+def _lost(v: CostVerdict) -> str:
     """Which leases a renewal found gone (lapsed) or re-owned (taken first), when, and whether each holder stopped."""
     def state(job: int) -> str:
-        taken = v["taken"].get(job)
-        return "re-owned" if taken is not None and taken <= v["lost_at"][f"job {job}"] else "gone"
+        taken = v.taken.get(job)
+        return "re-owned" if taken is not None and taken <= v.lost_at[f"job {job}"] else "gone"
 
-    lost = v["lost"]
-    all_stopped = set(lost) <= set(v["stopped"])
-    if v["design"] == SESSION:  # one lease for every job: the renewal that finds it gone loses them all
-        first, taken = min(v["lost_at"].values()), v["session_taken_at"]
+    lost = v.lost
+    all_stopped = set(lost) <= set(v.stopped)
+    if DESIGNS[v.design].per_worker:  # one lease for every job: the renewal that finds it gone loses them all
+        first, taken = min(v.lost_at.values()), v.session_taken_at
         whose = "its one job" if len(lost) == 1 else f"all {len(lost):,} jobs"
         return (f"the renewal at {seconds(first)} found the worker's session {'re-owned' if taken is not None and taken <= first else 'gone'} "
                 f"and told the holders of {whose} at once{', and each stopped' if all_stopped else ''}")
     if len(lost) == 1:
         job = lost[0]
-        return (f"the renewal at {seconds(v['lost_at'][f'job {job}'])} found job {job}'s lease {state(job)} and told "
+        return (f"the renewal at {seconds(v.lost_at[f'job {job}'])} found job {job}'s lease {state(job)} and told "
                 f"its holder at once{', which stopped' if all_stopped else ''}")
     states = " or ".join(sorted({state(job) for job in lost}))
-    shown = ", ".join(f"job {j} at {seconds(v['lost_at'][f'job {j}'])}" for j in lost[:5])
+    shown = ", ".join(f"job {j} at {seconds(v.lost_at[f'job {j}'])}" for j in lost[:5])
     more = f" and {len(lost) - 5} more" if len(lost) > 5 else ""
     return (f"renewals found {len(lost)} leases {states} ({shown}{more}) and told each holder at once"
             f"{', and each stopped' if all_stopped else ''}")
 
 
-def _held(v: dict[str, Any]) -> list[str]:
+def _held(v: CostVerdict) -> list[str]:
     """How many leases were still held at the end, and how many lapsed with no renewal saying so."""
-    if v["all_held"]:
+    if v.all_held:
         return ["every lease was held to the end"]
-    others, held = v["jobs"] - len(v["lost"]), v["held_at_end"]
+    others, held = v.jobs - len(v.lost), v.held_at_end
     if others == 0:
         parts = []  # every lease was reported lost: nothing else to hold
-    elif v["lost"] and held == others:
+    elif v.lost and held == others:
         parts = ["the other lease stayed held" if held == 1 else f"the other {held} leases stayed held"]
     elif held == 0:
         parts = ["no lease was held at the end"]
     else:
-        parts = [f"{held} of {plural(v['jobs'], 'lease')} {'was' if held == 1 else 'were'} held at the end"]
+        parts = [f"{held} of {plural(v.jobs, 'lease')} {'was' if held == 1 else 'were'} held at the end"]
     unseen = others - held
     if unseen:
         parts.append(f"{plural(unseen, 'lease')} lapsed before a renewal reached {'it' if unseen == 1 else 'them'}")
     return parts
 
 
-def words(params: dict[str, Any], v: dict[str, Any]) -> ModeWords:
+def words(params: Params, v: CostVerdict) -> ModeWords:
     """The one place a renewal-cost run is put into words: its readout and its static verdict.
 
     Every clause is a fact of the verdict `v` (counts and times read from the run's events);
     model times are quoted through `seconds`, the wall time as the verdict rounded it."""
-    label = DESIGNS[v["design"]].label
-    head = (f"{label}: a worker holding K = {v['jobs']} {'lease' if v['jobs'] == 1 else 'leases'} {_cost(v)}, "
-            f"{v['wall_ms_per_tick']:g} ms of wall time per tick on average")
+    label = DESIGNS[v.design].label
+    head = (f"{label}: a worker holding K = {v.jobs} {'lease' if v.jobs == 1 else 'leases'} {_cost(v)}, "
+            f"{v.wall_ms_per_tick:g} ms of wall time per tick on average")
     held = _held(v)
-    if v["lost"]:
+    if v.lost:
         held[:1] = [f"{_lost(v)}, while {held[0]}" if held else _lost(v)]
-    return ModeWords(label, f"{head}; {'; '.join(held)}.", static_verdict(v["design"], v["jobs"]))
+    return ModeWords(label, f"{head}; {'; '.join(held)}.", static_verdict(v.design, v.jobs))
 
 
 def figure_words(modes: dict[str, Timeline], labels: dict[str, str] | None = None) -> FigureWords:
     """Figure 2's words: caption, the prompt before a mode is lit, and each run's words."""
-    ks = " and ".join(str(k) for k in dict.fromkeys(tl.verdict["jobs"] for tl in modes.values()))
-    ticks = " and ".join(str(t) for t in dict.fromkeys(tl.verdict["ticks"] for tl in modes.values()))
+    ks = " and ".join(str(k) for k in dict.fromkeys(tl.verdict.jobs for tl in modes.values()))
+    ticks = " and ".join(str(t) for t in dict.fromkeys(tl.verdict.ticks for tl in modes.values()))
     def listed(items: list[str], last: str) -> str:  # "a", "a and b", "a, b and c"
         return f"{', '.join(items[:-1])} {last} {items[-1]}" if len(items) > 1 else "".join(items)
 
-    names = listed([f"“{(labels or {}).get(name) or tl.verdict['label']}”" for name, tl in modes.items()], "or")
-    caption = listed([DESIGNS[tl.verdict["design"]].label for tl in modes.values()], "and") or "Renewal"
+    names = listed([f"“{(labels or {}).get(name) or tl.verdict.label}”" for name, tl in modes.items()], "or")
+    caption = listed([DESIGNS[tl.verdict.design].label for tl in modes.values()], "and") or "Renewal"
     caption = (f"{caption[:1].upper()}{caption[1:]}: round trips per renewal tick for a worker holding "
                f"K = {ks} jobs ({ticks} ticks, measured).")
     prompt = f"A worker holds K = {ks} jobs. Point at {names} to read what each renewal tick costs."
@@ -393,4 +439,4 @@ def capacity_words(caps: list[dict[str, Any]], cadence_s: float) -> FigureWords:
 
 
 __all__ = ["renewal_cost", "renewal_scaling", "verdict", "words", "figure_words", "scaling_words", "capacity_words",
-           "static_verdict", "DESIGNS", "LABELS"]
+           "static_verdict", "DESIGNS"]

@@ -40,16 +40,16 @@ def rule_says_held(lease: float, fraction: float, latency: float) -> bool | None
 def rule_words(run: Timeline) -> str:
     """One heartbeat run held against the rule, in one sentence."""
     p, v = run.params, run.verdict
-    lease, fraction, latency = p["lease"], p.get("cadence"), p.get("latency", 0.0)
+    lease, fraction, latency = p.lease, p.cadence, p.latency
     if fraction is None:
         return "Without renewal the rule has nothing to say: the lease lasts what it was given."
     bound = latency_bound(lease, fraction)
     said = (f"The rule: renewing every {seconds(fraction * lease)} (c = {fraction:g}) holds a "
             f"{seconds(lease)} lease while the one-way delay stays under (1 − {fraction:g}) × {seconds(lease)} / 2 "
             f"= {seconds(bound)}")
-    held = v["reclaimed_at"] is None  # a lapse while the final release is on the wire costs nothing
+    held = v.reclaimed_at is None  # a lapse while the final release is on the wire costs nothing
     ran = ("the run held it while the job ran" if held
-           else f"in the run it lapsed at {seconds(v['lapsed_at'])} and the contender took the job")
+           else f"in the run it lapsed at {seconds(v.lapsed_at)} and the contender took the job")
     predicted = rule_says_held(lease, fraction, latency)
     if predicted is None:
         return (f"{said}. A delay of {seconds(latency)} is exactly on the line: the extend arrives at the "
@@ -77,7 +77,7 @@ def latency_boundary(backend, lease: float = 30, cadences=None, latencies=None) 
             if abs(latency - bound) <= margin or latency == bound:
                 continue
             tl = heartbeat(lease=lease, job=lease, renew=fraction, latency=latency, backend=backend)
-            held = tl.verdict["reclaimed_at"] is None
+            held = tl.verdict.reclaimed_at is None
             agrees &= held == (latency < bound)
             points.append((fraction, latency, held))
     line = [(c, latency_bound(lease, c)) for c in (min(cadences), max(cadences))]  # the bound is linear in c

@@ -12,16 +12,15 @@ worker-1 lives. A hard deadline set once at the claim (`max_runtime`, the role K
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from ..queue.consumer import Consumer
-from ..core.errors import BadParameter
-from ..queue.holder import NONE, queue_designs
 from ..queue.jobs import Queue, check_name
-from ..lease.designs import DESIGNS
-from ..core.timeline import Timeline
-from ..core.words import FigureWords, ModeWords, figure_words, plural, seconds
-from .base import named, play, positive, run_on
+from ..lease.designs import DESIGNS, NONE, lookup_design
+from ..core.timeline import Record, Timeline, Verdict
+from ..core.words import ModeWords, plural, seconds
+from .base import mode_words, play, positive, run_on
 
 JOB_ID = "ORD0NgWEfAEJfs"  # the course's example id
 AFTER_S = 5.0  # how long the job runs once it no longer hangs (its second attempt)
@@ -37,22 +36,61 @@ def mode_name(design: str, max_runtime: float | None) -> str:
     return f"{design}+limit" if max_runtime else design
 
 
+@dataclass(frozen=True, kw_only=True)
+class Params(Record):
+    """A stuck-job run's parameters: how the workers hold their jobs, the hard deadline (model seconds
+    from the claim; None: none), the lease and the beat, how long the run watches, the queue."""
+
+    design: str
+    max_runtime: float | None
+    lease: float
+    beat: float
+    horizon: float
+    queue: str = "orders"
+
+    @property
+    def mode(self) -> str:
+        return mode_name(self.design, self.max_runtime)
+
+    def cost(self) -> tuple[float, float]:
+        """(model span, store steps): the horizon, two consumers' beats and renewals over it."""
+        return self.horizon, 4 * self.horizon / self.beat + 10
+
+
+@dataclass(frozen=True, kw_only=True)
+class StuckVerdict(Verdict):
+    """The facts of a stuck-job run, in model seconds from worker-1's claim (None: it did not happen)."""
+
+    design: str
+    max_runtime: float | None
+    horizon: float
+    claimed_at: float | None
+    reclaimed_at: float | None
+    reclaimed_by: str | None
+    reclaim_reason: str | None  # lease | max_runtime | session
+    held_to_horizon: bool
+    holder_renewals: int
+    holder_renew_calls: int
+    holder_told_at: float | None
+    second_attempt_at: float | None
+    second_attempt_by: str | None
+    completed_at: float | None
+
+
 def stuck(design: str = NONE, max_runtime: float | None = None, lease: float = 30, beat: float = 5,
           queue: str = "orders", backend=None, **connect_kw: Any) -> Timeline:
     """Run the stuck-job scenario. design: none | per-job | sweep | session. max_runtime: model
     seconds from the claim to a hard deadline no renewal pushes out (None: no limit). lease, beat:
     model seconds (the lease, or the session's lease; the consumers' beat). Renewing designs renew at
     TTL/2."""
-    if design not in queue_designs():
-        raise BadParameter(f"unknown design {design!r}; allowed: {', '.join(queue_designs())}")
+    design = lookup_design(design).name  # a registered design, or one line naming them
     lease_s, beat_s = positive("lease", lease), positive("beat", beat)
     limit_s = None if max_runtime is None else positive("max_runtime", max_runtime)
     check_name(queue)
     horizon = horizon_for(lease_s, limit_s)
-    params = {"design": design, "max_runtime": limit_s, "lease": lease_s, "beat": beat_s, "horizon": horizon,
-              "queue": queue}
+    params = Params(design=design, max_runtime=limit_s, lease=lease_s, beat=beat_s, horizon=horizon, queue=queue)
     ms = 1000.0
-    with run_on(backend, "stuck", params, **connect_kw) as run:
+    with run_on(backend, "stuck", params, cost=params.cost(), **connect_kw) as run:
         clock = run.clock
         q = Queue(run.backend, queue, prefix=run.prefix)
         q.enqueue(JOB_ID, "order")
@@ -76,87 +114,84 @@ def stuck(design: str = NONE, max_runtime: float | None = None, lease: float = 3
     return run.timeline
 
 
-def stuck_verdict(timeline: Timeline) -> dict[str, Any]:
+def stuck_verdict(timeline: Timeline) -> StuckVerdict:
     p = timeline.params
     claim = next((e for e in timeline.of("claim") if e.data.get("job") == JOB_ID and e.data.get("attempts") == 1), None)
     t0 = claim.t if claim else 0.0
-    reap = next((e for e in timeline.of("reap") if JOB_ID in e.data.get("jobs", []) and e.t <= t0 + p["horizon"]), None)
+    reap = next((e for e in timeline.of("reap") if JOB_ID in e.data.get("jobs", []) and e.t <= t0 + p.horizon), None)
     again = next((e for e in timeline.of("claim") if e.data.get("job") == JOB_ID and e.data.get("attempts", 0) >= 2), None)
     done = next((e for e in timeline.of("complete") if e.data.get("job") == JOB_ID), None)
     renewals = [e for e in timeline.of("renew", "worker-1")]
     told = next((e for e in timeline.of("work_stopped", "worker-1") if e.data.get("job") == JOB_ID), None)
-    limit = p.get("max_runtime")
+    limit = p.max_runtime
     reclaimed = round(reap.t - t0, 3) if reap else None
     if reclaimed is None:
         why = None
     elif limit and reclaimed >= limit - 1e-9:
         why = "max_runtime"
     else:
-        why = "session" if p["design"] == "session" else "lease"
-    v: dict[str, Any] = {
-        "design": p["design"], "max_runtime": limit, "horizon": p["horizon"],
-        "claimed_at": round(t0, 3) if claim else None,
-        "reclaimed_at": reclaimed,
-        "reclaimed_by": reap.actor if reap else None,
-        "reclaim_reason": why,
-        "held_to_horizon": claim is not None and reap is None,
-        "holder_renewals": len(renewals),
-        "holder_renew_calls": sum(e.data.get("calls", 1) for e in renewals),
-        "holder_told_at": round(told.t - t0, 3) if told else None,
-        "second_attempt_at": round(again.t - t0, 3) if again else None,
-        "second_attempt_by": again.actor if again else None,
-        "completed_at": round(done.t - t0, 3) if done else None,
-    }
+        why = "session" if DESIGNS[p.design].per_worker else "lease"
+    v = StuckVerdict(
+        design=p.design, max_runtime=limit, horizon=p.horizon,
+        claimed_at=round(t0, 3) if claim else None,
+        reclaimed_at=reclaimed,
+        reclaimed_by=reap.actor if reap else None,
+        reclaim_reason=why,
+        held_to_horizon=claim is not None and reap is None,
+        holder_renewals=len(renewals),
+        holder_renew_calls=sum(e.data.get("calls", 1) for e in renewals),
+        holder_told_at=round(told.t - t0, 3) if told else None,
+        second_attempt_at=round(again.t - t0, 3) if again else None,
+        second_attempt_by=again.actor if again else None,
+        completed_at=round(done.t - t0, 3) if done else None,
+    )
     w = stuck_words(p, v)
-    v.update(label=w.label, summary=w.readout, static=w.verdict)
-    return v
+    return v.but(label=w.label, summary=w.readout, static=w.verdict)
 
 
 def design_label(design: str, max_runtime: float | None = None) -> str:
     """A design in words: "no renewal (EchoMQ)", "one sweep", … with its hard deadline if any."""
-    base = "no renewal (EchoMQ)" if design == NONE else DESIGNS[design].label if design in DESIGNS else design
+    base = DESIGNS[design].label if design in DESIGNS else design
     return f"{base} + {seconds(max_runtime)} limit" if max_runtime else base
 
 
-def stuck_words(p: dict[str, Any], v: dict[str, Any]) -> ModeWords:
+def stuck_words(p: Params, v: StuckVerdict) -> ModeWords:
     """The stuck-job run in words: the readout and the static verdict line, each clause read from `v`."""
-    label = design_label(p["design"], p.get("max_runtime"))
-    lease, limit = seconds(p["lease"]), p.get("max_runtime")
-    n = v["holder_renewals"]
-    if p["design"] == NONE:
+    label = design_label(p.design, p.max_runtime)
+    lease, limit = seconds(p.lease), p.max_runtime
+    n = v.holder_renewals
+    if not DESIGNS[p.design].renews:
         kept = f"nobody renewed its {lease} lease"
-    elif p["design"] == "session":
+    elif DESIGNS[p.design].per_worker:
         kept = f"worker-1 stayed alive and {plural(n, 'session renewal')} kept its session fresh"
     else:
-        calls = v["holder_renew_calls"]
+        calls = v.holder_renew_calls
         kept = (f"worker-1 stayed alive and {plural(n, 'renewal tick')} ({plural(calls, 'extend call')}) kept the "
                 f"hung job's {lease} lease fresh")
     head = f"{label}: worker-1's job hung from its claim while {kept}"
-    if v["reclaimed_at"] is None:
-        return ModeWords(label, f"{head}; nothing returned it to pending within the {seconds(v['horizon'])} horizon: "
+    if v.reclaimed_at is None:
+        return ModeWords(label, f"{head}; nothing returned it to pending within the {seconds(v.horizon)} horizon: "
                                 "a stuck job stays leased as long as its worker lives.",
-                         f"held to the horizon ({seconds(v['horizon'])}) · never back in pending")
+                         f"held to the horizon ({seconds(v.horizon)}) · never back in pending")
     why = {"lease": f"the lease ran out after {lease}",
            "max_runtime": f"the hard deadline set at the claim ({seconds(limit)}) passed",
-           "session": "worker-1's session lapsed"}[v["reclaim_reason"]]
-    back = f"; {why} and {v['reclaimed_by']}'s beat returned the job to pending at {seconds(v['reclaimed_at'])}"
-    if v["second_attempt_by"] is not None:
-        back += f"; {v['second_attempt_by']} ran it again (attempts 2)"
-        if v["completed_at"] is not None:
-            back += f" and finished it at {seconds(v['completed_at'])}"
-    if v["holder_told_at"] is not None:
-        back += f"; worker-1's next renewal found the job gone at {seconds(v['holder_told_at'])} and stopped it"
-    elif p["design"] == "session":
+           "session": "worker-1's session lapsed"}[v.reclaim_reason]
+    back = f"; {why} and {v.reclaimed_by}'s beat returned the job to pending at {seconds(v.reclaimed_at)}"
+    if v.second_attempt_by is not None:
+        back += f"; {v.second_attempt_by} ran it again (attempts 2)"
+        if v.completed_at is not None:
+            back += f" and finished it at {seconds(v.completed_at)}"
+    if v.holder_told_at is not None:
+        back += f"; worker-1's next renewal found the job gone at {seconds(v.holder_told_at)} and stopped it"
+    elif DESIGNS[p.design].per_worker:
         back += "; worker-1 was not told (its renewal touches no job), but attempts fence its late completion"
-    return ModeWords(label, f"{head}{back}.", f"back in pending at {seconds(v['reclaimed_at'])} · "
-                                              f"{'hard deadline' if v['reclaim_reason'] == 'max_runtime' else why}")
+    return ModeWords(label, f"{head}{back}.", f"back in pending at {seconds(v.reclaimed_at)} · "
+                                              f"{'hard deadline' if v.reclaim_reason == 'max_runtime' else why}")
 
 
-def stuck_figure_words(modes: Any, labels: dict[str, str] | None = None) -> FigureWords:
-    """The stuck-job figure's words; a list of runs is named by design (`+limit` with a hard deadline)."""
-    modes = named(modes, lambda tl: mode_name(tl.params.get("design"), tl.params.get("max_runtime")))
-    return figure_words(modes, "A worker stays alive while one of its jobs hangs. With no renewal the job's lease "
-                               "runs out and the reaper hands it on; a renewal that runs apart from the work (a "
-                               "sweep, a session) keeps the stuck job leased as long as the worker lives, until a "
-                               "hard deadline set once at the claim bounds it again.",
-                        "Point at a design to read when the stuck job went back to pending.", labels)
+stuck_figure_words = mode_words(
+    "A worker stays alive while one of its jobs hangs. With no renewal the job's lease "
+    "runs out and the reaper hands it on; a renewal that runs apart from the work (a "
+    "sweep, a session) keeps the stuck job leased as long as the worker lives, until a "
+    "hard deadline set once at the claim bounds it again.",
+    "Point at a design to read when the stuck job went back to pending.")

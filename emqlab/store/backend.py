@@ -19,6 +19,7 @@ from . import fakeclock
 from .clock import DEFAULT_SCALE, VirtualClock, make_clock
 from .embedded import EmbeddedValkey
 from ..core.errors import BackendUnavailable, BadParameter, ForeignKeys
+from ..core.ranges import check
 from .scripts import ScriptRegistry
 
 PREFIX = "emqlab:"
@@ -121,6 +122,26 @@ def parse_backend(spec: str | None) -> tuple[str, str | None]:
         if db and not db.isdigit():
             raise BadParameter(f"backend URL {shown!r} has database {db!r}; a database is a number, e.g. /0")
     return "url", spec
+
+
+class StoreSpec(str):
+    """A backend named and already read: the text as given (a URL's scheme in lower case), with its
+    `kind` (fake, valkey, url) and `url`. `connect` takes one without reading it again."""
+
+    kind: str
+    url: str | None
+
+    def __new__(cls, text: str, kind: str, url: str | None) -> "StoreSpec":
+        spec = super().__new__(cls, text)
+        spec.kind, spec.url = kind, url
+        return spec
+
+
+def store_spec(text: str | None) -> StoreSpec:
+    """`fake`, `valkey` or a URL, read once (BadParameter with what is allowed); None reads the
+    environment as `connect` does."""
+    kind, url = parse_backend(text)
+    return StoreSpec(url or kind, kind, url)
 
 
 class Backend:
@@ -252,7 +273,8 @@ def connect(spec: str | None = None, *, clock: str | VirtualClock | None = None,
     """Open a backend. `spec`: fake (default), valkey (embedded), or a URL; EMQLAB_URL / EMQLAB_BACKEND
     choose when `spec` is None. `clock`: virtual (default on fake) or real (default, and the only
     choice, on a live server)."""
-    kind, url = parse_backend(spec)
+    kind, url = (spec.kind, spec.url) if isinstance(spec, StoreSpec) else parse_backend(spec)
+    scale = check("scale", scale)  # even where the clock is virtual: a bad number is refused, not ignored
     if not re.fullmatch(r"[A-Za-z0-9_.-]+:", prefix):
         raise BadParameter(f"key prefix {prefix!r} must be letters, digits, '_', '.', '-' followed by ':'")
     if clock is None:

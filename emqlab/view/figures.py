@@ -21,7 +21,7 @@ from ..plot.applied import draw_chaos, draw_queue_heartbeat, draw_reaper
 from ..plot.fencing import draw_fencing
 from ..plot.heartbeat import draw_boundary, draw_heartbeat
 from ..plot.renewal import draw_capacity, draw_renewal_cost, draw_scaling
-from ..lease.designs import DESIGNS
+from ..lease.designs import design_names
 from ..scenarios.chaos import figure_words as chaos_words
 from ..scenarios.fencing import fencing as fencing_run
 from ..scenarios.fencing import figure_words as fencing_words
@@ -43,48 +43,48 @@ def _build(draw, words, key, what: str, timelines: Any, fig, labels, **kw: Any) 
 # -- builders: runs in, Drawing out -----------------------------------------------------------------
 def heartbeat_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None, **kw: Any) -> Drawing:
     """Figure 1: the renewal heartbeat, one panel per run."""
-    return _build(draw_heartbeat, heartbeat_words, lambda tl: str(tl.params.get("renew")), "heartbeat_figure",
+    return _build(draw_heartbeat, heartbeat_words, lambda tl: tl.params.mode, "heartbeat_figure",
                   timelines, fig, labels, **kw)
 
 
 def renewal_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None, **kw: Any) -> Drawing:
     """Figure 2: what each renewal design costs per tick."""
-    return _build(draw_renewal_cost, renewal_words, lambda tl: str(tl.counts.get("design")),
+    return _build(draw_renewal_cost, renewal_words, lambda tl: tl.params.mode,
                   "renewal_figure", timelines, fig, labels, **kw)
 
 
 def reaper_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None) -> Drawing:
     """Lesson 05: crash, reap, re-claim, fence."""
     return _build(draw_reaper, reaper_figure_words,
-                  lambda tl: "processes" if tl.params.get("procs") else "in-process", "reaper_figure",
+                  lambda tl: tl.params.mode, "reaper_figure",
                   timelines, fig, labels)
 
 
 def queue_heartbeat_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None) -> Drawing:
     """Lesson 05: figure 1 again, on the queue."""
-    return _build(draw_queue_heartbeat, queue_heartbeat_figure_words, lambda tl: str(tl.params.get("renew")),
+    return _build(draw_queue_heartbeat, queue_heartbeat_figure_words, lambda tl: tl.params.mode,
                   "queue_heartbeat_figure", timelines, fig, labels)
 
 
 def fencing_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None) -> Drawing:
     """Lesson 06: a stale worker's late write, without and with fencing."""
-    return _build(draw_fencing, fencing_words, lambda tl: str(tl.params.get("fencing")), "fencing_figure",
+    return _build(draw_fencing, fencing_words, lambda tl: tl.params.mode, "fencing_figure",
                   timelines, fig, labels)
 
 
 def chaos_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None) -> Drawing:
     """A chaos run: pending, active and done over time, with its faults."""
-    return _build(draw_chaos, chaos_words, lambda tl: f"fencing {tl.params.get('fencing')}", "chaos_figure",
+    return _build(draw_chaos, chaos_words, lambda tl: tl.params.mode, "chaos_figure",
                   timelines, fig, labels)
 
 
 def stuck_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None) -> Drawing:
     """A stuck job under each design and with a hard deadline (runs of `scenarios.stuck.stuck`; see `stuck_modes`)."""
     from ..plot.stuck import draw_stuck
-    from ..scenarios.stuck import mode_name, stuck_figure_words
+    from ..scenarios.stuck import stuck_figure_words
 
     return _build(draw_stuck, stuck_figure_words,
-                  lambda tl: mode_name(tl.params.get("design"), tl.params.get("max_runtime")), "stuck_figure",
+                  lambda tl: tl.params.mode, "stuck_figure",
                   timelines, fig, labels)
 
 
@@ -98,7 +98,7 @@ def stuck_modes(backend: Backend, max_runtime: float = 120) -> dict[str, Any]:
 
 def scaling_figure(rows: list[dict[str, Any]], where: str, fig=None) -> Drawing:
     """Round trips and server µs per tick against K (log–log), one line per design: every design in
-    `renewal_plane.DESIGNS` (per-job, sweep, session) and the peers, from the benchmark's rows."""
+    `emqlab.lease.designs` that renews (per-job, sweep, session) and the peers, from the benchmark's rows."""
     return draw_scaling(rows, scaling_words(rows, where), fig=fig)
 
 
@@ -134,7 +134,7 @@ def heartbeat_modes(backend: Backend, lease: float = 30, job: float = 75) -> dic
 def renewal_designs(backend: Backend, jobs: int = 6, ticks: int = 4) -> dict[str, Any]:
     """Figure 2's runs: every registered design, for a worker holding `jobs` leases."""
     return {design: renewal_cost(jobs=jobs, design=design, ticks=ticks, backend=backend)
-            for design in DESIGNS}
+            for design in design_names(renewing=True)}
 
 
 def fencing_modes(backend: Backend) -> dict[str, Any]:
@@ -174,7 +174,7 @@ def cluster_figure(timelines: Any, fig=None, labels: dict[str, str] | None = Non
     from ..plot.cluster import draw_cluster
     from ..scenarios.cluster import figure_words as cluster_words
 
-    return _build(draw_cluster, cluster_words, lambda tl: "hashtag" if tl.params.get("hashtag") else "none",
+    return _build(draw_cluster, cluster_words, lambda tl: tl.params.mode,
                   "cluster_figure", timelines, fig, labels)
 
 
@@ -192,7 +192,7 @@ def failover_figure(timelines: Any, fig=None, labels: dict[str, str] | None = No
     from ..plot.failover import draw_failover
     from ..scenarios.failover import figure_words as failover_words
 
-    return _build(draw_failover, failover_words, lambda tl: str(tl.params.get("guard")), "failover_figure",
+    return _build(draw_failover, failover_words, lambda tl: tl.params.mode, "failover_figure",
                   timelines, fig, labels, **kw)
 
 
@@ -212,5 +212,5 @@ def beats_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None)
     from ..scenarios.reaper import beats_figure_words
 
     return _build(draw_beats, beats_figure_words,
-                  lambda tl: "processes" if tl.params.get("procs") else tl.scenario, "beats_figure",
+                  lambda tl: "processes" if getattr(tl.params, "procs", False) else tl.scenario, "beats_figure",
                   timelines, fig, labels)

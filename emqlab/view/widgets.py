@@ -385,7 +385,7 @@ class Predict:
         verdict = self.run.verdict
         right = bool(self.answers[answer](verdict))
         text = (f"You predicted: {answer}. " + ("The run agrees. " if right else "The run says otherwise. ")
-                + f"The run: {verdict['summary']}")
+                + f"The run: {verdict.summary}")
         self.choice.value, self.choice.disabled, self.commit.disabled = answer, True, True
         self.feedback.value = f"<div style='font-size:1.1em'>{html.escape(text)}</div>"
         if self.explorer is not None:

@@ -3,11 +3,10 @@ real on a primary and a replica the run starts itself (`emqlab.scenarios.failove
 
 from __future__ import annotations
 
-from ..store.backend import parse_backend
-from .options import emit
-from ..store.clock import DEFAULT_SCALE
 from ..core.errors import BadParameter
-from ..core.ranges import arg, check_verb, help_text
+from ..store.backend import store_spec
+from ..store.clock import DEFAULT_SCALE
+from .options import emit, help_text, number, run_limits
 
 GUARD_HELP = ("none: the lease alone; wait: WAIT 1 after the acquire, start only if a replica acknowledged; "
               "fence: also a fencing token (INCR); fence-wait: the token confirmed by WAIT 1")
@@ -16,13 +15,12 @@ GUARD_HELP = ("none: the lease alone; wait: WAIT 1 after the acquire, start only
 def cmd_failover(args) -> None:
     from ..scenarios.failover import SCALE, failover
 
-    if parse_backend(args.backend)[0] == "fake":
+    if (args.backend or store_spec(None)).kind == "fake":  # no --backend: the environment's, as any verb reads it
         raise BadParameter("a failover needs two real servers, a primary to kill and a replica to promote, and "
                            "fakeredis is neither: pass --backend valkey (the run starts its own pair)")
     if args.clock == "virtual":
         raise BadParameter("a failover runs on real servers in real time: drop --clock virtual")
     scale = SCALE if args.scale == DEFAULT_SCALE else args.scale  # the common default is too fast for its lag
-    check_verb("failover", {"lease": args.lease, "job": args.job}, real=True, scale=scale)
     timeline = failover(guard=args.guard, lease=args.lease, job=args.job, scale=scale)
     emit(args, timeline.to_dict(), timeline.summary)
 
@@ -34,9 +32,9 @@ def add_verbs(sub, common) -> None:
                        help="live only: a holder's lease lost when its primary dies and the replica is promoted",
                        epilog=f"Runs on a primary and a replica of its own (embedded valkey-servers), whatever "
                               f"--backend names, as long as it is not fake; at the common --scale default it "
-                              f"runs at {SCALE:g} real seconds per model second.")
+                              f"runs at {SCALE:g} real seconds per model second. {run_limits()}")
     p.add_argument("--guard", choices=GUARDS, default="none", help=GUARD_HELP + " (default none)")
-    p.add_argument("--lease", type=arg("lease"), default=30.0, help=help_text("lease", "lease in model seconds (default 30)"))
-    p.add_argument("--job", type=arg("job"), default=12.0,
+    p.add_argument("--lease", type=number("lease"), default=30.0, help=help_text("lease", "lease in model seconds (default 30)"))
+    p.add_argument("--job", type=number("job"), default=12.0,
                    help=help_text("job", "each worker's job, written in three parts, model seconds (default 12)"))
     p.set_defaults(func=cmd_failover)
