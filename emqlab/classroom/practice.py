@@ -116,7 +116,7 @@ class PracticeClass:
         job was reaped by a classmate and finished."""
         since = self._working_now(name, timeout)
         self.board.crash(name)
-        return Outcome(self.wait_until_reaped(name, timeout, since=since))
+        return Outcome(self.wait_until_reaped(name, timeout, since=since, struck_by="crash"))
 
     def pause(self, name: str, seconds: float, timeout: float = 60.0) -> "Outcome":
         """What the instructor's pause button does (the worker's whole world stops for `seconds`), then
@@ -124,7 +124,7 @@ class PracticeClass:
         answered (refused with fencing on)."""
         since = self._working_now(name, timeout)
         self.board.pause(name, seconds)
-        verdict = self.wait_until_reaped(name, timeout + seconds, late_write=True, since=since)
+        verdict = self.wait_until_reaped(name, timeout + seconds, late_write=True, since=since, struck_by="pause_start")
         return Outcome(verdict)
 
     def _until_working(self, names: list[str], timeout: float = SERVE_TIMEOUT_S) -> None:
@@ -149,16 +149,18 @@ class PracticeClass:
             time.sleep(0.05)
 
     def wait_until_reaped(self, name: str, timeout: float = 60.0, late_write: bool = False,
-                          since: float = 0.0) -> Fate:
+                          since: float = 0.0, struck_by: str | None = None) -> Fate:
         """Wait until every job `name` held when it crashed or was paused (at unix time `since` or later)
         was reaped by someone else and then finished (and, with `late_write`, until the woken worker's
-        own write of it was answered); returns its `Fate`."""
+        own write of it was answered); returns its `Fate`. `struck_by`: only a `crash` or only a
+        `pause_start` note counts (a worker that rejoined under the same name has its earlier crash on
+        its lane, and a note a little older than `since` may still be this order's)."""
         end = time.monotonic() + timeout
         while True:
             lanes = self.board.lanes()
             mine = next((lane for lane in lanes if name in (lane["name"], lane["slot"])), None)
-            struck = [e for e in (mine or {}).get("notes", [])
-                      if e["kind"] in ("crash", "pause_start") and e["t"] >= since - SKEW_S]
+            kinds = (struck_by,) if struck_by else ("crash", "pause_start")
+            struck = [e for e in (mine or {}).get("notes", []) if e["kind"] in kinds and e["t"] >= since - SKEW_S]
             held = [job for e in struck for job in e.get("holding", [])]
             reaped_by = {job: lane["name"] or lane["slot"] for lane in lanes for r in lane.get("notes", [])
                          if r["kind"] == "reap" for job in r["jobs"] if job in held}

@@ -95,13 +95,13 @@ def design_help(default: str | None = SWEEP, *, renewing: bool = True) -> str:
                      for d in DESIGNS.values() if d.plane is not None or not renewing)
 
 
-def queue_design(name: str | None, renew: float | None) -> tuple[Design, float | None]:
+def queue_design(name: "str | Design | None", renew: float | None) -> tuple[Design, float | None]:
     """A consumer's (design, renewal fraction of the lease). No design: `sweep` if `renew` is set, else
     `none` (the consumer's behaviour before designs existed); a renewing design without `renew`
-    renews at TTL/2; `none` refuses a `renew`."""
+    renews at TTL/2; `none` refuses a `renew`. A Design (one a caller already looked up) is taken as it is."""
     if name is None:
         return DESIGNS[SWEEP if renew is not None else NONE], renew
-    chosen = lookup_design(name)
+    chosen = name if isinstance(name, Design) else lookup_design(name)
     if not chosen.renews:
         if renew is not None:
             raise BadParameter(f"design {name} renews nothing; leave renew unset (or pick a renewing design)")

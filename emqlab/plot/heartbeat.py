@@ -108,7 +108,7 @@ def _draw_mode(ax, name: str, timeline: Timeline, x_max: float, mode: ModeWords)
                            lw=0, zorder=-10, gid=f"lane:{name}"))
     lift = LINK_LIFT if timeline.spans("trip") else 0.0
     lanes = {"holder": LANES["holder"] + lift, "contender": LANES["contender"]}
-    for start, end in getattr(timeline.verdict, "overlap", ()):  # a queue heartbeat has none
+    for start, end in timeline.verdict.overlap:
         ax.axvspan(start, end, color=style.OVERLAP, alpha=0.16, lw=0, gid=gid)
         # at the foot of the panel, under the contender's work: the top is the lapse label's and the arrows'
         ax.text((start + end) / 2, FOOT_Y, "both run the job", ha="center", va="center",

@@ -23,7 +23,7 @@ from typing import Any
 from ..core import ranges
 from ..queue.consumer import Consumer, unusual
 from ..core.errors import BadParameter
-from ..lease.designs import DESIGNS, NONE, design_names
+from ..lease.designs import DESIGNS, NONE, lookup_design
 from ..queue.jobs import Queue, check_name
 from ..core.timeline import Filtered, Record, Timeline, Verdict
 from ..core.words import ModeWords, plural, seconds
@@ -104,7 +104,7 @@ def chaos(workers: int = 4, jobs: int = 1000, fencing: str = "on", kills: int | 
     fencing = _choice("fencing", fencing, ("on", "off"))
     procs = _choice("procs", procs, ("auto", "on", "off"))
     progress = _choice("progress", progress, ("auto", "on", "off"))
-    design = _choice("design", design, tuple(design_names()))
+    design = lookup_design(design).name  # a registered design, or one line naming them
     lease_s = positive("lease", 10 if lease is None else lease)
     beat_s = positive("beat", 1 if beat is None else beat)
     job_s = positive("job", 0.5 if job is None else job)
@@ -157,7 +157,7 @@ def _chaos_in_process(run: Run, q: Queue, params: Params, plan, bar) -> None:
     clock, ms = run.clock, 1000.0
     effect = "fenced" if params.fencing == "on" else "unfenced"
     opts = dict(lease_ms=params.lease * ms, beat_ms=params.beat * ms, work_ms=params.job * ms,
-                effect=effect, drain_limit=params.drain, design=params.design,
+                effect=effect, drain_limit=params.drain, design=DESIGNS[params.design],
                 # a thousand jobs' routine steps would drown the timeline: keep faults, refusals, reaps,
                 # effects that landed twice, and the pause bands
                 recorder=Filtered(run, keep_event=unusual(), keep_interval=lambda kind, data: kind == "pause"))

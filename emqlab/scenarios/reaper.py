@@ -12,11 +12,11 @@ is reaped and run twice without renewal, and held to the end with one batched ex
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.errors import BadParameter
-from ..core.timeline import Record, Timeline, Verdict
+from ..core.timeline import Record, Timeline, Verdict, json_name
 from ..core.words import FigureWords, ModeWords, figure_words, plural, seconds, times
 from ..lease.cadence import parse_cadence
 from ..lease.designs import DESIGNS, NONE, lookup_design
@@ -94,6 +94,7 @@ class QueueHeartbeatParams(Record):
     beat: float
     renew: str
     cadence: float | None
+    procs: bool = field(default=False, metadata=json_name("procs", omit_default=True))  # always in-process
 
     @property
     def mode(self) -> str:
@@ -217,7 +218,7 @@ def _reaper_in_process(run: Run, q: Queue, lease_s, beat_s, job_s, crash_s, late
     ms = 1000.0
     q.enqueue(JOB_ID, "order")
     run.event("producer", "enqueue", job=JOB_ID)
-    opts = dict(lease_ms=lease_s * ms, beat_ms=beat_s * ms, work_ms=job_s * ms, recorder=run, design=design)
+    opts = dict(lease_ms=lease_s * ms, beat_ms=beat_s * ms, work_ms=job_s * ms, recorder=run, design=DESIGNS[design])
     w1, w2 = Consumer(q, "worker-1", **opts), Consumer(q, "worker-2", **opts)
 
     def script():
@@ -334,7 +335,7 @@ reaper_figure_words = mode_words(
 
 def beats_figure_words(modes: Any, labels: dict[str, str] | None = None) -> FigureWords:
     """The beat lane's words (runs of `reaper` or `queue_heartbeat`); each run speaks its own readout."""
-    modes = named(modes, lambda tl: "processes" if getattr(tl.params, "procs", False) else tl.scenario)
+    modes = named(modes, lambda tl: "processes" if tl.params.procs else tl.scenario)
     return figure_words(modes, "Each consumer's beats, step by step: reap, promote, drain, park. Every reap reads "
                                "the server's TIME and returns the leases whose score that TIME has reached; the "
                                "lower panel puts each reap's TIME beside the lease scores in the active set.",

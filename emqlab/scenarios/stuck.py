@@ -99,7 +99,7 @@ def stuck(design: str = NONE, max_runtime: float | None = None, lease: float = 3
         def work(job) -> float:  # the first attempt hangs past the horizon; a later one takes AFTER_S
             return 4 * horizon * ms if job.attempts == 1 else AFTER_S * ms
 
-        opts = dict(lease_ms=lease_s * ms, beat_ms=beat_s * ms, work_ms=work, recorder=run, design=design,
+        opts = dict(lease_ms=lease_s * ms, beat_ms=beat_s * ms, work_ms=work, recorder=run, design=DESIGNS[design],
                     max_runtime_ms=(limit_s or 0) * ms)
         holder, other = Consumer(q, "worker-1", **opts), Consumer(q, "worker-2", **opts)
 

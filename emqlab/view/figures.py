@@ -212,5 +212,5 @@ def beats_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None)
     from ..scenarios.reaper import beats_figure_words
 
     return _build(draw_beats, beats_figure_words,
-                  lambda tl: "processes" if getattr(tl.params, "procs", False) else tl.scenario, "beats_figure",
+                  lambda tl: "processes" if tl.params.procs else tl.scenario, "beats_figure",
                   timelines, fig, labels)

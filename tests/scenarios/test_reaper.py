@@ -10,18 +10,17 @@ import sys
 import time
 
 import pytest
-from support import record
+from support import (check_protocol, record, says_only_what_the_queue_heartbeat_verdict_holds,
+                     says_only_what_the_reaper_verdict_holds)
 
 from emqlab.cli.command import main
 from emqlab.queue.consumer import Consumer
 from emqlab.core.errors import BadParameter
 from emqlab.queue.jobs import Queue
-from emqlab.plot import Drawing
 from emqlab.scenarios.base import run_on
 from emqlab.scenarios.reaper import (
     Params, QueueHeartbeatParams, QueueHeartbeatVerdict, ReaperVerdict, queue_heartbeat, queue_heartbeat_figure_words, queue_heartbeat_words, reaper, reaper_figure_words, reaper_words
 )
-from emqlab.core.words import plural, seconds, times
 
 
 def test_reaper_returns_the_crashed_job_and_fences_the_dead_worker(backend):
@@ -165,29 +164,6 @@ def test_cli_reaper_bad_input_is_one_line():
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
 
 
-def _gids(fig):
-    return [a.get_gid() for ax in fig.axes for a in ax.get_children() if a.get_gid()]
-
-
-def check_protocol(drawing, names):
-    """A Drawing of the applied form: one lane per mode, the mode's artists tagged, each panel
-    titled with the mode's label and static verdict as the words say them, no emqlab_* attribute."""
-    assert isinstance(drawing, Drawing)
-    assert drawing.modes == names and list(drawing.timelines) == names
-    gids = _gids(drawing.figure)
-    titles = [ax.get_title(loc="left") for ax in drawing.figure.axes]
-    for name in names:
-        assert gids.count(f"lane:{name}") == 1
-        assert f"mode:{name}" in gids
-        words = drawing.words.modes[name]
-        assert f"{words.label}\n{words.verdict}" in titles
-        assert words.readout == drawing.timelines[name].summary
-    assert drawing.words.caption and drawing.words.prompt
-    assert not [k for k in vars(drawing.figure) if k.startswith("emqlab_")]
-    drawing.light(names[-1])
-    assert drawing.is_dimmed(names[0]) == (len(names) > 1)
-
-
 def test_draw_reaper_and_queue_heartbeat_follow_the_figure_protocol(fake):
     from emqlab.plot.applied import draw_queue_heartbeat, draw_reaper
 
@@ -207,41 +183,6 @@ def test_draw_reaper_and_queue_heartbeat_follow_the_figure_protocol(fake):
         draw_reaper({"half": tl}, reaper_figure_words([tl]))
     with pytest.raises(BadParameter):
         reaper_figure_words("not a timeline")
-
-
-# -- the readouts: every clause true of the verdict ---------------------------------------------------
-def clauses(text: str, expected: dict[str, bool]) -> None:
-    """Each phrase is in `text` exactly when the verdict says it should be."""
-    wrong = {phrase: should for phrase, should in expected.items() if (phrase in text) != should}
-    assert not wrong, f"{text!r}: phrases present/absent against the verdict: {wrong}"
-
-
-def says_only_what_the_reaper_verdict_holds(tl):
-    v, p = tl.verdict, tl.params
-    readout, static = v.summary, v.static
-    n = v.beats_before_reap
-    clauses(readout, {"read a server TIME before that deadline and left the job alone":
-                      bool(v.first_beat_past_score) and bool(n),
-                      f"{plural(n or 0, 'beat')} read a server TIME": bool(v.first_beat_past_score) and bool(n),
-                      "the first beat whose TIME had reached it": bool(v.first_beat_past_score)})
-    suffix = "" if p.design == "none" else f" · {p.design}"
-    assert v.label == f"reaper ({'processes' if p.procs else 'in-process'}){suffix}"
-    reaped = v.reaped_at is not None
-    clauses(readout, {"never reaped": not reaped, "was refused": v.stale_complete_refused,
-                      "ACCEPTED": v.stale_complete_accepted and reaped,
-                      "was accepted": v.stale_complete_accepted and not reaped, f"Lost: {v.lost}.": reaped,
-                      f"; lost {v.lost}.": not reaped})
-    clauses(static, {"never reaped": not reaped, "refused": v.stale_complete_refused,
-                     "ACCEPTED": v.stale_complete_accepted and reaped,
-                     "late completion accepted": v.stale_complete_accepted and not reaped, f"lost {v.lost}": True})
-    if reaped:
-        for key in ("crashed_at", "lease_deadline", "reaped_at", "back_in_pending_after", "completed_at"):
-            assert seconds(getattr(v, key)) in readout, key
-        clauses(readout, {f"re-claimed it with attempts {v.reclaim_attempts}": v.reclaimed_by is not None,
-                          "within lease + beat: yes": v.within_lease_plus_beat,
-                          "within lease + beat: no": not v.within_lease_plus_beat,
-                          "holding the job": v.died_holding, f"{v.reaped_by}'s beat": True})
-        assert f"reaped at {seconds(v.reaped_at)}" in static
 
 
 @pytest.mark.parametrize("kw", [{}, {"lease": 10, "crash_at": 5}, {"late_at": 15}, {"beat": 20}])
@@ -268,32 +209,6 @@ def test_reaper_words_name_whoever_did_each_step():
                          "no); worker-3 re-claimed it with attempts 2; nobody finished it; worker-1 sent no late "
                          "completion. Lost: 1.")
     assert w.verdict == "reaped at 31 s · re-claimed, attempts 2 · stale completion not sent · lost 1"
-
-
-def says_only_what_the_queue_heartbeat_verdict_holds(tl):
-    v, p = tl.verdict, tl.params
-    readout, static = v.summary, v.static
-    reaped = v.reaped_at is not None
-    clauses(readout, {f"ran {times(v.runs)}": reaped, "both runs overlapping": v.double_run and v.runs == 2,
-                      "the first holder's completion was refused": v.first_holder_refused,
-                      "to a second consumer": v.reclaimed_by == "worker-2",
-                      "held the": not reaped and v.lapsed_at is None and v.renewals > 0,
-                      "finished once": not reaped and v.completions == 1,
-                      f"{v.renewals} batched extend": not reaped and v.renewals > 0})
-    assert f"{v.runs} times" not in readout or v.runs > 2
-    if reaped:
-        assert seconds(v.reaped_at) in readout and f"runs {times(v.runs)}" in static
-    if v.lapsed_at is not None:
-        assert f"ran out at {seconds(v.lapsed_at)}" in readout and seconds(v.lapsed_at) in static
-    assert readout.startswith(v.label + ": ") and seconds(p.lease) in readout and seconds(p.job) in readout
-    lapsed_ok = v.accepted_after_lapse_by is not None
-    clauses(readout, {"own lease ran out at": lapsed_ok,
-                      "no consumer beat in between, so no reap took the job back and nobody claimed it again":
-                      lapsed_ok and v.beats_in_gap == 0 and v.claims_in_gap == 0})
-    if lapsed_ok:
-        assert (f"ran out at {seconds(v.accepted_lapsed_at)}, yet its completion at {seconds(v.accepted_at)} "
-                "was accepted") in readout
-        assert f"attempt {v.accepted_attempts} was still the current one" in readout
 
 
 @pytest.mark.parametrize("renew,job", [("none", 75), ("half", 75), ("none", 20), ("third", 75), ("none", 200)])

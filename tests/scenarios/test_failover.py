@@ -19,7 +19,7 @@ from emqlab.faults import relay
 from emqlab.store.embedded import FOLDER_PREFIX
 from emqlab.scenarios.failover import GUARDS, failover, most_at_once
 
-from liverun import alive, descendants, run_json, servers, start, wait_for
+from support import alive, descendants, run_json, servers, start, wait_for
 
 RUNS = 10
 

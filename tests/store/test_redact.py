@@ -13,7 +13,7 @@ from emqlab.store.backend import redact
 from emqlab.store.embedded import EmbeddedValkey
 from emqlab.core.errors import BadParameter
 
-from liverun import consumers, descendants, run, start, wait_for
+from support import consumers, descendants, run, start, wait_for
 
 PW = "Sup3r-s3cret"
 

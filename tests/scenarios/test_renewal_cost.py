@@ -114,7 +114,7 @@ def test_lost_lease_reported_by_next_renewal_and_others_stay_held(backend, desig
     assert t.summary.endswith("told its holder at once, which stopped, while the other 5 leases stayed held.")
 
 
-@pytest.mark.parametrize("design", ["per-job", "sweep"])  # the session design: tests/test_session_plane.py
+@pytest.mark.parametrize("design", ["per-job", "sweep"])  # the session design: tests/lease/test_planes.py
 def test_holder_waiting_on_lost_event_stops_at_once(fake, design):
     clock, leases = fake.clock, Leases(fake)
     keys = [fake.key("plane-test", "{w}", str(i)) for i in range(3)]

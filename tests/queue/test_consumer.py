@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 from emqlab.scenarios import load
-from support import record
 
 from emqlab.queue.consumer import Consumer
 from emqlab.core.errors import BadParameter
@@ -13,7 +12,7 @@ from emqlab.queue.jobs import Queue
 from emqlab.scenarios.reaper import Params as ReaperParams
 from emqlab.scenarios.reaper import (QueueHeartbeatParams, QueueHeartbeatVerdict, ReaperVerdict, queue_heartbeat,
                                     queue_heartbeat_words, reaper, reaper_words)
-from test_reaper import check_protocol, says_only_what_the_queue_heartbeat_verdict_holds
+from support import check_protocol, record, says_only_what_the_queue_heartbeat_verdict_holds
 
 
 # -- lesson 05: the beat, step by step, on the server's clock -------------------------------------------

@@ -173,7 +173,7 @@ def test_cli_chaos_plot_and_bad_input(tmp_path):
 
 def test_draw_chaos_follows_the_figure_protocol(fake):
     from emqlab.plot.applied import draw_chaos
-    from test_reaper import check_protocol
+    from support import check_protocol
 
     runs = [chaos(jobs=80, fencing="on", backend=fake), chaos(jobs=80, fencing="off", backend=fake)]
     drawing = draw_chaos(runs, figure_words(runs))
@@ -183,7 +183,7 @@ def test_draw_chaos_follows_the_figure_protocol(fake):
 
 # -- the readout: every clause true of the verdict -------------------------------------------------------
 def says_only_what_the_verdict_holds(tl):
-    from test_reaper import clauses
+    from support import clauses
 
     v, p = tl.verdict, tl.params
     for key in ("jobs", "completed", "lost", "kills", "pauses", "reaped", "refused_writes", "duplicate_effects"):
@@ -235,7 +235,7 @@ def test_reaped_is_what_the_server_counted(fake):
 def test_two_full_chaos_runs_at_once_on_one_server_lose_nothing_and_never_duplicate():
     from emqlab.store.embedded import EmbeddedValkey
 
-    from liverun import keys_under, start
+    from support import keys_under, start
 
     with EmbeddedValkey() as server:
         procs = [start("chaos", "--backend", server.url, "--fencing", "on", "--progress", "off", "--json",
@@ -260,7 +260,7 @@ def test_two_full_chaos_runs_at_once_on_one_server_lose_nothing_and_never_duplic
 def test_a_server_dying_under_worker_processes_is_one_line_exit_1(verb):
     from emqlab.store.embedded import EmbeddedValkey
 
-    from liverun import consumers, descendants, gone, start, wait_for
+    from support import consumers, descendants, gone, start, wait_for
 
     server = EmbeddedValkey().start()
     try:

@@ -95,7 +95,12 @@ def test_the_failover_figures_come_from_real_servers(tmp_path):
     none = (tmp_path / "fig9-failover-no-guard.txt").read_text(encoding="utf-8")
     assert "\nreadout · no guard:" in none and "two holders at once" in none
     fenced = (tmp_path / "fig9-failover-fence-wait.txt").read_text(encoding="utf-8")
-    assert "tokens rose across the failover, 34 then 35" in fenced and "storage refused" in fenced
+    assert "tokens rose across the failover, 34 then 35" in fenced
+    # the storage refuses the holder's token only if the holder still writes after the contender first did;
+    # a loaded machine can delay the promotion past the holder's last part (tests/scenarios/test_failover.py
+    # asserts the refusal itself, run by run): here, the caption says which happened, and says it once
+    assert ("storage refused the holder's token 34" in fenced) == ("stale write refused" in fenced)
+    assert ("stale write refused" in fenced) != ("storage takes both" in fenced)
 
 
 def test_png_is_slide_resolution(tmp_path):

@@ -15,7 +15,7 @@ from emqlab.scenarios.heartbeat import heartbeat
 from emqlab.scenarios.reaper import reaper
 
 EMQLAB = [sys.executable, "-m", "emqlab.cli"]
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]  # the checkout
 
 
 def emqlab(*args, timeout=120, env=None):

@@ -152,7 +152,7 @@ def test_placement_reports_where_the_cluster_put_each_key(cluster, placements):
 
 
 def test_placement_words_say_only_what_the_run_holds(placements):
-    from test_reaper import clauses
+    from support import clauses
 
     for tl in placements.values():
         v = tl.verdict
@@ -169,7 +169,7 @@ def test_placement_words_say_only_what_the_run_holds(placements):
 def test_cluster_figure_draws_the_keys_where_the_nodes_hold_them(placements):
     from emqlab.view.figures import cluster_figure
     from emqlab.plot.check import overprints, small_texts
-    from test_reaper import check_protocol
+    from support import check_protocol
 
     drawing = cluster_figure(placements)
     check_protocol(drawing, ["hashtag", "none"])

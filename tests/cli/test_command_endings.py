@@ -14,7 +14,7 @@ import pytest
 
 from emqlab.store.embedded import FOLDER_PREFIX, EmbeddedValkey
 
-from liverun import (consumers, descendants, gone, keys_under, run_json, run_leases, servers, start,
+from support import (consumers, descendants, gone, keys_under, run_json, run_leases, servers, start,
                      wait_for)
 
 LEASE_S = "3"  # a short run-lease, so a killed run's lease lapses within a test's patience

@@ -17,7 +17,7 @@ import redis
 
 from emqlab.course import lab
 from emqlab.classroom.board import Board, lane_bands, lane_story
-from liverun import cmdlines
+from support import cmdlines
 
 pytestmark = pytest.mark.live
 CLI = [sys.executable, "-m", "emqlab.cli", "class"]

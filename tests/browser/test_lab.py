@@ -17,8 +17,7 @@ import pytest
 
 from emqlab.lease.designs import DESIGNS, design_names
 
-from browser_support import (ARTIFACTS, browser, hover_lights, lab_server, lesson, open_and_run, page,  # noqa: F401
-                             voila_server, wait_drawn)
+from support import ARTIFACTS, hover_lights, lesson, open_and_run, wait_drawn
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

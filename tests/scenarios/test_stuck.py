@@ -11,7 +11,7 @@ import pytest
 from emqlab.cli.command import main
 from emqlab.core.errors import BadParameter
 from emqlab.scenarios.stuck import Params, StuckVerdict, stuck, stuck_figure_words, stuck_words
-from support import record
+from support import record, slack
 from emqlab.core.words import plural, seconds
 
 MUST = [("none", None, (0, 35)), ("sweep", None, None), ("session", None, None), ("session", 120, (120, 125))]
@@ -25,8 +25,8 @@ def test_stuck_must_hold(backend, design, limit, bounds):
     if bounds is None:
         assert v.reclaimed_at is None and v.held_to_horizon and v.holder_renewals >= 14
     else:
-        low, high = bounds
-        assert low <= v.reclaimed_at <= high, v
+        low, high = bounds  # never before the lease or the limit; after it, by one beat (and a loaded machine's slack)
+        assert low <= v.reclaimed_at <= high + (slack(backend) if backend.clock.real else 0), v
         assert v.second_attempt_by == "worker-2" and v.completed_at is not None
     if not backend.clock.real:
         assert v.reclaimed_at == {None: None, "none": 32.5, "session": 122.5}[design if bounds else None]

@@ -52,7 +52,7 @@ def test_fencing_validates(fake, kw, match):
 
 def test_draw_fencing_follows_the_figure_protocol(fake):
     from emqlab.plot.fencing import draw_fencing
-    from test_reaper import check_protocol
+    from support import check_protocol
 
     modes = {"off": fencing(fencing="off", backend=fake), "on": fencing(fencing="on", backend=fake)}
     drawing = draw_fencing(modes, figure_words(modes))
@@ -66,7 +66,7 @@ def test_draw_fencing_follows_the_figure_protocol(fake):
 
 # -- the readout: every clause true of the verdict -------------------------------------------------------
 def says_only_what_the_verdict_holds(tl):
-    from test_reaper import clauses
+    from support import clauses
 
     v, p = tl.verdict, tl.params
     readout, static = v.summary, v.static

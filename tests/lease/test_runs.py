@@ -17,7 +17,7 @@ from emqlab.queue.jobs import Queue
 from emqlab.lease.runs import LEASE_SUFFIX, RunLease, clean, lease_seconds
 from emqlab.scenarios.base import run_on
 
-from liverun import keys_under, run_json, run_leases, start, wait_for
+from support import keys_under, run_json, run_leases, start, wait_for
 
 RUN_PREFIX = re.compile(r"emqlab:heartbeat-[0-9a-f]{16}:")
 

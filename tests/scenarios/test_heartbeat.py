@@ -6,6 +6,7 @@ import pytest
 
 from emqlab.scenarios import load
 from emqlab.scenarios.heartbeat import heartbeat
+from support import slack
 
 
 def times(timeline, kind, actor="holder"):
@@ -121,16 +122,17 @@ def test_the_same_run_gives_the_same_timeline(fake):
         heartbeat(renew="none", backend=fake).to_dict()["events"]
 
 
-# -- live Valkey, real clock (scale 0.01), margins for a loaded 2-core machine -----------------
+# -- live Valkey, real clock, margins sized in real time for a loaded 2-core machine ----------
 @pytest.mark.live
 @pytest.mark.realtime
 def test_live_ten_runs_in_a_row_give_the_same_verdicts(live):
+    """At scale 0.01 the same story ten times; the times within a loaded machine's slack (support.slack)."""
     for _ in range(10):
         none = heartbeat(renew="none", backend=live).verdict
         # real time: event times are when things really happened (a late wake-up shows), and a
-        # PTTL has 1 real ms = 0.1 model s of resolution
-        assert 29.9 <= none.lapsed_at <= 33.0
-        assert none.lapsed_at - 0.2 < none.reclaimed_at <= none.lapsed_at + 2.5
+        # PTTL has 1 real ms = 0.1 model s of resolution; the server expires the key at 30 s, never sooner
+        assert 29.9 <= none.lapsed_at <= 30 + slack(live)
+        assert none.lapsed_at - 0.2 < none.reclaimed_at <= none.lapsed_at + slack(live, 2.5)
         assert none.runs == 2 and none.double_run is True and none.finished_once is False
 
         half = heartbeat(renew="half", backend=live).verdict
@@ -141,10 +143,13 @@ def test_live_ten_runs_in_a_row_give_the_same_verdicts(live):
 
 @pytest.mark.live
 @pytest.mark.realtime
-def test_live_pause_loses_and_short_pause_holds(live):
+def test_live_pause_loses_and_short_pause_holds(slow_live):
+    """At SLOW_SCALE: the short pause holds with 10 model s (0.5 s) to spare, and the holder learns of
+    the lost lock within 6 model s (0.3 s) of waking at 60 s."""
+    live = slow_live
     tl = heartbeat(renew="half", pause="20:40", backend=live)
     lost = tl.verdict
-    assert lost.renew_lost_at is not None and 59.0 <= lost.renew_lost_at <= 63.0
+    assert lost.renew_lost_at is not None and 59.0 <= lost.renew_lost_at <= 60 + slack(live, 3.0)
     [stopped] = times(tl, "work_stopped")
     assert stopped - lost.renew_lost_at < 0.5  # told at once
     # In real time the holder's work may resume a moment before its renewer learns the lock is gone:
