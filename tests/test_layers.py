@@ -11,6 +11,7 @@ module's `_private` name.
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 
 from support import CLASSROOM, LAYERS, MODEL, cycles, edges, imports, modules, rank, upward
 
@@ -175,3 +176,20 @@ def test_the_checks_catch_what_they_are_for(tmp_path):
     assert rank("emqlab.brand_new") is None  # a new flat module has no layer
     taken = {(a, n) for a, b, names in imports(known) for n in names if n.startswith("_")}
     assert taken == {("emqlab.scenarios.reaper", "_child")}
+
+
+def test_every_layer_has_tests_of_its_own_that_import_it():
+    """tests/<folder>/ mirrors emqlab/<folder>/: each layer has a test folder whose files import the layer."""
+    tests = Path(__file__).resolve().parent
+    missing = []
+    for layer in LAYERS:
+        imported = set()
+        for path in (tests / layer).glob("test_*.py"):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                if isinstance(node, ast.ImportFrom) and node.module:
+                    imported.add(node.module)
+                elif isinstance(node, ast.Import):
+                    imported.update(a.name for a in node.names)
+        if not any(m == f"emqlab.{layer}" or m.startswith(f"emqlab.{layer}.") for m in imported):
+            missing.append(layer)
+    assert not missing, f"layers with no test folder importing them: {missing}"

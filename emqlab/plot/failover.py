@@ -80,8 +80,12 @@ def _workers(ax, tl: Timeline, gid: str, x_max: float) -> None:
             _mark(ax, e.t, actor, gid, marker="X", markersize=11, color="black", markeredgecolor="white")
 
 
-def _storage(ax, tl: Timeline, gid: str) -> None:
+NEAR = 0.05  # of the panel's width: two writes closer than this would print their tokens on each other
+
+
+def _storage(ax, tl: Timeline, gid: str, x_max: float) -> None:
     ax.axhline(LANES["storage"], color="#777777", lw=1.5, gid=gid, zorder=0)
+    last: tuple[float, object, int] | None = None  # (time, token, side) of the last token printed
     for e in tl.of("write", "storage"):
         d, y = e.data, LANES["storage"]
         colour = WHO.get(d["writer"], "black")
@@ -90,9 +94,17 @@ def _storage(ax, tl: Timeline, gid: str) -> None:
         else:
             ax.plot([e.t], [y], marker="X", markersize=12, color=style.LAPSE, markeredgecolor="white", ls="none",
                     gid=gid)
-        if d.get("token") is not None:  # the token rides on its write, centred under it, in its writer's colour
-            ax.annotate(str(d["token"]), (e.t, y), xytext=(0, -7), textcoords="offset points",
-                        ha="center", va="top", fontsize=style.FONT["tick"], color=colour, gid=gid)
+        if d.get("token") is None:
+            continue
+        # the token rides on its write, centred under it, in its writer's colour; writes that come close
+        # together say a token they share once, and a different token goes above the lane instead
+        near = last is not None and e.t - last[0] < NEAR * x_max
+        if near and last[1] == d["token"]:
+            continue
+        side = -last[2] if near else -1
+        ax.annotate(str(d["token"]), (e.t, y), xytext=(0, 7 * side), textcoords="offset points", ha="center",
+                    va="top" if side < 0 else "bottom", fontsize=style.FONT["tick"], color=colour, gid=gid)
+        last = (e.t, d["token"], side)
 
 
 def _panel(ax, name: str, tl: Timeline, words: FigureWords, x_max: float, chars: int) -> None:
@@ -101,7 +113,7 @@ def _panel(ax, name: str, tl: Timeline, words: FigureWords, x_max: float, chars:
                            gid=f"lane:{name}"))
     _servers(ax, tl, gid, x_max)
     _workers(ax, tl, gid, x_max)
-    _storage(ax, tl, gid)
+    _storage(ax, tl, gid, x_max)
     ax.set_yticks(list(LANES.values()), list(LANES), fontsize=style.FONT["tick"])
     ax.set_ylim(-0.95, 4.5)
     ax.set_xlim(0, x_max)

@@ -99,8 +99,10 @@ def test_the_failover_figures_come_from_real_servers(tmp_path):
     # the storage refuses the holder's token only if the holder still writes after the contender first did;
     # a loaded machine can delay the promotion past the holder's last part (tests/scenarios/test_failover.py
     # asserts the refusal itself, run by run): here, the caption says which happened, and says it once
-    assert ("storage refused the holder's token 34" in fenced) == ("stale write refused" in fenced)
-    assert ("stale write refused" in fenced) != ("storage takes both" in fenced)
+    readout = next(line for line in fenced.splitlines() if line.startswith("readout · "))
+    static = next(line for line in fenced.splitlines() if line.startswith("- fencing token confirmed by WAIT →"))
+    assert ("storage refused the holder's token 34" in readout) == ("stale write refused" in static)
+    assert ("stale write refused" in static) != ("storage takes both" in static)
 
 
 def test_png_is_slide_resolution(tmp_path):
