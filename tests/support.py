@@ -708,7 +708,7 @@ def wait_drawn(canvas) -> None:
         let ink = 0;
         for (let i = 0; i < d.length; i += 4 * 97) if (d[i + 3] > 0 && d[i] < 200) ink++;
         if (ink > 50) resolve(ink);
-        else if (Date.now() - t0 > 30000) reject(new Error('the figure never arrived on the canvas'));
+        else if (Date.now() - t0 > 90000) reject(new Error('the figure never arrived on the canvas'));  // a loaded machine rasterises slowly
         else setTimeout(look, 200);
       };
       look();

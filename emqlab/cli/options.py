@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from ..core import ranges
 from ..core.errors import BadParameter
-from ..store.backend import BACKEND_HELP, StoreSpec, store_spec
+from ..store.backend import BACKEND_HELP, store_spec
 from ..store.clock import DEFAULT_SCALE
 
 
@@ -137,5 +137,5 @@ def output_dir(text: str) -> str:
     return text
 
 
-__all__ = ["Parser", "StoreSpec", "common_options", "emit", "help_text", "number", "output_dir", "output_file",
+__all__ = ["Parser", "common_options", "emit", "help_text", "number", "output_dir", "output_file",
            "run_limits", "store_kwargs", "verb_kwargs"]

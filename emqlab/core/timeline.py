@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass, replace
 from typing import Any, TypeVar
 
@@ -268,6 +269,16 @@ class WallRecorder(Recorder):
 
     def sleep_until(self, t: float) -> None:
         time.sleep(max(0.0, t - self.t) * self.scale)
+
+    @contextmanager
+    def off_the_clock(self):
+        """A step whose real duration is no part of the story (a server starting up): model time stands
+        still while it runs, so what follows is timed as if it took none."""
+        started = time.time()
+        try:
+            yield
+        finally:
+            self.t0_wall += time.time() - started
 
 
 Keep = Callable[[str, dict[str, Any]], bool]

@@ -58,8 +58,10 @@ def _servers(ax, tl: Timeline, gid: str, x_max: float) -> None:
         _mark(ax, promoted.t, "replica", gid, marker="^", markersize=12, color=FAILOVER, markeredgecolor="white")
     for e in tl.of("rejoined", "primary"):
         ax.plot([e.t, x_max], [LANES["primary"]] * 2, color=style.PAUSE, lw=1.5, ls=":", gid=gid)
-        _mark(ax, e.t, "primary", gid, marker="o", markersize=9, markerfacecolor="white", color=style.PAUSE,
-              markeredgewidth=2)
+        # a ring, under the kill's ✕: the fresh server often rejoins at the moment of the promotion (the
+        # story's clock stands still while it starts), and the two marks must both show
+        _mark(ax, e.t, "primary", gid, marker="o", markersize=17, markerfacecolor="white", color=style.PAUSE,
+              markeredgewidth=2, zorder=1.9)
 
 
 def _workers(ax, tl: Timeline, gid: str, x_max: float) -> None:

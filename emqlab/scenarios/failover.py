@@ -8,7 +8,8 @@ caller uses) and plays one story on the real clock, `scale` real seconds per mod
   first takes a fencing token (INCR on the same store: `fence`; confirmed by `WAIT 1`: `fence-wait`)
   or confirms its acquire with `WAIT 1` and starts only if a replica acknowledged (`wait`);
 - `KILL_AFTER_S` later the primary is SIGKILLed (what the link still held dies with it), the replica
-  is promoted (REPLICAOF NO ONE), and a fresh server rejoins as its replica;
+  is promoted (REPLICAOF NO ONE), and a fresh server rejoins as its replica (the story's clock stops
+  while that server starts: a machine's start-up time is no part of the story);
 - the contender, running the same client code, takes the lease on the new primary and works;
 - each worker writes its result to a storage lane in `PARTS` parts, one at the end of each part of
   its job, carrying its token; the storage (the resource the lock protects, outside the store)
@@ -288,7 +289,11 @@ class Story:
         if found:
             h.lease = self.rec.open("replica", "lease", holder=h.name, token=h.fence,
                                     deadline=round(self.t + client.pttl(self.lock) / 1000 / self.scale, 3), ended=None)
-        self.pair.rejoin()
+        # a fresh server comes back as the new primary's replica (the contender's WAIT needs one). Starting
+        # and syncing it is the machine's time, not the story's (a loaded machine takes a second): the
+        # story's clock stops meanwhile, so it never decides whose write the storage sees first
+        with self.rec.off_the_clock():
+            self.pair.rejoin()
         self.rec.event("primary", "rejoined", replica_of="replica")
         self.give_up_at = self.t + self.lease_s + POLL_S
         self.at(self.t, self.contend)
