@@ -54,7 +54,7 @@ def live(valkey_url):
 @pytest.fixture
 def slow_live(valkey_url):
     """The session's Valkey at `support.SLOW_SCALE`: for a real-time claim that needs a few model seconds
-    of precision on a loaded machine (a 6 model s margin is 0.3 s of real time here)."""
+    of precision on a loaded machine (a 5 model s margin is 0.5 s of real time here)."""
     be = connect(valkey_url, clock="real", scale=SLOW_SCALE)
     yield be
     be.close()

@@ -50,9 +50,10 @@ def record(cls: type[R], **given: Any) -> R:
 
 # -- real time: how late a loaded machine may be ---------------------------------------------------
 # Measured here: with two CPU-bound loops beside the suite (4 test processes on 2 cores) a wake-up or a
-# reply is late by up to ~0.25 s. A real-time test's margin is sized in real time, never below this.
-REAL_SLACK_S = 0.3
-SLOW_SCALE = 0.05  # `slow_live`: 1 model second = 50 ms, so a 6 model s margin is 0.3 s of real time
+# reply came up to 0.31 s late (a whole test process descheduled). A real-time test's margin is sized in
+# real time, never below this.
+REAL_SLACK_S = 0.5  # s
+SLOW_SCALE = 0.1  # `slow_live`: 1 model second = 0.1 s, so a 5 model s margin is 0.5 s of real time
 
 
 def slack(backend, model_s: float = 0.0) -> float:

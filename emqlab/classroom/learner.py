@@ -97,6 +97,7 @@ class Learner:
         self.queue = Queue(self.store, QUEUE, prefix=keys.prefix)
         self.recorder = LaneRecorder(self.client, keys.own(self.slot, "lane"), keys.own(self.slot, "notes"),
                                      self.name)
+        self.work_s = work_s
         self.consumer = Consumer(self.queue, self.name, lease_ms=lease_s * 1000, beat_ms=beat_s * 1000,
                                  work_ms=work_s * 1000, effect="fenced", recorder=self.recorder,
                                  blocking_park=True, drain_limit=max(1, int(beat_s / work_s)))
@@ -119,13 +120,15 @@ class Learner:
             self._seq = seq
             self._obey(order.get("cmd"), float(order.get("seconds") or 0))
 
-    def _working(self) -> list[str]:
-        """The jobs in the middle of their work (claimed, not yet being settled)."""
-        return sorted(self.consumer.spans)
+    def _working(self, fresh: bool = False) -> list[str]:
+        """The jobs in the middle of their work (claimed, not yet being settled); fresh: only those with at
+        least half their work still ahead."""
+        now = time.time()
+        return sorted(j for j, span in self.consumer.spans.items() if not fresh or now - span.start < self.work_s / 2)
 
-    def _wait_holding(self) -> list[str]:
+    def _wait_holding(self, fresh: bool = False) -> list[str]:
         waited = time.monotonic()
-        while not self._working() and time.monotonic() - waited < HOLD_WAIT_S and not self._done.is_set():
+        while not self._working(fresh) and time.monotonic() - waited < HOLD_WAIT_S and not self._done.is_set():
             time.sleep(0.005)
         return self._working()
 
@@ -144,7 +147,9 @@ class Learner:
             waker = subprocess.Popen(["sh", "-c", 'read go; sleep "$1"; kill -CONT "$2"', "sh", f"{seconds:g}",
                                       str(os.getpid())], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL, start_new_session=True)
-            holding = self._wait_holding()
+            # a job just begun: a pause that came as the job ended would freeze a worker holding nothing
+            # (a busy machine can take that long between seeing the job and the stop)
+            holding = self._wait_holding(fresh=True)
             stopped = time.time()
             waker.stdin.write(b"go\n")
             waker.stdin.close()

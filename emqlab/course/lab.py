@@ -17,7 +17,8 @@ from pathlib import Path
 
 from ..store.backend import Backend, connect
 from ..store.clock import DEFAULT_SCALE
-from ..core.errors import EmqlabError
+from ..core import ranges
+from ..core.errors import BadParameter, EmqlabError
 from ..core.measured import benchmark_rows, load_benchmark  # noqa: F401 - lessons call lab.benchmark_rows()
 from ..core.words import seconds
 
@@ -28,13 +29,27 @@ _current: Backend | None = None
 _held: dict = {}  # name -> RunLease of a prefix a notebook holds (see `prefix`)
 
 
+SCALE_ENV = "EMQLAB_SCALE"  # the real clock's scale the lessons run at on a live store (default 0.01)
+
+
 def backend() -> Backend:
-    """The notebook's shared backend, opened on first use from EMQLAB_BACKEND / EMQLAB_URL (default fake)."""
+    """The notebook's shared backend, opened on first use from EMQLAB_BACKEND / EMQLAB_URL (default fake),
+    on a live store at EMQLAB_SCALE real seconds per model second (default 0.01)."""
     global _current
     if _current is None:
-        _current = connect(None)
+        _current = connect(None, scale=_scale())
         _close_at_exit()
     return _current
+
+
+def _scale() -> float:
+    text = os.environ.get(SCALE_ENV)
+    if text is None:
+        return DEFAULT_SCALE
+    value = ranges.parse(text)
+    if value is None:
+        raise BadParameter(f"${SCALE_ENV} is {text!r}, not a number; {ranges.get('scale').rule()}")
+    return value  # its range is checked where the clock is made
 
 
 def use(spec: str | None = None, *, clock: str | None = None, scale: float = DEFAULT_SCALE) -> Backend:

@@ -73,7 +73,7 @@ def test_a_class_end_to_end(served):
     env = {**os.environ, "EMQLAB_CLASS_URL": lines[2]}
     joiners = [subprocess.Popen([*CLI, "join", join, "--line", "1", "--name", "ada", "--work", "0.3"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True),
-               subprocess.Popen([*CLI, "join", "-", "--name", "bob", "--work", "0.3"], stdin=subprocess.PIPE,
+               subprocess.Popen([*CLI, "join", "-", "--name", "bob", "--work", "1"], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True),
                subprocess.Popen([*CLI, "join", "--name", "cy", "--work", "0.3"], env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)]

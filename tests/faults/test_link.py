@@ -119,7 +119,7 @@ def test_a_long_link_on_a_real_clock_is_bounded_by_the_whole_run_limit():
 @pytest.mark.live
 @pytest.mark.realtime
 def test_live_a_5_s_link_keeps_the_lease(slow_live):
-    """Each extend lands with 5 model s of the lease left: at SLOW_SCALE that is 0.25 s of real time."""
+    """Each extend lands with 5 model s of the lease left: at SLOW_SCALE that is 0.5 s of real time."""
     live = slow_live
     v = heartbeat(renew="half", latency=5, backend=live).verdict
     assert v.lapsed_at is None and v.runs == 1 and v.blind_s is None

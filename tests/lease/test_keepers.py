@@ -104,8 +104,8 @@ def test_a_dead_workers_session_returns_all_its_jobs_within_a_lease_and_a_beat(f
 def test_a_sigkilled_consumer_process_loses_no_job_and_holds_none_past_a_lease_and_a_beat(slow_live):
     """Real processes: worker-1 holds 300 jobs by its session and is SIGKILLed once worker-2, a process
     too, beats; worker-2 returns every one of them to pending within one session lease plus one beat
-    (+ a loaded machine's slack), in bounded reap calls. At SLOW_SCALE, so the lease is 1.5 s of real
-    time and the slack 0.3 s: a process start-up is not in the bound (worker-2 beats before the kill)."""
+    (+ a loaded machine's slack), in bounded reap calls. At SLOW_SCALE, so the lease is 3 s of real
+    time and the slack 0.5 s: a process start-up is not in the bound (worker-2 beats before the kill)."""
     live = slow_live
     n, margin = 300, slack(slow_live)
     with run_on(live, "session-sigkill-test", {}) as run:
