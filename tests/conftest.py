@@ -37,6 +37,20 @@ def backend(request):
         be.close()
 
 
+@pytest.fixture(params=["fake", pytest.param("live", marks=pytest.mark.live)])
+def backend_slow(request):
+    """Both stores, the live one at `support.SLOW_SCALE`: for a test whose claim is an order of things a
+    few model seconds apart, which a loaded machine may swap at scale 0.01."""
+    if request.param == "fake":
+        be = connect("fake")
+    else:
+        be = connect(request.getfixturevalue("valkey_url"), clock="real", scale=SLOW_SCALE)
+    try:
+        yield be
+    finally:
+        be.close()
+
+
 @pytest.fixture
 def fake():
     be = connect("fake")

@@ -204,7 +204,8 @@ class Consumer:
             self._step(beat, "reap", moved=len(reaped), now=now, time_s=self._server_s(now), jobs=reaped,
                        **({"calls": calls} if calls > 1 else {}))
             if reaped or ended:
-                run.event(self.name, "reap", jobs=reaped, now=now, **({"sessions": ended} if ended else {}))
+                run.event(self.name, "reap", jobs=reaped, now=now, time_s=self._server_s(now),
+                          **({"sessions": ended} if ended else {}))
             promoted = queue.promote(self.promote_limit)
             self._step(beat, "promote", moved=promoted)
             if promoted:

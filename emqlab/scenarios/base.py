@@ -107,7 +107,10 @@ def _end(run: Run) -> None:
 
 
 def _end_quietly(run: Run) -> None:
+    """The clean-up after a failure: on fresh connections (the failure may have cut a command off
+    before its reply was read), and its own store failure never hides the first one."""
     try:
+        run.backend.drop_connections()
         _end(run)
     except (redis.RedisError, OSError):
         pass  # the store is already failing: report the first failure, not this one

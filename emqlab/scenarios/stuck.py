@@ -18,7 +18,7 @@ from typing import Any
 from ..queue.consumer import Consumer
 from ..queue.jobs import Queue, check_name
 from ..lease.designs import DESIGNS, NONE, lookup_design
-from ..core.timeline import Record, Timeline, Verdict
+from ..core.timeline import Event, Record, Timeline, Verdict
 from ..core.words import ModeWords, plural, seconds
 from .base import mode_words, play, positive, run_on
 
@@ -114,6 +114,16 @@ def stuck(design: str = NONE, max_runtime: float | None = None, lease: float = 3
     return run.timeline
 
 
+def _server_span(claim: Event | None, reap: Event) -> float:
+    """Model seconds from the claim to the reap on the server's clock, the clock the reap script
+    compared the lease with (the local record times differ from it by each reply's trip back: a claim
+    whose reply came late would make a reap at the limit look early). A record without the server's
+    readings is measured on the local clock."""
+    if claim is not None and "time_s" in claim.data and "time_s" in reap.data:
+        return reap.data["time_s"] - claim.data["time_s"]
+    return reap.t - (claim.t if claim else 0.0)
+
+
 def stuck_verdict(timeline: Timeline) -> StuckVerdict:
     p = timeline.params
     claim = next((e for e in timeline.of("claim") if e.data.get("job") == JOB_ID and e.data.get("attempts") == 1), None)
@@ -124,7 +134,7 @@ def stuck_verdict(timeline: Timeline) -> StuckVerdict:
     renewals = [e for e in timeline.of("renew", "worker-1")]
     told = next((e for e in timeline.of("work_stopped", "worker-1") if e.data.get("job") == JOB_ID), None)
     limit = p.max_runtime
-    reclaimed = round(reap.t - t0, 3) if reap else None
+    reclaimed = round(_server_span(claim, reap), 3) if reap else None
     if reclaimed is None:
         why = None
     elif limit and reclaimed >= limit - 1e-9:

@@ -239,6 +239,12 @@ class Backend:
             removed += self.client.unlink(*batch)
         return removed
 
+    def drop_connections(self) -> None:
+        """Close this client's pooled connections; the next command opens a fresh one. After a command
+        was cut off between its send and its reply (a signal, a KeyboardInterrupt), its connection may
+        still hold a reply no one read, which the next command would take for its own."""
+        self.client.connection_pool.disconnect()
+
     def reset(self) -> int:
         """Delete emqlab's keys. Refused if the database holds anything else: emqlab never flushes."""
         for key in self.client.scan_iter(count=1000):

@@ -47,6 +47,22 @@ def test_a_run_that_fails_still_leaves_nothing(fake):
     assert fake.keys() == []
 
 
+@pytest.mark.live
+def test_a_run_cut_off_between_a_command_and_its_reply_still_leaves_nothing(live):
+    """A signal can end a run after a command went out and before its reply was read. Here the reply
+    is still on its way when the clean-up starts (a 0.2 s BLPOP on an empty list): on the same
+    connection the clean-up would read it as its own."""
+    with pytest.raises(KeyboardInterrupt):
+        with run_on(live, "demo", {}) as r:
+            live.client.set(r.key("x"), 1)
+            pool = live.client.connection_pool
+            conn = pool.get_connection()
+            conn.send_command("BLPOP", r.key("empty"), 0.2)  # sent; its reply is never read
+            pool.release(conn)
+            raise KeyboardInterrupt  # as the CLI's signal handler raises, between a send and its read
+    assert live.keys() == [] and live.client.ping()
+
+
 def _dead_run(be, name: str, n: int) -> str:
     prefix = be.run_prefix(name)
     be.client.mset({f"{prefix}k{i}": i for i in range(n)})

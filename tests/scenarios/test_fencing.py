@@ -123,8 +123,9 @@ def _lane_texts(drawing, mode):
 
 
 @pytest.mark.parametrize("mode", ["off", "on"])
-def test_the_store_records_each_write_with_its_attempts(backend, mode):
-    tl = fencing(fencing=mode, pause="5:40", backend=backend)
+def test_the_store_records_each_write_with_its_attempts(backend_slow, mode):
+    """worker-2's write comes 7.5 model s before worker-1's late one: at SLOW_SCALE, 0.75 s apart."""
+    tl = fencing(fencing=mode, pause="5:40", backend=backend_slow)
     writes = tl.of("write", "store")
     assert [(w.data["writer"], w.data["attempts"]) for w in writes] == [("worker-2", 2), ("worker-1", 1)]
     # the store's answers agree with what each worker recorded
