@@ -63,6 +63,17 @@ def slack(backend, model_s: float = 0.0) -> float:
     return model_s if not backend.clock.real else max(model_s, REAL_SLACK_S / backend.clock.scale)
 
 
+def reaped_past_its_lease(tl, job: str | None = None) -> bool:
+    """The reap that moved `job` read a server TIME at or past the score its first claim set: "never
+    reaped before its lease lapsed", on the one clock that decided it. (Each local record time trails
+    the server's by its reply's trip back, and a descheduled process makes one trip long: compared
+    on the local clock, a reap right at the deadline can look early.)"""
+    job = job or tl.of("claim")[0].data["job"]  # by default the run's first job
+    claim = next(e for e in tl.of("claim") if e.data.get("job") == job and e.data.get("attempts") == 1)
+    reap = next(e for e in tl.of("reap") if job in e.data.get("jobs", []))
+    return reap.data["time_s"] >= claim.data["score_s"]
+
+
 # -- live runs -------------------------------------------------------------------------------------
 EMQLAB = [sys.executable, "-m", "emqlab.cli"]
 
