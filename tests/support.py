@@ -255,7 +255,7 @@ def says_only_what_the_reaper_verdict_holds(tl):
                       f"{plural(n or 0, 'beat')} read a server TIME": bool(v.first_beat_past_score) and bool(n),
                       "the first beat whose TIME had reached it": bool(v.first_beat_past_score)})
     suffix = "" if p.design == "none" else f" · {p.design}"
-    assert v.label == f"reaper ({'processes' if p.procs else 'in-process'}){suffix}"
+    assert v.label == ("a worker dies holding the job" + (" (two OS processes, SIGKILL)" if p.procs else "")) + suffix
     reaped = v.reaped_at is not None
     clauses(readout, {"never reaped": not reaped, "was refused": v.stale_complete_refused,
                       "ACCEPTED": v.stale_complete_accepted and reaped,

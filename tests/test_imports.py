@@ -130,7 +130,8 @@ def test_the_probe_sees_what_it_is_for(tmp_path, monkeypatch):
     """The checks catch an exit hook, a thread and a changed signal handler registered at import."""
     (tmp_path / "noisy.py").write_text("import atexit, signal, threading, time\natexit.register(print)\n"
                                        "threading.Thread(target=time.sleep, args=(2,), daemon=True).start()\n"
-                                       "signal.signal(signal.SIGHUP, signal.SIG_IGN)\n")
+                                       "signal.signal(signal.SIGHUP, lambda *_: None)\n")  # not SIG_IGN: under
+    # nohup the probe starts with SIGHUP ignored already, and setting it again changes nothing
     (tmp_path / "quiet.py").write_text("import json\n")
     code = f"import sys; sys.path.insert(0, {str(tmp_path)!r})\n" + CHILD
     out = subprocess.run([sys.executable, "-c", code, json.dumps(["noisy", "quiet"]), "[]"],

@@ -23,12 +23,10 @@ from typing import Any
 from .server import QUEUE, ClassStore, open_class
 from ..core.errors import BadParameter
 from ..core.ranges import check
-from ..queue.jobs import Queue
+from ..queue.jobs import PLACES, STATE_OF_PLACE, Queue
 from ..core.words import FigureWords, ModeWords, plural
 
 LANE_KEEP = 200  # events each learner's lane keeps (the newest)
-SETS = ("pending", "active", "schedule", "done")
-STATE_OF = {"pending": "pending", "active": "active", "schedule": "scheduled", "done": "done"}
 
 
 class Board:
@@ -142,6 +140,7 @@ class Board:
             pipe.zscore(q.active, job)
             pipe.zscore(q.schedule, job)
             pipe.sismember(q.done, job)
+            pipe.zscore(q.dead, job)
         pipe.hgetall(q.effects)
         pipe.hgetall(k.key("seen"))
         pipe.get(k.key("fence-was-off"))
@@ -149,18 +148,19 @@ class Board:
         got = pipe.execute()
         effects, seen, was_off, reaped = got[-4:]
         broken: dict[str, list[str]] = {"placed": [], "state": [], "effects": [], "attempts": []}
-        lost, counts, now_seen = [], dict.fromkeys(SETS, 0), {}
+        lost, counts, now_seen = [], dict.fromkeys(PLACES, 0), {}
         for i, job in enumerate(ids):
-            (state, attempts), *places = got[5 * i: 5 * i + 5]
+            (state, attempts), pending, active, schedule, done, dead = got[6 * i: 6 * i + 6]
             # a reaped job sits in pending at score 0: test scores for presence, not truth
-            where = [s for s, p in zip(SETS[:3], places[:3]) if p is not None] + (["done"] if places[3] else [])
+            found = (pending is not None, active is not None, schedule is not None, bool(done), dead is not None)
+            where = [place for place, there in zip(PLACES, found) if there]
             if not where:
                 lost.append(job)
             elif len(where) > 1:
                 broken["placed"].append(job)
             else:
                 counts[where[0]] += 1
-                if state != STATE_OF[where[0]]:
+                if state != STATE_OF_PLACE[where[0]]:
                     broken["state"].append(job)
             applied = int(effects.get(job, 0))
             if applied > 1 and not was_off:
@@ -174,7 +174,7 @@ class Board:
         return {
             "learners": sum(s["alive"] for s in learners), "seats": len(learners), "enqueued": n,
             "completed": counts["done"], "pending": counts["pending"], "active": counts["active"],
-            "scheduled": counts["schedule"], "lost": len(lost),
+            "scheduled": counts["schedule"], "dead": counts["dead"], "lost": len(lost),
             "duplicate_effects": sum(max(0, int(v) - 1) for v in effects.values()),
             "reaped": int(reaped or 0), "fencing": self.fenced(), "fencing_was_off": bool(was_off),
             "invariants_ok": not any(broken.values()) and not lost,

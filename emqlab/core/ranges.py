@@ -94,6 +94,7 @@ RANGES: dict[str, Range] = dict([
     _r("ttl_ms", 1, 86_400_000, "model milliseconds", bounds="a lease's time to live in the library API"),
     _r("delay_ms", 0, 86_400_000, "model milliseconds", bounds="a retry or enqueue delay"),
     _r("attempts", 1, 2**63 - 1, "", True, "a job's fencing token (the store's 64-bit counter)"),
+    _r("max_attempts", 1, 1_000, "attempts", True, "attempts a job gets before a failure sends it to the dead set"),
 ])
 ALIASES = {"renew": "cadence", "crash-at": "crash_at", "late-at": "late_at", "max-runtime": "max_runtime"}  # flag names read as table names
 

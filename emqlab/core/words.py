@@ -33,6 +33,29 @@ def seconds(x: float | None) -> str:
     return f"{value + 0.0:g} s"  # + 0.0: never "-0 s"
 
 
+def plain(x: Any) -> str:
+    """A verdict's field as a reader reads it: yes / no for a flag, "n/a" for a field that does not
+    apply to this run (None), `a 34, b 35` for a mapping, a list joined by commas, else as printed."""
+    if x is None:
+        return "n/a"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, dict):
+        return ", ".join(f"{k} {plain(v)}" for k, v in x.items()) or "none"
+    if isinstance(x, (list, tuple)):
+        return ", ".join(plain(v) for v in x) or "none"
+    return str(x)
+
+
+def panel_places(n: int) -> list[str]:
+    """Where each of `n` stacked panels sits, as a caption names it: top, (middle,) bottom; panel k beyond."""
+    if n == 1:
+        return ["the panel"]
+    if n <= 3:
+        return ["top", "middle", "bottom"][:n - 1] + ["bottom"]
+    return [f"panel {k}" for k in range(1, n + 1)]
+
+
 def times(n: int, once: str = "once", twice: str = "twice") -> str:
     """1 -> "once", 2 -> "twice", n -> "n times"."""
     return once if n == 1 else twice if n == 2 else f"{n} times"

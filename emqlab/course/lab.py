@@ -20,7 +20,7 @@ from ..store.clock import DEFAULT_SCALE
 from ..core import ranges
 from ..core.errors import BadParameter, EmqlabError
 from ..core.measured import benchmark_rows, load_benchmark  # noqa: F401 - lessons call lab.benchmark_rows()
-from ..core.words import seconds
+from ..core.words import plain as _plain, seconds
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"  # beside the package, in a checkout
 START = "00-start-here.ipynb"
@@ -163,14 +163,20 @@ def open_lab(extra_args: list[str] | None = None) -> None:
 
 # -- small helpers the lessons call --------------------------------------------------------------
 def facts(timeline, *keys: str) -> str:
-    """A run's verdict as `key: value` pairs, times as every readout quotes them (`words.seconds`).
+    """A run's verdict as `key: value` pairs, times as every readout quotes them (`words.seconds`),
+    every other field through `words.plain` (yes / no, n/a, no Python reprs).
     Default keys: lapsed_at, runs, double_run, finished_once."""
     keys = keys or ("lapsed_at", "runs", "double_run", "finished_once")
     shown = []
     for key in keys:
         value = getattr(timeline.verdict, key) if hasattr(timeline.verdict, key) else timeline.counts.get(key)
-        shown.append(f"{key}: {seconds(value) if key.endswith('_at') else value}")
+        shown.append(f"{key}: {seconds(value) if key.endswith('_at') else _plain(value)}")
     return " · ".join(shown)
+
+
+def plain(x) -> str:
+    """A value as a sentence quotes it (`words.plain`): yes / no, n/a, lists joined by commas."""
+    return _plain(x)
 
 
 def events(timeline, actor: str | None = None, skip: tuple[str, ...] = ("acquire_failed",)) -> str:

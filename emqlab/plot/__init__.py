@@ -23,6 +23,7 @@ from typing import Any
 
 from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
+from matplotlib.text import Text
 
 from ..core.errors import BadParameter
 from ..core.timeline import Timeline
@@ -79,6 +80,21 @@ def wrap(text: str, chars: int) -> str:
     return "\n".join(textwrap.wrap(glued, chars)).replace("\u00a0", " ") or text
 
 
+def _verdict_texts(figure: Figure, verdicts: list[str]):
+    """(text artist, its text, its text without the verdict) for every text of `figure` that quotes one
+    of `verdicts`, as drawn or wrapped over several lines."""
+    for text in figure.findobj(Text):
+        full = text.get_text()
+        flat = " ".join(full.split())
+        for verdict in verdicts:
+            if verdict and verdict in full:
+                yield text, full, full.replace(verdict, "").strip(" —\n")
+                break
+            if verdict and " ".join(verdict.split()) == flat:  # the whole text is the verdict, wrapped
+                yield text, full, ""
+                break
+
+
 @dataclass
 class Drawing:
     """A drawn figure and what it says: the words, the runs behind it, the readout artist."""
@@ -90,6 +106,8 @@ class Drawing:
     lit: str | None = None
     _artists: dict[str, list[tuple[Any, float]]] = field(default_factory=dict, repr=False)
     _lanes: dict[str, Any] = field(default_factory=dict, repr=False)
+    _verdicts: list[tuple[Any, str, str]] = field(default_factory=list, repr=False)
+    verdicts_shown: bool = True
 
     def __post_init__(self) -> None:
         self._artists = {name: [] for name in self.words.modes}
@@ -100,6 +118,7 @@ class Drawing:
                 self._artists[name].append((artist, 1.0 if base is None else base))
             elif kind == "lane" and name in self.words.modes:
                 self._lanes[name] = artist
+        self._verdicts = list(_verdict_texts(self.figure, [m.verdict for m in self.words.modes.values()]))
         self.fit()
 
     @property
@@ -129,7 +148,7 @@ class Drawing:
         for name, lane in self._lanes.items():
             lane.set_linewidth(2.5 if name == mode else 0)
             lane.set_facecolor(LIT_LANE if name == mode else UNLIT_LANE)
-        self._say(self.words.readout(mode))
+        self.say(self.words.readout(mode))
         return self
 
     # -- the readout line under the figure, wrapped to the figure's width ----------------------------
@@ -138,7 +157,8 @@ class Drawing:
         size_px = self.readout.get_fontsize() * fig.dpi / 72
         return max(30, int(fig.get_figwidth() * fig.dpi * 0.97 / (size_px * CHAR_EM)))
 
-    def _say(self, text: str) -> None:
+    def say(self, text: str) -> None:
+        """Put `text` on the readout line (until the next `light`), wrapped to the figure's width."""
         if self.readout is not None:
             self.readout.set_text(wrap(text, self._chars_per_line()))
 
@@ -153,7 +173,8 @@ class Drawing:
         if self.readout is None:
             return self
         chars = self._chars_per_line()
-        lines = max(wrap(t, chars).count("\n") + 1 for t in [self.words.prompt, *self.words.readout_texts()])
+        lines = max(wrap(t, chars).count("\n") + 1
+                    for t in [self.words.prompt, self.words.caption, *self.words.readout_texts()])
         size_in = self.readout.get_fontsize() / 72
         bottom = min(0.45, (lines * size_in * 1.3 + 0.12) / fig.get_figheight())
         self.readout.set_position((0.01, 0.04 / fig.get_figheight()))
@@ -161,7 +182,16 @@ class Drawing:
         engine = fig.get_layout_engine()
         if isinstance(engine, ConstrainedLayoutEngine):
             engine.set(rect=(0, bottom, 1, 1 - bottom))
-        self._say(self.words.readout(self.lit))
+        self.say(self.words.readout(self.lit))
+        return self
+
+    def show_verdicts(self, shown: bool = True) -> "Drawing":
+        """Show, or take out, every mode's static verdict where the figure prints it (a panel's title,
+        a line over a lane): a figure shown under a prediction must not print the answer beside the
+        question. The rest of each text (a mode's label) stays."""
+        for text, full, without in self._verdicts:
+            text.set_text(full if shown else without)
+        self.verdicts_shown = shown
         return self
 
     def is_dimmed(self, mode: str) -> bool:

@@ -4,10 +4,11 @@ Every key of one queue shares the `{q}` hashtag, so a cluster keeps them in one 
 
     <prefix>emq:{q}:pending     sorted set, ready ids
     <prefix>emq:{q}:active      sorted set, leased ids scored by lease deadline (server ms)
-    <prefix>emq:{q}:job:<id>    hash: state, attempts, payload
+    <prefix>emq:{q}:job:<id>    hash: state, attempts, payload (last_error once an attempt failed)
     <prefix>emq:{q}:schedule    sorted set, delayed ids scored by when they fall due
     <prefix>emq:{q}:wake        list a parked consumer blocks on
     <prefix>emq:{q}:done        set, finished ids
+    <prefix>emq:{q}:dead        sorted set, ids whose last allowed attempt failed, scored by when (server ms)
     <prefix>emq:{q}:effects     hash, the results store: id -> times its effect was applied
     <prefix>emq:{q}:sessions    sorted set, worker sessions scored by session deadline (server ms)
     <prefix>emq:{q}:session_tokens  hash, worker -> the token its session was opened with
@@ -21,7 +22,8 @@ Either way a claim may set a hard deadline (`max_runtime_ms`), once, that no ren
 
 A job's `attempts` is its fencing token: the claim bumps it, and completion, retry, the batched
 extend and a fenced effect write are refused unless the caller's value is current *and* the job
-is still active. Public methods validate and speak model milliseconds; `do_*` touch the server (override points).
+is still active. A failure reported by the current holder (`retry`) sends the job back, or, on its
+`max_attempts`-th attempt, to the dead set, where nothing claims it again. Public methods validate and speak model milliseconds; `do_*` touch the server (override points).
 """
 
 from __future__ import annotations
@@ -34,7 +36,12 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from ..core.errors import BadParameter, StaleToken, StoreError
-from ..core.ranges import get
+from ..core.ranges import check, get
+
+PLACES = ("pending", "active", "schedule", "done", "dead")  # where a job can be: exactly one at a time
+STATE_OF_PLACE = {"pending": "pending", "active": "active", "schedule": "scheduled", "done": "done", "dead": "dead"}
+RETRY_PLACES = {"pending": "pending", "scheduled": "schedule", "dead": "dead"}  # retry.lua's reply -> the place
+MAX_ATTEMPTS = 3  # EchoMQ's consumer default: the third failure is the last
 
 NAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 ID_RE = re.compile(r"[A-Za-z0-9_.-]{1,128}")
@@ -141,8 +148,10 @@ class ReapSlice:
 class Queue:
     """One queue's keys and scripts on a backend (anything with `.client`, `.scripts`, `.clock`, `.prefix`)."""
 
-    def __init__(self, backend, name: str = "orders", *, prefix: str | None = None, hashtag: bool = True):
+    def __init__(self, backend, name: str = "orders", *, prefix: str | None = None, hashtag: bool = True,
+                 max_attempts: int = MAX_ATTEMPTS):
         check_name(name)
+        self.max_attempts = check("max_attempts", max_attempts)
         prefix = backend.prefix if prefix is None else prefix
         if not prefix.startswith(backend.prefix):
             raise BadParameter(f"queue prefix {prefix!r} must lie under {backend.prefix!r}; emqlab writes nowhere else")
@@ -154,6 +163,7 @@ class Queue:
         self.pending, self.active = self.base + "pending", self.base + "active"
         self.schedule, self.wake_key = self.base + "schedule", self.base + "wake"
         self.done, self.effects = self.base + "done", self.base + "effects"
+        self.dead = self.base + "dead"
         self.reaped_key = self.base + "reaped"  # the reap script's own count of leases it returned
         self.sessions, self.session_tokens = self.base + "sessions", self.base + "session_tokens"
 
@@ -241,12 +251,19 @@ class Queue:
         token = check_attempts(attempts)
         self._settle(self.do_complete(check_id(job_id), token), "completion", job_id, token)
 
-    def retry(self, job_id: str, attempts: int, *, delay_ms: float = 0) -> None:
-        """Hand a job back (scheduled after `delay_ms` if > 0); StaleToken as for complete."""
+    def retry(self, job_id: str, attempts: int, *, delay_ms: float = 0, error: str = "") -> str:
+        """Report the held attempt failed (`error` is kept as the job's `last_error`): the job goes back
+        to pending, or to the schedule after `delay_ms` if > 0, or, if this was its `max_attempts`-th
+        attempt, to the dead set. Returns where it went ('pending', 'schedule' or 'dead'); StaleToken as
+        for complete (a lapsed holder's report after the reap changes nothing)."""
         check_id(job_id)
         token = check_attempts(attempts)
         _check_ms("delay", delay_ms, zero=True)
-        self._settle(self.do_retry(job_id, token, delay_ms), "retry", job_id, token)
+        reply = self.do_retry(job_id, token, delay_ms, str(error))
+        if reply in RETRY_PLACES:
+            return RETRY_PLACES[reply]
+        self._settle(reply, "retry", job_id, token)
+        raise StoreError(f"retry of job {job_id}: the store replied {reply!r}")
 
     def reap(self, limit: int = REAP_LIMIT) -> list[str]:
         """Return up to `limit` abandoned jobs to pending: leases and hard deadlines past the server's
@@ -302,25 +319,38 @@ class Queue:
         return self.backend.client.hgetall(self.job_key(check_id(job_id)))
 
     def where(self, job_id: str) -> list[str]:
-        """Which of pending, active, schedule, done hold `job_id` (exactly one, if all is well)."""
+        """Which of the PLACES hold `job_id` (exactly one, if all is well)."""
         check_id(job_id)
         pipe = self.backend.client.pipeline(transaction=False)
         pipe.zscore(self.pending, job_id)
         pipe.zscore(self.active, job_id)
         pipe.zscore(self.schedule, job_id)
         pipe.sismember(self.done, job_id)
-        *scores, done = pipe.execute()
+        pipe.zscore(self.dead, job_id)
+        pending, active, schedule, done, dead = pipe.execute()
         # a reaped job sits in pending at score 0, so test for presence, not truth
-        found = [s is not None for s in scores] + [bool(done)]
-        return [n for n, f in zip(("pending", "active", "schedule", "done"), found) if f]
+        found = [pending is not None, active is not None, schedule is not None, bool(done), dead is not None]
+        return [n for n, f in zip(PLACES, found) if f]
 
     def sizes(self) -> dict[str, int]:
+        """How many ids each of the PLACES holds."""
         pipe = self.backend.client.pipeline(transaction=False)
         pipe.zcard(self.pending)
         pipe.zcard(self.active)
         pipe.zcard(self.schedule)
         pipe.scard(self.done)
-        return dict(zip(("pending", "active", "schedule", "done"), pipe.execute()))
+        pipe.zcard(self.dead)
+        return dict(zip(PLACES, pipe.execute()))
+
+    def dead_jobs(self) -> dict[str, str]:
+        """{id: its last error} for every job in the dead set."""
+        ids = self.backend.client.zrange(self.dead, 0, -1)
+        if not ids:
+            return {}
+        pipe = self.backend.client.pipeline(transaction=False)
+        for job_id in ids:
+            pipe.hget(self.job_key(job_id), "last_error")
+        return dict(zip(ids, (e or "" for e in pipe.execute())))
 
     def effects_applied(self) -> dict[str, int]:
         return {k: int(v) for k, v in self.backend.client.hgetall(self.effects).items()}
@@ -359,10 +389,10 @@ class Queue:
         return self.backend.scripts("complete", [self.job_key(job_id), self.active, self.done],
                                     [job_id, attempts, self.base])
 
-    def do_retry(self, job_id: str, attempts: str, delay_ms: float) -> str:
+    def do_retry(self, job_id: str, attempts: str, delay_ms: float, error: str = "") -> str:
         delay = self.clock.to_server_ms(delay_ms) if delay_ms > 0 else 0
-        return self.backend.scripts("retry", [self.job_key(job_id), self.active, self.pending, self.schedule],
-                                    [job_id, attempts, delay, self.base])
+        return self.backend.scripts("retry", [self.job_key(job_id), self.active, self.pending, self.schedule, self.dead],
+                                    [job_id, attempts, delay, self.base, self.max_attempts, error])
 
     def do_reap(self, limit: int) -> ReapSlice:
         reply = self.backend.scripts("reap", [self.active, self.pending, self.reaped_key, self.sessions],

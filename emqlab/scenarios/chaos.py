@@ -214,12 +214,14 @@ def _chaos_in_process(run: Run, q: Queue, params: Params, plan, bar) -> None:
 
 
 def chaos_counts(q: Queue, timeline: Timeline, jobs: int) -> dict[str, int]:
-    done = q.sizes()["done"]
+    sizes = q.sizes()
+    done, dead = sizes["done"], sizes["dead"]
     effects = q.effects_applied()
     return {
         "jobs": jobs,
         "completed": done,
-        "lost": jobs - done,
+        "dead": dead,  # a place too: a job that used up its attempts is accounted for, not lost
+        "lost": jobs - done - dead,
         "duplicate_effects": sum(n - 1 for n in effects.values() if n > 1),
         "jobs_with_duplicates": sum(1 for n in effects.values() if n > 1),
         "effects_missing": sum(1 for i in range(jobs) if effects.get(f"J{i:06d}", 0) == 0),

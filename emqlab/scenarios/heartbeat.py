@@ -18,7 +18,7 @@ import simpy
 from ..core.errors import BadParameter, LeaseLost, StaleToken, StoreError
 from ..core.ranges import check
 from ..core.timeline import Interval, Record, Timeline, Verdict, json_name, minus
-from ..core.words import FigureWords, ModeWords, plural, seconds, times
+from ..core.words import FigureWords, ModeWords, panel_places, plural, seconds, times
 from ..core.words import boundary_words as grid_words
 from ..core.words import figure_words as figure_words_of
 from ..faults.link import Link
@@ -436,14 +436,20 @@ def words(p: Params, v: HeartbeatVerdict) -> ModeWords:
 
 
 def figure_words(modes: dict[str, Timeline], labels: dict[str, str] | None = None) -> FigureWords:
-    """What figure 1 says about these runs: caption, prompt, and each run's words."""
-    first = next(iter(modes.values())).params
+    """What figure 1 says about these runs: caption, prompt, and each run's words. The caption names
+    each panel by its place (top to bottom), and the lease only when every run shares it."""
+    params = [tl.params for tl in modes.values()]
     named = [(labels or {}).get(name) or tl.verdict.label for name, tl in modes.items()]
-    where = f"a {seconds(first.job)} job under a {seconds(first.lease)} lease"
+    jobs, leases = {p.job for p in params}, {p.lease for p in params}
+    where = f"a {seconds(params[0].job)} job" if len(jobs) == 1 else "each run's job"
+    if len(leases) == 1:
+        where += f" under a {seconds(params[0].lease)} lease"
+    places = panel_places(len(named))
+    panels = "; ".join(f"{at}: {n}" for at, n in zip(places, named))
+    caption = f"The renewal heartbeat, {where}. {panels[0].upper()}{panels[1:]}."
     prompt = (f"{where[0].upper()}{where[1:]}. Point at " + " or ".join(f"“{n}”" for n in named)
               + " to light its timeline and read what happened.")
-    return figure_words_of(modes, f"The renewal heartbeat: {where}, " + " against ".join(named) + ".", prompt,
-                           labels)
+    return figure_words_of(modes, caption, prompt, labels)
 
 
 def boundary_words(boundary: dict[str, Any]) -> FigureWords:

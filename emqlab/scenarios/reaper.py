@@ -273,7 +273,7 @@ def reaper_verdict(timeline: Timeline) -> ReaperVerdict:
 
 def reaper_words(p: Params, v: ReaperVerdict) -> ModeWords:
     """The reaper run in words: the readout and the static verdict line, each clause read from `v`."""
-    label = f"reaper ({p.mode})"
+    label = "a worker dies holding the job" + (" (two OS processes, SIGKILL)" if p.mode == "processes" else "")
     if DESIGNS[p.design].renews:
         label += f" · {p.design}"
     if v.reaped_at is None:
@@ -314,9 +314,9 @@ def reaper_words(p: Params, v: ReaperVerdict) -> ModeWords:
     else:
         finished = f"; {v.completed_by} finished it at {seconds(v.completed_at)}"
     if v.stale_complete_refused:
-        late, static_late = "worker-1's late completion was refused", "refused"
+        late, static_late = "a late completion in worker-1's name was refused", "refused"
     elif v.stale_complete_accepted:
-        late, static_late = "worker-1's late completion was ACCEPTED (a stale write landed)", "ACCEPTED"
+        late, static_late = "a late completion in worker-1's name was ACCEPTED (a stale write landed)", "ACCEPTED"
     else:
         late, static_late = "worker-1 sent no late completion", "not sent"
     readout = f"{died}; {reaped}{reclaimed}{finished}; {late}. Lost: {v.lost}."
@@ -328,8 +328,8 @@ def reaper_words(p: Params, v: ReaperVerdict) -> ModeWords:
 reaper_figure_words = mode_words(
     "A consumer dies holding a job. Nobody renews its lease, so the lease runs out on "
     "the server clock; the next beat's reap puts the job back in pending, another "
-    "consumer claims it again, and the dead consumer's late completion is checked "
-    "against the new attempt count.",
+    "consumer claims it again, and a late completion in the dead consumer's name (what a "
+    "worker that only looked dead would send) is checked against the new attempt count.",
     "Point at a run to read what happened to its job.")
 
 

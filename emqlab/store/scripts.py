@@ -27,7 +27,7 @@ KEY_COUNTS: dict[str, int] = {
     "enqueue": 4,
     "claim": 2,
     "complete": 3,
-    "retry": 4,
+    "retry": 5,
     "reap": 4,
     "promote": 3,
     "extend_active": 1,

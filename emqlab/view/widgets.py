@@ -20,6 +20,7 @@ import logging
 import traceback
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import wraps
 from typing import Any
 
@@ -141,8 +142,13 @@ class ModeExplorer:
 
     # -- what is shown -----------------------------------------------------------------------
     def reveal(self) -> None:
-        """Show the static verdicts (after a prediction, or the first hover)."""
+        """Show the static verdicts, under the figure and in it (after a prediction, or the first hover)."""
+        if self.revealed and (self.drawing is None or self.drawing.verdicts_shown):
+            return
         self.verdicts.layout.display = None
+        if self.drawing is not None:
+            self.drawing.show_verdicts(True)
+            self._redraw()
 
     @property
     def revealed(self) -> bool:
@@ -204,6 +210,7 @@ class ModeExplorer:
             self.fig.clear()
             self._cursors = []
             self.drawing = self.build(self.data, fig=self.fig, **self.build_kw)
+            self.drawing.show_verdicts(self.revealed)  # asked first: the figure keeps its answers back too
             self._readout_in_figure(False)  # the readout is said once, in the widget below the canvas
             keep = self.selected if self.selected in self.modes else None
             self.buttons.options = [(m.label, name) for name, m in self.modes.items()]
@@ -319,21 +326,43 @@ class ModeExplorer:
         bundle = self.widget._repr_mimebundle_(**kwargs)
         data = bundle[0] if isinstance(bundle, tuple) else bundle
         data["image/png"] = self.png()
-        data["text/plain"] = f"{self.drawing.words.caption}\n{self.report()}"
+        words = self.drawing.words
+        data["text/plain"] = f"{words.caption}\n{self.report()}" if self.revealed else self.held_back()
         return bundle
 
+    def held_back(self) -> str:
+        """What a figure asked first says before the prediction: what it draws, and no outcome (its
+        caption explains the outcome, so it waits for the answer too)."""
+        labels = "; ".join(m.label for m in self.modes.values())
+        return f"Drawn: {labels}. Each run's verdict follows the prediction."
+
     def png(self, dpi: float | None = None) -> str:
-        """The figure as a base64 PNG, its readout line shown (the static image has no widget under it)."""
+        """The figure as a base64 PNG, its readout line shown (the static image has no widget under it):
+        the lit mode's readout, or, with nothing lit, the caption: what is drawn, since a reader of the
+        image cannot point at anything."""
         import base64
         import io
 
         self._readout_in_figure(True)
+        if self.lit is None:
+            self.drawing.say(self.drawing.words.caption if self.revealed else self.held_back())
         try:
             buf = io.BytesIO()
             self.fig.savefig(buf, format="png", dpi=dpi or self.fig.dpi)
         finally:
             self._readout_in_figure(False)
+            self.drawing.light(self.lit)
         return base64.b64encode(buf.getvalue()).decode("ascii")
+
+    def snapshot(self):
+        """The figure as it stands now (its modes, sliders and lit mode), as an image: what a cell that
+        moves a slider and talks about the result leaves in the saved notebook, for a reader without
+        a kernel, who would otherwise see only the figure as it was first drawn."""
+        import base64
+
+        from IPython.display import Image
+
+        return Image(data=base64.b64decode(self.png()), format="png")
 
     def _readout_in_figure(self, shown: bool) -> None:
         """Show the figure's own readout line (and keep room for it), or hide it and give the room back."""
@@ -392,8 +421,45 @@ class Predict:
             self.explorer.reveal()
         return text
 
+    def right_answers(self) -> list[str]:
+        """The answers the run bears out."""
+        return [answer for answer, is_right in self.answers.items() if is_right(self.run.verdict)]
+
+    def answer(self) -> "Answer":
+        """The answer, for the cell after the question and its figure: the answers the run bears out,
+        the run's own readout, and the figure with every verdict shown. Run it once you have committed
+        a prediction; in a saved lesson it is where a reader without a kernel finds the answer."""
+        text = f"The answer: {' / '.join(self.right_answers()) or 'none of these'}. The run: {self.run.verdict.summary}"
+        image = None
+        if self.explorer is not None:
+            self.explorer.reveal()
+            image = self.explorer.png()
+        return Answer(text, image)
+
     def _repr_mimebundle_(self, **kwargs):
+        """The live buttons, and for a reader without a kernel the question and its options as text:
+        the answer is not here, but in the saved output of the cell that calls `answer()`."""
         bundle = self.widget._repr_mimebundle_(**kwargs)
         data = bundle[0] if isinstance(bundle, tuple) else bundle
         data["text/plain"] = f"Predict first. {self.question} " + " / ".join(self.answers)
+        options = "".join(f"<li>{html.escape(a)}</li>" for a in self.answers)
+        data["text/html"] = (f"<div><b>Predict first.</b> {html.escape(self.question)}<ol>{options}</ol>"
+                             "<i>Choose one before you read on: the answer follows the figure.</i></div>")
         return bundle
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A prediction's answer as a cell shows it: its words, and the figure with its verdicts (a PNG)."""
+
+    text: str
+    png: str | None = None  # base64
+
+    def _repr_mimebundle_(self, **kwargs):
+        data = {"text/plain": self.text}
+        body = f"<p style='font-size:1.1em'>{html.escape(self.text)}</p>"
+        if self.png is not None:
+            data["image/png"] = self.png
+            body += f"<img src='data:image/png;base64,{self.png}' style='max-width:100%'/>"
+        data["text/html"] = f"<div>{body}</div>"
+        return data

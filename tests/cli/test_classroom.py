@@ -101,9 +101,10 @@ def test_a_class_end_to_end(served):
         lanes = board.lanes()
         assert status["invariants_ok"] and status["reaped"] >= 2, [lane_story(n, lanes) for n in ("ada", "bob")]
         notes = [e for lane in lanes for e in lane["notes"]]
-        assert any(e["kind"] == "complete_refused" and e["actor"] == "bob" for e in notes)  # bob's stale write
+        bobs = [(e["kind"], e.get("job")) for lane in lanes if lane["name"] == "bob" for e in lane["events"]][-40:]
+        assert "its late write was refused" in lane_story("bob", lanes), (lane_story("bob", lanes), bobs)
+        assert any(e["kind"] == "complete_refused" and e["actor"] == "bob" for e in notes), bobs  # bob's stale write
         assert "crashed holding" in lane_story("ada", lanes) and "reaped it" in lane_story("ada", lanes)
-        assert "its late write was refused" in lane_story("bob", lanes), lane_story("bob", lanes)
         bob = lane_bands(next(lane for lane in lanes if lane["name"] == "bob")["events"])
         assert bob["pauses"] and any(b["ended"] == "refused" for b in bob["leases"])
         assert all(b["deadline"] - b["start"] == pytest.approx(2.0, abs=0.01) for b in bob["leases"])

@@ -82,6 +82,9 @@ def test_lease_bounds_crash_and_rides_out_the_pause(fake):
 
 def test_capacity_is_worked_out_from_the_measured_cost():
     budget = ex.renewal_budget()
+    given = ex.per_extend_cost()  # what the exercise shows: the cost and the tick, never the capacity found
+    assert f"{budget['per_extend_us']:g} µs" in given and "15 s" in given
+    assert f"{budget['measured_capacity']:,}" not in given and str(budget["measured_capacity"]) not in given
     estimate = budget["tick_s"] * 1_000_000 / budget["per_extend_us"]
     right = ex.check_capacity(round(estimate, -3))
     assert right and f"{budget['measured_capacity']:,}" in right.text  # the measured run is quoted beside it
@@ -90,11 +93,13 @@ def test_capacity_is_worked_out_from_the_measured_cost():
 
 
 def test_fencing_answers_are_checked_by_a_run(fake):
-    right = ex.check_fencing(32.5, 2, "first", fake)
+    right = ex.check_fencing(22, 2, "first", fake)  # a 20 s lease; beats at 2, 6, …, 18, 22 s
     assert right and "The run agrees" in right.text and "was refused" in right.text
-    assert "first beat at or after the deadline" in ex.check_fencing(30, 2, "first", fake).text
-    assert "every claim adds one" in ex.check_fencing(32.5, 1, "first", fake).text
-    wrong = ex.check_fencing(32.5, 2, "second", fake)
+    assert not ex.check_fencing(32.5, 2, "first", fake)  # lesson 06's answer is not this run's
+    late = ex.check_fencing(20, 2, "first", fake).text
+    assert "first beat at or after the deadline" in late and "fall at 2 s, 6 s, … every 4 s" in late
+    assert "every claim adds one" in ex.check_fencing(22, 1, "first", fake).text
+    wrong = ex.check_fencing(22, 2, "second", fake)
     assert not wrong and "still carries attempt 1" in wrong.text
 
 
@@ -107,7 +112,7 @@ def test_extend_with_expire_in_milliseconds_is_caught(fake):
 
 def test_check_all_in_order(fake):
     k = round(15_000_000 / ex.renewal_budget()["per_extend_us"])
-    results = ex.check_all({"cadence": 0.5, "extend_lua": GOOD_EXTEND, "lease": 8, "k_max": k, "reaped_at": 32.5,
+    results = ex.check_all({"cadence": 0.5, "extend_lua": GOOD_EXTEND, "lease": 8, "k_max": k, "reaped_at": 22,
                             "attempts": 2, "refused": "first", "max_delay": 9.75, "max_runtime": 60}, fake)
     assert [bool(r) for r in results] == [True] * 7
     assert [bool(r) for r in ex.check_all({}, fake)] == [False] * 7

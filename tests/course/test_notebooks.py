@@ -50,3 +50,76 @@ def test_nbconvert_html_shows_every_figure(path):
     body, _ = HTMLExporter().from_notebook_node(nb)
     images = len(re.findall(r"<img\b[^>]*src=\"data:image/png;base64,", body))
     assert images >= len(figure_cells(nb)), f"{path.name}: {images} images for {len(figure_cells(nb))} figures"
+
+
+RUN_PREFIX = re.compile(r"-[0-9a-f]{16}:")  # a run's random prefix: `emqlab:lesson05-0069ccda7e304c07:`
+PYTHON_REPR = re.compile(r"\{'|\{\"|\['|\('|\bNone\b|\bTrue\b|\bFalse\b|<[\w.]+ object at ")
+
+
+def saved_text(cell) -> list[str]:
+    """The lines a reader sees under a code cell: printed text and each output's plain form."""
+    texts = []
+    for out in cell.outputs:
+        if "text" in out:
+            texts.append(out["text"])
+        texts.append(out.get("data", {}).get("text/plain", ""))
+    return [line for text in texts for line in text.splitlines()]
+
+
+def python_in_prose(cell) -> list[str]:
+    """Lines under `cell` that show the reader a random run prefix or a Python value's repr (a raw dict
+    or list, None, True). A cell that prints a script (`lab.script`, `source`) shows code, which may quote."""
+    lines = saved_text(cell)
+    shown = [line for line in lines if RUN_PREFIX.search(line)]
+    if not re.search(r"\b(lab\.script|source)\(", cell.source):
+        shown += [line for line in lines if PYTHON_REPR.search(line)]
+    return shown
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name[:2])
+def test_no_saved_output_shows_a_run_prefix_or_a_python_repr(path):
+    nb = nbformat.read(path, as_version=4)
+    found = [(i, line) for i, cell in enumerate(nb.cells) if cell.cell_type == "code" for line in python_in_prose(cell)]
+    assert found == [], f"{path.name}: say it in words (lab.plain, lab.facts), not as Python prints it"
+
+
+def test_the_scan_finds_a_prefix_a_dict_and_a_flag():
+    cell = nbformat.v4.new_code_cell("print(x)")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text) for text in (
+        "emqlab:lesson05-0069ccda7e304c07:emq:{orders}:pending\n", "{'lost': 0}\n", "refused: True\n",
+        "attempts: 1 · where: pending\n")]
+    assert len(python_in_prose(cell)) == 3
+
+
+SETS_STATE = re.compile(r"\.sliders\[[^]]+\]\.value\s*=|\.(pin|select)\(")
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name[:2])
+def test_a_cell_that_moves_an_explorer_saves_the_figure_it_moved_to(path):
+    """A reader without a kernel sees only saved images: a cell that moves a slider (or pins a mode) and
+    prints what came of it must leave that figure too, not just its words."""
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code" and SETS_STATE.search(cell.source):
+            assert any("image/png" in out.get("data", {}) for out in cell.outputs), \
+                f"{path.name}: this cell moves an explorer but saves no figure of it:\n{cell.source}"
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name[:2])
+def test_the_figure_under_a_question_keeps_its_verdicts_back_and_the_answer_follows(path):
+    """Predict on paper: the question and its options are saved as text, the figure right under it is
+    saved with no verdict (its plain text says only what is drawn), and a later cell saves the answer."""
+    nb = nbformat.read(path, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    for i, cell in enumerate(code):
+        plain = [o.get("data", {}).get("text/plain", "") for o in cell.outputs]
+        if not any(p.startswith("Predict first.") for p in plain):
+            continue
+        html = next(o["data"]["text/html"] for o in cell.outputs if "text/html" in o.get("data", {}))
+        assert html.count("<li>") >= 2, f"{path.name}: the question's options are not saved as text"
+        after = code[i + 1]
+        for out in after.outputs:
+            if "image/png" in out.get("data", {}):
+                assert out["data"]["text/plain"].startswith("Drawn: "), \
+                    f"{path.name}: the figure under the question shows its verdicts:\n{after.source}"
+        assert any(".answer()" in c.source for c in code[i + 1:i + 3]), f"{path.name}: no answer after the question"

@@ -57,8 +57,8 @@ def test_one_renewal_per_tick_whatever_k_fake(fake, k):
     assert all(e.data["leases"] == k for e in t.of("round_trip", "session"))
     assert v.round_trips_by_tick == v.calls_by_tick == [1, 1, 1]
     assert t.summary == (f"one session: a worker holding K = {k} {'lease' if k == 1 else 'leases'} paid 1 round trip "
-                         f"per tick (1 script call on the worker's session, none on a job) over 3 ticks, "
-                         f"{v.wall_ms_per_tick:g} ms of wall time per tick on average; every lease was held to the end.")
+                         f"per tick (1 script call on the worker's session, none on a job) over 3 ticks; "
+                         f"the median tick took {v.wall_ms_per_tick:g} ms of wall time; every lease was held to the end.")
     assert fake.keys() == []  # the run's keys are gone
 
 
@@ -145,8 +145,8 @@ def test_words_for_one_job_and_many():
                lost_at={"job 1": 15.0}, stopped=[1], taken={}, session_taken_at=None)
     one = words(None, v)
     assert one.readout == ("one session: a worker holding K = 1 lease paid 1 round trip over 2 ticks (1, then 0; "
-                           "1 script call on the worker's session, none on a job), 0.2 ms of wall time per tick on "
-                           "average; the renewal at 15 s found the worker's session gone and told the holders of its "
+                           "1 script call on the worker's session, none on a job); the median tick took 0.2 ms of wall "
+                           "time; the renewal at 15 s found the worker's session gone and told the holders of its "
                            "one job at once, and each stopped.")
     assert one.label == "one session" and one.verdict.startswith("one session extend each tick, whatever K is")
 

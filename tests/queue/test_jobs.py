@@ -71,7 +71,7 @@ def test_claim_takes_oldest_first_and_respects_count(q):
         wait(q.backend, 10)
     jobs = q.claim(LEASE_MS, count=3)
     assert [j.id for j in jobs] == ["J0", "J1", "J2"]
-    assert q.sizes() == {"pending": 2, "active": 3, "schedule": 0, "done": 0}
+    assert q.sizes() == {"pending": 2, "active": 3, "schedule": 0, "done": 0, "dead": 0}
 
 
 def test_complete_only_with_current_attempts(q):
@@ -102,6 +102,52 @@ def test_retry_returns_to_pending_or_schedule(q):
     assert q.where("A1") == ["schedule"] and q.job("A1")["state"] == "scheduled"
 
 
+def test_a_job_that_fails_its_last_attempt_goes_to_the_dead_set_and_is_never_claimed_again(q):
+    assert q.max_attempts == 3  # EchoMQ's consumer default
+    q.enqueue("P1", "poison")
+    for n in (1, 2):
+        [job] = q.claim(LEASE_MS)
+        assert (job.id, job.attempts) == ("P1", n)
+        assert q.retry("P1", n, error=f"boom {n}") == "pending"
+        assert q.job("P1")["last_error"] == f"boom {n}" and q.where("P1") == ["pending"]
+    [job] = q.claim(LEASE_MS)
+    assert q.retry("P1", job.attempts, error="boom 3") == "dead"
+    assert q.where("P1") == ["dead"] and q.job("P1")["state"] == "dead"
+    assert q.dead_jobs() == {"P1": "boom 3"} and q.sizes()["dead"] == 1
+    assert q.claim(LEASE_MS, count=10) == [] and q.reap() == [] and q.promote() == 0  # nothing brings it back
+    with pytest.raises(StaleToken):
+        q.complete("P1", 3)  # nor can its last holder settle it done
+    assert q.where("P1") == ["dead"] and q.job("P1")["attempts"] == "3"
+
+
+def test_the_attempt_limit_is_the_queues_own_and_is_checked(backend):
+    q = Queue(backend, "once", prefix=backend.run_prefix("deadset"), max_attempts=1)
+    try:
+        q.enqueue("A1")
+        [job] = q.claim(LEASE_MS)
+        assert q.retry("A1", job.attempts, delay_ms=5_000) == "dead"  # the delay does not outlive the limit
+        assert q.where("A1") == ["dead"] and q.dead_jobs() == {"A1": ""}
+    finally:
+        backend.delete_prefix(q.base)
+    for bad in (0, 1.5, "3", 10_000):
+        with pytest.raises(BadParameter, match="max_attempts must be a whole number from 1 to 1000"):
+            Queue(backend, "once", max_attempts=bad)
+
+
+def test_a_late_retry_after_the_reap_is_refused_and_changes_nothing(q):
+    """EchoMQ's retry checks the attempts alone, so a lapsed holder's failure report after the reap
+    moves the job from pending to the schedule; here the state check refuses it."""
+    q.enqueue("A1")
+    [job] = q.claim(1_000)
+    wait(q.backend, 1_500)
+    assert q.reap() == ["A1"]
+    before = (q.where("A1"), q.job("A1"))
+    with pytest.raises(StaleToken, match="no longer the job's current active attempt"):
+        q.retry("A1", job.attempts, delay_ms=5_000, error="late")
+    assert (q.where("A1"), q.job("A1")) == before and "last_error" not in before[1]
+    assert q.sizes()["schedule"] == 0
+
+
 def test_reap_waits_for_the_server_clock(q):
     q.enqueue("A1")
     q.claim(LEASE_MS)
@@ -130,7 +176,7 @@ def test_reap_all_goes_in_slices_until_empty(q):
     q.claim(1_000, count=25)
     wait(q.backend, 1_500)
     assert q.reap_all(limit=4) == 25
-    assert q.sizes() == {"pending": 25, "active": 0, "schedule": 0, "done": 0}
+    assert q.sizes() == {"pending": 25, "active": 0, "schedule": 0, "done": 0, "dead": 0}
 
 
 def test_promote_moves_only_due_jobs(q):
@@ -220,7 +266,7 @@ def test_reap_in_slices_drains_a_backlog_in_bounded_calls(q):
     assert report.returned == 2_000
     assert report.calls == 9  # eight full slices, then one that finds nothing left
     assert len(report.call_ms) == 9 and report.longest_ms >= 0
-    assert q.sizes() == {"pending": 2_000, "active": 0, "schedule": 0, "done": 0}
+    assert q.sizes() == {"pending": 2_000, "active": 0, "schedule": 0, "done": 0, "dead": 0}
     with pytest.raises(BadParameter, match="from 1 to 1000"):
         q.reap(5_000)
 
@@ -282,7 +328,7 @@ def test_a_lapsed_session_is_reaped_in_bounded_slices_and_fences_its_worker(q):
     assert len(q.reap_slice(3).ids) == 3
     last = q.reap_slice(3)
     assert len(last.ids) == 1 and last.ended == ["worker-1"]
-    assert q.sizes() == {"pending": 7, "active": 0, "schedule": 0, "done": 0}
+    assert q.sizes() == {"pending": 7, "active": 0, "schedule": 0, "done": 0, "dead": 0}
     assert q.session_deadlines() == {} and q.held_by("worker-1") == []
     stale = jobs["J0"]
     with pytest.raises(StaleToken):

@@ -1,7 +1,8 @@
 """Property-based (hypothesis stateful) checks of the queue on fakeredis: whatever the interleaving
 of enqueues, claims, completions, retries, reaps, promotions, extends and fenced effect writes,
 stale or current, and however the clock moves:
-- every job is in exactly one of pending, active, schedule or done, and its state agrees;
+- every job is in exactly one of pending, active, schedule, done or dead, and its state agrees; once
+  dead (its third attempt failed), it stays dead;
 - attempts never decrease;
 - a completion (or fenced effect) is accepted at most once per job;
 - (session) every job a session holds is active under that worker, and nothing else is indexed.
@@ -18,10 +19,9 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from emqlab.store.backend import connect
 from emqlab.core.errors import StaleToken, StoreError
-from emqlab.queue.jobs import Queue
+from emqlab.queue.jobs import STATE_OF_PLACE, Queue
 
 IDS = st.sampled_from([f"J{i}" for i in range(6)])
-PLACE_OF_STATE = {"pending": "pending", "active": "active", "scheduled": "schedule", "done": "done"}
 
 
 WORKERS = st.sampled_from(["worker-1", "worker-2"])
@@ -39,6 +39,7 @@ class QueueMachine(RuleBasedStateMachine):
         self.attempts: dict[str, int] = {}
         self.accepted: dict[str, int] = {}
         self.sessions: dict[str, object] = {}  # worker -> its Session (stale ones kept: they are tried too)
+        self.dead: set[str] = set()  # jobs seen in the dead set
 
     def teardown(self):
         self.backend.delete_prefix(self.q.base)
@@ -121,7 +122,11 @@ class QueueMachine(RuleBasedStateMachine):
         for job in self.known:
             places = self.q.where(job)
             assert len(places) == 1, (job, places)
-            assert PLACE_OF_STATE[self.q.job(job)["state"]] == places[0]
+            assert self.q.job(job)["state"] == STATE_OF_PLACE[places[0]]
+            if job in self.dead:  # the dead set is the end: nothing brings a job back from it
+                assert places == ["dead"]
+            elif places == ["dead"]:
+                self.dead.add(job)
 
     @invariant()
     def attempts_never_decrease(self):

@@ -170,7 +170,7 @@ def test_draw_reaper_and_queue_heartbeat_follow_the_figure_protocol(fake):
     tl = reaper(backend=fake)
     drawing = draw_reaper([tl], reaper_figure_words([tl]))
     check_protocol(drawing, ["in-process"])
-    assert drawing.words.modes["in-process"].label == "reaper (in-process)"
+    assert drawing.words.modes["in-process"].label == "a worker dies holding the job"
     assert "attempts 2" in drawing.words.modes["in-process"].verdict
     runs = {r: queue_heartbeat(renew=r, backend=fake) for r in ("none", "half")}
     drawing = draw_queue_heartbeat(runs, queue_heartbeat_figure_words(runs))
@@ -203,7 +203,7 @@ def test_reaper_words_name_whoever_did_each_step():
                reclaimed_by="worker-3", reclaim_attempts=2, completed_by=None, completed_at=None,
                stale_complete_refused=False, stale_complete_accepted=False, lost=1)
     w = reaper_words(record(Params, lease=30.0, beat=5.0, procs=True), v)
-    assert w.label == "reaper (processes)"
+    assert w.label == "a worker dies holding the job (two OS processes, SIGKILL)"
     assert w.readout == ("worker-1 died at 10 s holding the job; its 30 s lease ran out on the server clock at 30 s, "
                          "worker-2's beat reaped it back to pending at 31 s (31 s after the claim, within lease + beat: "
                          "no); worker-3 re-claimed it with attempts 2; nobody finished it; worker-1 sent no late "

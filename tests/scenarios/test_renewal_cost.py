@@ -279,7 +279,7 @@ def _clauses_hold(t) -> None:
         assert f" paid {rts[0]} round trip{'s' if rts[0] != 1 else ''} per tick " in text
     else:
         assert f" paid {sum(rts)} round trips over {v.ticks} ticks ({', '.join(map(str, rts[:-1]))}, then {rts[-1]};" in text
-    assert f"{v.wall_ms_per_tick:g} ms of wall time per tick on average" in text
+    assert f"the median tick took {v.wall_ms_per_tick:g} ms of wall time" in text
     assert abs(v.wall_ms_per_tick - t.counts["wall_ms_per_tick"]) <= 0.005 * t.counts["wall_ms_per_tick"] + 1e-9
     assert ("every lease was held to the end" in text) == v.all_held
     assert ("re-owned" in text) == bool(v.taken) and ("told its holder at once" in text) == (len(v.lost) == 1)
@@ -307,7 +307,7 @@ def test_readout_says_only_what_the_run_did(fake, design, steal):
         assert "each stopped, while the other 4 leases stayed held." in t.summary
     if design == "per-job":  # a stolen lease is renewed no more: the ticks after it cost one round trip less
         assert v.round_trips_by_tick == {None: [6, 6, 6, 6], (20, 3): [6, 6, 5, 5]}.get(steal, [6, 6, 5, 4])
-        assert "(6 script calls, one per lease held)" in t.summary or "one per lease held)," in t.summary
+        assert "(6 script calls, one per lease held)" in t.summary or "one per lease held);" in t.summary
     else:
         assert v.round_trips_by_tick == [1, 1, 1, 1]
         assert "(1 script call of at most 500 leases)" in t.summary
@@ -336,7 +336,7 @@ def _verdict(**kw):
 def test_words_speak_in_singular_and_plural_as_the_counts_say():
     one = words(None, _verdict())
     assert one.readout == ("one sweep: a worker holding K = 2 leases paid 1 round trip per tick (2 script calls of at "
-                           "most 1 lease each) over 1 tick, 0.25 ms of wall time per tick on average; every lease was "
+                           "most 1 lease each) over 1 tick; the median tick took 0.25 ms of wall time; every lease was "
                            "held to the end.")
     assert one.label == "one sweep" and one.verdict.startswith("one bounded round trip each tick")
     per_job = words(None, _verdict(design="per-job", jobs=1, batch=None, round_trips_by_tick=[1, 1],

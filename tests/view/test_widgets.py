@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import pytest
 from matplotlib.backend_bases import MouseEvent
+from matplotlib.text import Text
 
 from emqlab.course import lab
 from emqlab.core.errors import BadParameter
 from emqlab.view.figures import heartbeat_figure
 from emqlab.scenarios.heartbeat import heartbeat
-from emqlab.view.widgets import ModeExplorer
+from emqlab.view.widgets import ModeExplorer, Predict
 
 
 def both(backend=None, lease=30):
@@ -246,6 +247,32 @@ def test_every_mode_figure_answers_pointer_and_buttons(fake, figure):
         x.close()
 
 
+def figure_texts(x) -> str:
+    return " ".join(" ".join(t.get_text().split()) for t in x.fig.findobj(Text))
+
+
+@pytest.mark.parametrize("figure", [_heartbeat, _renewal, _queue_heartbeat, _fencing],
+                         ids=["heartbeat", "renewal-cost", "queue-heartbeat", "fencing"])
+def test_a_figure_asked_first_keeps_every_verdict_back_until_the_answer(fake, figure):
+    draw, data = figure(fake)
+    x = ModeExplorer(draw, data, ask_first=True)
+    question = Predict("which?", {"the first": lambda v: True, "the second": lambda v: False},
+                       next(iter(data.values())), explorer=x)
+    try:
+        verdicts = [" ".join(m.verdict.split()) for m in x.modes.values()]
+        assert not x.revealed and not any(v in figure_texts(x) for v in verdicts)
+        assert all(m.label in figure_texts(x) for m in x.modes.values())  # the panels still say what they are
+        assert x._repr_mimebundle_()["text/plain"].startswith("Drawn: ")
+        assert "the first" in question._repr_mimebundle_()["text/html"]  # the question, on paper
+        answer = question.answer()
+        assert x.revealed and all(v in figure_texts(x) for v in verdicts)
+        bundle = answer._repr_mimebundle_()
+        assert bundle["text/plain"].startswith("The answer: the first. The run: ") and bundle["image/png"]
+        assert x._repr_mimebundle_()["text/plain"].startswith(x.drawing.words.caption)
+    finally:
+        x.close()
+
+
 # -- the notebooks' shape --------------------------------------------------------------------------
 NOTEBOOKS = sorted(lab.NOTEBOOKS.glob("[0-9][0-9]-*.ipynb"))
 
@@ -284,7 +311,7 @@ def test_lab_helpers_read_runs_in_words(fake, tmp_path):
     from emqlab.scenarios.heartbeat import heartbeat as run_heartbeat
 
     lapsed = run_heartbeat(renew="none", backend=fake)
-    assert lab.facts(lapsed) == "lapsed_at: 30 s · runs: 2 · double_run: True · finished_once: False"
+    assert lab.facts(lapsed) == "lapsed_at: 30 s · runs: 2 · double_run: yes · finished_once: no"
     assert lab.facts(lapsed, "reclaimed_at", "renew_lost_at") == "reclaimed_at: 30.5 s · renew_lost_at: never"
     lines = lab.events(lapsed, actor="contender").splitlines()
     assert "acquire_failed" not in "".join(lines)
