@@ -24,31 +24,31 @@ def valkey_url():
         yield server.url
 
 
-@pytest.fixture(params=["fake", pytest.param("live", marks=pytest.mark.live)])
+def _both(request, scale: float):
+    """The fake store, or the session's embedded Valkey on the real clock at `scale`; closed after."""
+    if request.param == "fake":
+        return connect("fake")
+    return connect(request.getfixturevalue("valkey_url"), clock="real", scale=scale)
+
+
+BOTH = ["fake", pytest.param("live", marks=pytest.mark.live)]
+
+
+@pytest.fixture(params=BOTH)
 def backend(request):
     """The same test on both stores. Live: the session's embedded Valkey, real clock."""
-    if request.param == "fake":
-        be = connect("fake")
-    else:
-        be = connect(request.getfixturevalue("valkey_url"), clock="real", scale=LIVE_SCALE)
-    try:
-        yield be
-    finally:
-        be.close()
+    be = _both(request, LIVE_SCALE)
+    yield be
+    be.close()
 
 
-@pytest.fixture(params=["fake", pytest.param("live", marks=pytest.mark.live)])
+@pytest.fixture(params=BOTH)
 def backend_slow(request):
     """Both stores, the live one at `support.SLOW_SCALE`: for a test whose claim is an order of things a
     few model seconds apart, which a loaded machine may swap at scale 0.01."""
-    if request.param == "fake":
-        be = connect("fake")
-    else:
-        be = connect(request.getfixturevalue("valkey_url"), clock="real", scale=SLOW_SCALE)
-    try:
-        yield be
-    finally:
-        be.close()
+    be = _both(request, SLOW_SCALE)
+    yield be
+    be.close()
 
 
 @pytest.fixture

@@ -23,6 +23,8 @@ from typing import Any
 
 from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
+from matplotlib.legend_handler import HandlerLine2D
+from matplotlib.lines import Line2D
 from matplotlib.text import Text
 
 from ..core.errors import BadParameter
@@ -78,6 +80,39 @@ def wrap(text: str, chars: int) -> str:
     """`text` in lines of at most `chars` characters, never parting a number from its unit ("44.5 s")."""
     glued = re.sub(r"(\d) (s|ms)\b", "\\1\u00a0\\2", text)
     return "\n".join(textwrap.wrap(glued, chars)).replace("\u00a0", " ") or text
+
+
+def legend_of_marks(fig: Figure, **kw: Any):
+    """The figure's legend, built from what it drew: one entry per distinct label among the artists of
+    its axes: its bands first, then its marks. Each mark is drawn with `label=` what it means (an arrow, which
+    a legend cannot collect, with an empty line of the same look and label beside it); an artist that
+    means nothing by itself, such as a lane's background, carries a label starting with "_". A mark no
+    run drew has no entry. `plot.check.legend_problems` holds every figure to this."""
+    entries: dict[str, Any] = {}
+    bands = [a for ax in fig.axes for a in (*ax.patches, *ax.collections)]
+    for handle in [*bands, *(a for ax in fig.axes for a in ax.lines)]:  # bands (lease, work, pause), then marks
+        label = handle.get_label()
+        if label and not label.startswith("_"):
+            entries.setdefault(label, handle)
+    if not entries:
+        return None
+    rows = -(-len(entries) // LEGEND_PER_ROW)
+    kw.setdefault("ncols", -(-len(entries) // rows))  # rows of even length
+    kw.setdefault("handler_map", {Line2D: HandlerLine2D(update_func=_legend_marker)})
+    return fig.legend(list(entries.values()), list(entries), **kw)
+
+
+LEGEND_PER_ROW = 8
+LEGEND_MARKER_PX = (8, 12)  # a legend draws each mark as drawn, its size kept between these
+
+
+def _legend_marker(entry: Line2D, drawn: Line2D) -> None:
+    """A mark's legend entry: its own look, its size kept readable (a 22 pt tick would stretch the row,
+    a 5 pt one would vanish), at full strength."""
+    entry.update_from(drawn)
+    low, high = LEGEND_MARKER_PX
+    entry.set_markersize(min(max(drawn.get_markersize(), low), high))
+    entry.set_alpha(None)
 
 
 def _verdict_texts(figure: Figure, verdicts: list[str]):

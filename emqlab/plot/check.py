@@ -1,4 +1,5 @@
-"""What a person checks by eye, checked by machine: no text printed on other text, no text too small.
+"""What a person checks by eye, checked by machine: no text printed on other text, no text too small,
+a legend that names exactly what the figure draws.
 
 `overprints(fig)` lays the figure out and returns every pair of visible texts whose boxes overlap:
 titles, axis labels, tick labels, annotations, figure texts and legend entries. `small_texts(fig,
@@ -12,8 +13,11 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.collections import Collection
 from matplotlib.figure import Figure
-from matplotlib.text import Text
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.text import Annotation, Text
 
 PAD_PX = 1.0  # boxes that merely touch are not an overprint
 
@@ -91,3 +95,38 @@ def small_texts(fig: Figure, min_px: float) -> list[tuple[str, float]]:
             if px + 1e-9 < min_px:
                 found.append((artist.get_text(), round(px, 1)))
     return found
+
+
+def marks(fig: Figure) -> list:
+    """Every visible mark in the axes of `fig`: a line or marker with data, a patch, a collection, an
+    arrow. (Texts are words, not marks; a legend's own artists are not in the axes.)"""
+    found = []
+    for ax in fig.axes:
+        found += [a for a in ax.lines if isinstance(a, Line2D) and len(a.get_xdata()) and a.get_visible()]
+        found += [a for a in ax.patches if isinstance(a, Patch) and a.get_visible()]
+        found += [a for a in ax.collections if isinstance(a, Collection) and a.get_visible()]
+        found += [a for a in ax.texts if isinstance(a, Annotation) and a.arrow_patch is not None and a.get_visible()]
+    return found
+
+
+def _unlabelled(label: str) -> bool:
+    return not label or label.startswith("_child") or label == "_nolegend_"
+
+
+def legend_problems(fig: Figure) -> list[str]:
+    """What is wrong between the marks of `fig` and its legend: a mark drawn without saying what it is
+    (no label: matplotlib names it `_childN`), a kind of mark drawn but missing from the legend, an
+    entry nothing in the figure draws. Labels starting with "_" mark decoration (a lane's background),
+    which a legend leaves out. [] when the legend names exactly the kinds of marks drawn."""
+    problems, drawn = [], []
+    for mark in marks(fig):
+        label = mark.get_label()
+        if _unlabelled(label):
+            problems.append(f"a {type(mark).__name__} drawn with no label (what does it mean?)")
+        elif not label.startswith("_") and label not in drawn:
+            drawn.append(label)
+    legends = fig.legends + [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
+    entries = [t.get_text() for legend in legends for t in legend.get_texts()]
+    problems += [f"drawn but not in the legend: {label}" for label in drawn if label not in entries]
+    problems += [f"in the legend but drawn nowhere: {entry}" for entry in entries if entry not in drawn]
+    return problems

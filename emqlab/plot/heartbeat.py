@@ -15,13 +15,12 @@ from typing import Any
 
 from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
-from matplotlib.lines import Line2D
-from matplotlib.patches import Patch, Rectangle
+from matplotlib.patches import Rectangle
 from matplotlib.ticker import MultipleLocator
 
 from ..core.timeline import Timeline, minus
 from ..core.words import FigureWords, ModeWords
-from . import Drawing, as_modes, style
+from . import Drawing, as_modes, legend_of_marks, style
 
 LANES = {"holder": 1.0, "contender": 0.0}
 BAND_Y, BAND_H = 0.06, 0.30  # lease band, above the lane's centre line
@@ -29,6 +28,8 @@ RUN_Y, RUN_H = -0.30, 0.20  # work bar, below it
 FOOT_Y = -0.62  # the "both run the job" label, under the contender's work bar
 LINK_LIFT = 0.3  # a slow link: the holder's lane moves up to make room for the store's line under it
 STORE_Y, WIRE_TOP = 0.74, 0.96  # the store's line, and where a trip leaves the holder's (lifted) lane
+MOVED = "deadline moved"
+TRIP = "holder's command, to the store and back"
 
 
 def _as_modes(timelines: Any) -> dict[str, Timeline]:
@@ -47,48 +48,54 @@ def _draw_lane(ax, timeline: Timeline, actor: str, gid: str, x_max: float, y: fl
     for lease in timeline.spans("lease", actor):
         end = lease.end if lease.end is not None else lease.data.get("deadline", x_max)
         ax.add_patch(Rectangle((lease.start, y + BAND_Y), max(end - lease.start, 0.15), BAND_H, color=style.LEASE,
-                               alpha=0.55, lw=0, gid=gid))
+                               alpha=0.55, lw=0, gid=gid, label="lease (server deadline)"))
     pauses = [(p.start, p.end) for p in timeline.spans("pause", actor)]
     for run in timeline.spans("run", actor):
         end = run.end if run.end is not None else x_max
         for a, b in minus(run.start, end, pauses):  # a frozen worker does no work: its bar is broken
-            ax.add_patch(Rectangle((a, y + RUN_Y), b - a, RUN_H, color=style.RUN, alpha=0.9, lw=0, gid=gid))
+            ax.add_patch(Rectangle((a, y + RUN_Y), b - a, RUN_H, color=style.RUN, alpha=0.9, lw=0, gid=gid,
+                                   label="working"))
     for pause in timeline.spans("pause", actor):
         ax.add_patch(Rectangle((pause.start, y - 0.42), pause.end - pause.start, 0.84, facecolor="none",
-                               edgecolor=style.PAUSE, hatch="///", lw=1.0, gid=gid))
+                               edgecolor=style.PAUSE, hatch="///", lw=1.0, gid=gid, label="pause"))
         ax.annotate("paused", (pause.start, y + RUN_Y + RUN_H / 2), xytext=(4, 0), textcoords="offset points",
                     ha="left", va="center", fontsize=style.FONT["tick"], color="#444444", gid=gid)
 
-    def marks(kind, dy, **kw):
+    def marks(kind, dy, label, **kw):
         ts = [e.t for e in timeline.of(kind, actor)]
         if ts:
-            ax.plot(ts, [y + dy] * len(ts), linestyle="none", gid=gid, **kw)
+            ax.plot(ts, [y + dy] * len(ts), linestyle="none", gid=gid, label=label, **kw)
         return ts
 
-    marks("acquire_failed", BAND_Y + BAND_H / 2, marker="|", markersize=5, color=style.PAUSE, alpha=0.6)
+    marks("acquire_failed", BAND_Y + BAND_H / 2, "tries the lock, refused", marker="|", markersize=5,
+          color=style.PAUSE, alpha=0.6)
     # each extend moves the deadline: an arrow from the extend to the deadline the server set,
     # staggered in two rows so consecutive extends stay apart
-    for k, e in enumerate(timeline.of("renew", actor)):
-        if "deadline" not in e.data:
-            continue
+    moved = [e for e in timeline.of("renew", actor) if "deadline" in e.data]
+    for k, e in enumerate(moved):
         row = top + 0.10 + 0.13 * (k % 2)
-        ax.annotate("", xy=(e.data["deadline"], row), xytext=(e.t, row), gid=gid,
+        ax.annotate("", xy=(e.data["deadline"], row), xytext=(e.t, row), gid=gid, label=MOVED,
                     arrowprops={"arrowstyle": "-|>", "color": style.RENEW, "lw": 1.3, "shrinkA": 0, "shrinkB": 0})
-    marks("renew", BAND_Y + BAND_H / 2, marker="|", markersize=22, markeredgewidth=2.5, color=style.RENEW)
-    for t in marks("lapse", BAND_Y + BAND_H / 2, marker="X", markersize=13, color=style.LAPSE,
+    if moved:  # a legend collects no arrow: an empty line of the same look stands for them
+        ax.plot([], [], color=style.RENEW, marker=">", markersize=6, lw=1.3, label=MOVED)
+    marks("renew", BAND_Y + BAND_H / 2, "extend", marker="|", markersize=22, markeredgewidth=2.5, color=style.RENEW)
+    for t in marks("lapse", BAND_Y + BAND_H / 2, "lapse", marker="X", markersize=13, color=style.LAPSE,
                    markeredgecolor="white"):
         ax.annotate("lapse", (t, top), xytext=(0, 6), textcoords="offset points", ha="center", va="bottom",
                     fontsize=style.FONT["tick"], color=style.LAPSE, fontweight="bold", gid=gid)
-    for t in marks("renew_lost", BAND_Y + BAND_H / 2, marker="x", markersize=11, markeredgewidth=2.5,
-                   color="black"):
+    for t in marks("renew_lost", BAND_Y + BAND_H / 2, "extend replied 0: lock gone", marker="x", markersize=11,
+                   markeredgewidth=2.5, color="black"):
         ax.annotate("extend → 0", (t, y + RUN_Y + RUN_H / 2), xytext=(6, 0), textcoords="offset points",
                     ha="left", va="center", fontsize=style.FONT["tick"], gid=gid,
                     bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85})
-    marks("reclaim", BAND_Y + BAND_H / 2, marker="D", markersize=8, color=style.CONTENDER, markeredgecolor="white")
-    for t in marks("saw_done", BAND_Y + BAND_H / 2, marker="s", markersize=7, color=style.CONTENDER):
+    marks("reclaim", BAND_Y + BAND_H / 2, "reclaim", marker="D", markersize=8, color=style.CONTENDER,
+          markeredgecolor="white")
+    for t in marks("saw_done", BAND_Y + BAND_H / 2, "saw the job done", marker="s", markersize=7,
+                   color=style.CONTENDER):
         ax.annotate("saw done, let go", (t, top), xytext=(4, 6), textcoords="offset points", va="bottom",
                     fontsize=style.FONT["tick"], gid=gid)
-    marks("work_done", RUN_Y + RUN_H / 2, marker="o", markersize=8, color=style.RUN, markeredgecolor="black")
+    marks("work_done", RUN_Y + RUN_H / 2, "job done", marker="o", markersize=8, color=style.RUN,
+          markeredgecolor="black")
 
 
 def _draw_trips(ax, timeline: Timeline, gid: str) -> bool:
@@ -97,26 +104,26 @@ def _draw_trips(ax, timeline: Timeline, gid: str) -> bool:
     trips = [t for t in timeline.spans("trip") if t.end is not None and t.data.get("at") is not None]
     for trip in trips:
         ax.plot([trip.start, trip.data["at"], trip.end], [WIRE_TOP, STORE_Y, WIRE_TOP], color=style.WIRE, lw=1.4,
-                gid=gid, solid_joinstyle="miter")
-        ax.plot([trip.data["at"]], [STORE_Y], marker="o", markersize=5, color=style.WIRE, gid=gid)
+                gid=gid, solid_joinstyle="miter", label=TRIP)
+        ax.plot([trip.data["at"]], [STORE_Y], marker="o", markersize=5, color=style.WIRE, gid=gid, label=TRIP)
     return bool(trips)
 
 
 def _draw_mode(ax, name: str, timeline: Timeline, x_max: float, mode: ModeWords) -> None:
     gid = f"mode:{name}"
     ax.add_patch(Rectangle((0, 0), 1, 1, transform=ax.transAxes, facecolor="#F2F2F2", edgecolor="black",
-                           lw=0, zorder=-10, gid=f"lane:{name}"))
+                           lw=0, zorder=-10, gid=f"lane:{name}", label="_lane"))
     lift = LINK_LIFT if timeline.spans("trip") else 0.0
     lanes = {"holder": LANES["holder"] + lift, "contender": LANES["contender"]}
-    for start, end in timeline.verdict.overlap:
-        ax.axvspan(start, end, color=style.OVERLAP, alpha=0.16, lw=0, gid=gid)
+    for actor, y in lanes.items():
+        _draw_lane(ax, timeline, actor, gid, x_max, y)
+    for start, end in timeline.verdict.overlap:  # under the lanes' bands (zorder), after them in the legend
+        ax.axvspan(start, end, color=style.OVERLAP, alpha=0.16, lw=0, gid=gid, label="double run", zorder=0.5)
         # at the foot of the panel, under the contender's work: the top is the lapse label's and the arrows'
         ax.text((start + end) / 2, FOOT_Y, "both run the job", ha="center", va="center",
                 color=style.OVERLAP, fontsize=style.FONT["tick"], fontweight="bold", gid=gid, clip_on=True)
-    for actor, y in lanes.items():
-        _draw_lane(ax, timeline, actor, gid, x_max, y)
     if _draw_trips(ax, timeline, gid):
-        ax.axhline(STORE_Y, color=style.WIRE, lw=0.8, ls=":", gid=gid)
+        ax.axhline(STORE_Y, color=style.WIRE, lw=0.8, ls=":", gid=gid, label="_the store's line (named by its tick)")
         lanes["store"] = STORE_Y
     ax.set_title(mode.label, loc="left", fontsize=style.FONT["title"], fontweight="bold", gid=gid, pad=20)
     ax.text(0, 1.0, mode.verdict, transform=ax.transAxes, ha="left", va="bottom", fontsize=style.FONT["tick"],
@@ -131,22 +138,9 @@ def _draw_mode(ax, name: str, timeline: Timeline, x_max: float, mode: ModeWords)
         ax.spines[side].set_visible(False)
 
 
-def _legend(fig, wire: bool = False) -> None:
-    handles = [
-        Patch(color=style.LEASE, alpha=0.55, label="lease (server deadline)"),
-        Patch(color=style.RUN, label="working"),
-        Line2D([], [], color=style.RENEW, marker="|", markersize=14, markeredgewidth=2.5, ls="none", label="extend"),
-        Line2D([], [], color=style.RENEW, marker=">", markersize=6, lw=1.3, label="deadline moved"),
-        Line2D([], [], color=style.LAPSE, marker="X", markersize=10, ls="none", label="lapse"),
-        Line2D([], [], color=style.CONTENDER, marker="D", ls="none", label="reclaim"),
-        Patch(color=style.OVERLAP, alpha=0.16, label="double run"),
-        Patch(facecolor="none", edgecolor=style.PAUSE, hatch="///", label="pause"),
-    ]
-    if wire:
-        handles.append(Line2D([], [], color=style.WIRE, marker="o", markersize=5, lw=1.4,
-                              label="holder's command, to the store and back"))
-    fig.legend(handles=handles, loc="outside upper center", ncols=5 if wire else 8, fontsize=style.FONT["tick"], frameon=False,
-               handlelength=1.2, columnspacing=1.0)
+def _legend(fig) -> None:
+    legend_of_marks(fig, loc="outside upper center", fontsize=style.FONT["tick"], frameon=False, handlelength=1.2,
+                    columnspacing=1.0)
 
 
 def draw_heartbeat(timelines: Any, words: FigureWords, fig: Figure | None = None, *,
@@ -166,7 +160,7 @@ def draw_heartbeat(timelines: Any, words: FigureWords, fig: Figure | None = None
         _draw_mode(ax, name, tl, x_max, words.modes[name])
     axes[-1].set_xlim(0, x_max)
     axes[-1].set_xlabel("model seconds since the holder took the lock", fontsize=style.FONT["label"])
-    _legend(fig, wire=any(tl.spans("trip") for tl in modes.values()))
+    _legend(fig)
     readout = fig.text(0.01, 0.01, words.prompt, fontsize=style.FONT["readout"], ha="left", va="bottom",
                        gid="readout")  # Drawing.fit wraps it and keeps room for it under the axes
     return Drawing(fig, words, dict(modes), readout)

@@ -7,7 +7,7 @@ import pytest
 
 from emqlab.view import figures
 from emqlab.scenarios.slow_link import latency_boundary
-from emqlab.plot.check import overprints, small_texts
+from emqlab.plot.check import legend_problems, overprints, small_texts
 from emqlab.scenarios.heartbeat import heartbeat
 from emqlab.scenarios.reaper import queue_heartbeat
 from emqlab.scenarios.chaos import chaos
@@ -27,7 +27,7 @@ def _lesson02(be):
     runs = {"crash-short": heartbeat(lease=10, renew="half", pause="11:100", backend=be),
             "crash-long": heartbeat(lease=60, renew="half", pause="11:100", backend=be),
             "alive-short": heartbeat(lease=10, renew="half", backend=be)}
-    labels = {"crash-short": "10 s lease, holder crashes", "crash-long": "60 s lease, holder crashes",
+    labels = {"crash-short": "10 s lease, holder frozen 11 s to 111 s", "crash-long": "60 s lease, holder frozen 11 s to 111 s",
               "alive-short": "10 s lease, holder alive"}
     return figures.heartbeat_figure(runs, labels=labels)
 
@@ -93,3 +93,38 @@ def test_the_check_sees_a_label_moved_onto_another(fake):
     ax.title.set_ha("left")
     assert any({a.role, b.role} == {"title"} for a, b in overprints(fig))
     assert small_texts(fig, 100)  # and a threshold no text meets is reported
+
+
+# -- legends by construction: the figures whose legend is built from their marks (`plot.legend_of_marks`)
+FROM_MARKS = ["heartbeat", "lesson02", "lesson03", "slow-link"]  # figure 1's family: lessons 01, 02, 03 and 08
+
+
+@pytest.mark.parametrize("name", FROM_MARKS)
+def test_the_legend_names_exactly_the_marks_drawn(fake, name):
+    drawing = BUILDERS[name](fake)
+    assert legend_problems(drawing.figure) == [], name
+
+
+def test_the_legend_check_sees_a_mark_left_out_and_an_entry_left_over(fake):
+    drawing = BUILDERS["heartbeat"](fake)
+    fig = drawing.figure
+    ax = fig.axes[0]
+    ax.plot([10], [0.5], marker="*")  # a mark drawn without saying what it is
+    assert legend_problems(fig) == ["a Line2D drawn with no label (what does it mean?)"]
+    ax.lines[-1].set_label("a star")  # named, but the legend was built before it
+    assert legend_problems(fig) == ["drawn but not in the legend: a star"]
+    ax.lines[-1].remove()
+    lapse = next(a for a in ax.lines if a.get_label() == "lapse")
+    for other in fig.axes:  # no panel draws a lapse any more, yet the legend still lists one
+        for line in [a for a in other.lines if a.get_label() == "lapse"]:
+            line.remove()
+    assert lapse not in ax.lines and legend_problems(fig) == ["in the legend but drawn nowhere: lapse"]
+
+
+def test_a_mark_no_run_drew_has_no_entry(fake):
+    entries = [t.get_text() for t in BUILDERS["heartbeat"](fake).figure.legends[0].get_texts()]
+    assert "pause" not in entries and "extend replied 0: lock gone" not in entries  # figure 1 has neither
+    assert {"lease (server deadline)", "extend", "deadline moved", "lapse", "job done", "tries the lock, refused",
+            "double run"} <= set(entries)
+    frozen = [t.get_text() for t in BUILDERS["lesson02"](fake).figure.legends[0].get_texts()]
+    assert {"pause", "extend replied 0: lock gone", "saw the job done"} <= set(frozen) and "double run" not in frozen

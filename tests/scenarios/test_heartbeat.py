@@ -136,7 +136,9 @@ def test_live_ten_runs_in_a_row_give_the_same_verdicts(live):
         assert none.runs == 2 and none.double_run is True and none.finished_once is False
 
         half = heartbeat(renew="half", backend=live).verdict
-        assert half.lapsed_at is None and half.renewals == 4
+        # each timer waits 15 s from the previous reply: on a loaded machine late wake-ups add up, and the
+        # fourth extend (due at 60 s) can slip past the job's end at 75 s; the lease holds either way
+        assert half.lapsed_at is None and 3 <= half.renewals <= 4
         assert half.runs == 1 and half.finished_once is True and half.double_run is False
     assert live.keys() == []
 
