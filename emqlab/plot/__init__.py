@@ -24,6 +24,7 @@ from typing import Any
 from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.legend_handler import HandlerLine2D
+from matplotlib.patches import FancyArrowPatch
 from matplotlib.lines import Line2D
 from matplotlib.text import Text
 
@@ -92,14 +93,20 @@ def legend_of_marks(fig: Figure, **kw: Any):
     bands = [a for ax in fig.axes for a in (*ax.patches, *ax.collections)]
     for handle in [*bands, *(a for ax in fig.axes for a in ax.lines)]:  # bands (lease, work, pause), then marks
         label = handle.get_label()
-        if label and not label.startswith("_"):
+        if label and not label.startswith("_") and not isinstance(handle, FancyArrowPatch):  # arrows: their line
             entries.setdefault(label, handle)
     if not entries:
         return None
-    rows = -(-len(entries) // LEGEND_PER_ROW)
-    kw.setdefault("ncols", -(-len(entries) // rows))  # rows of even length
     kw.setdefault("handler_map", {Line2D: HandlerLine2D(update_func=_legend_marker)})
-    return fig.legend(list(entries.values()), list(entries), **kw)
+    if "ncols" in kw:
+        return fig.legend(list(entries.values()), list(entries), **kw)
+    # rows of even length, as few as fit the figure's width (measured: labels differ in length)
+    for rows in range(-(-len(entries) // LEGEND_PER_ROW), len(entries) + 1):
+        legend = fig.legend(list(entries.values()), list(entries), ncols=-(-len(entries) // rows), **kw)
+        if legend.get_window_extent().width <= 0.98 * fig.get_figwidth() * fig.dpi:
+            return legend
+        legend.remove()
+    return fig.legend(list(entries.values()), list(entries), ncols=1, **kw)
 
 
 LEGEND_PER_ROW = 8

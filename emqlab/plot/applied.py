@@ -19,7 +19,7 @@ from matplotlib.patches import Patch, Rectangle
 
 from ..core.timeline import Timeline
 from ..core.words import FigureWords
-from . import Drawing, figure_for, modes_of, style
+from . import Drawing, figure_for, legend_of_marks, modes_of, style
 
 BAND_Y, BAND_H = 0.06, 0.30
 RUN_Y, RUN_H = -0.30, 0.20
@@ -36,44 +36,50 @@ def _end(timeline: Timeline) -> float:
     return max(ends, default=1.0)
 
 
+# (event kind, marker, colour, the word beside the mark), and what each kind of mark means in the legend
+MARKS = [("crash", "X", "black", "crash"), ("reap", "D", style.CONTENDER, "reap → pending"),
+         ("renew", "|", style.RENEW, None), ("complete", "o", style.RUN, "done"),
+         ("complete_refused", "x", "black", "refused: stale attempts"), ("effect", "P", EFFECT, None)]
+MEANS = {"crash": "crash", "reap": "a beat's reap takes the job back", "renew": "extend",
+         "complete": "completion accepted", "complete_refused": "completion refused", "effect": "effect written"}
+
+
 def lease_bands(ax, tl: Timeline, actor: str, y0: float, height: float, gid: str, x_max: float) -> None:
     """`actor`'s leases as bands from `y0`, each labelled with its attempts (the fencing token) and
     marked where it lapsed; a band ends where the server's deadline (or the settle) put it."""
     for lease in tl.spans("lease", actor):
         end = lease.end if lease.end is not None else lease.data.get("deadline", x_max)
         ax.add_patch(Rectangle((lease.start, y0), max(end - lease.start, 0.15), height, color=style.LEASE,
-                               alpha=0.55, lw=0, gid=gid))
+                               alpha=0.55, lw=0, gid=gid, label="lease (its attempts: the fencing token)"))
         ax.text(lease.start + 0.3, y0 + height / 2, f"lease · attempts {lease.data.get('attempts')}",
                 va="center", fontsize=style.FONT["tick"], color="white", gid=gid)
         if lease.data.get("ended") == "lapsed":
             ax.plot([end], [y0 + height / 2], marker="X", markersize=12, color=style.LAPSE,
-                    markeredgecolor="white", linestyle="none", gid=gid)
+                    markeredgecolor="white", linestyle="none", gid=gid, label="lease lapsed")
 
 
 def _lanes(ax, name: str, tl: Timeline, x_max: float) -> None:
     gid = f"mode:{name}"
     ax.add_patch(Rectangle((0, 0), 1, 1, transform=ax.transAxes, facecolor="#F2F2F2", lw=0, zorder=-10,
-                           gid=f"lane:{name}"))
+                           gid=f"lane:{name}", label="_lane"))
     actors = _actors(tl)
     ys = {a: float(len(actors) - 1 - k) for k, a in enumerate(actors)}
     for actor, y in ys.items():
         lease_bands(ax, tl, actor, y + BAND_Y, BAND_H, gid, x_max)
         for run in tl.spans("run", actor):
             end = run.end if run.end is not None else x_max
-            ax.add_patch(Rectangle((run.start, y + RUN_Y), end - run.start, RUN_H, color=style.RUN, lw=0, gid=gid))
+            ax.add_patch(Rectangle((run.start, y + RUN_Y), end - run.start, RUN_H, color=style.RUN, lw=0, gid=gid,
+                                   label="working"))
         for pause in tl.spans("pause", actor):
             end = pause.end if pause.end is not None else x_max
             ax.add_patch(Rectangle((pause.start, y - 0.42), end - pause.start, 0.84, facecolor="none",
-                                   edgecolor=style.PAUSE, hatch="///", lw=1.0, gid=gid))
+                                   edgecolor=style.PAUSE, hatch="///", lw=1.0, gid=gid, label="pause"))
             ax.text((pause.start + end) / 2, y - 0.44, "stopped (pause)", ha="center", va="top",
                     fontsize=style.FONT["tick"], color="#555555", gid=gid)
-        marks = [("crash", "X", "black", "crash"), ("reap", "D", style.CONTENDER, "reap → pending"),
-                 ("renew", "|", style.RENEW, None), ("complete", "o", style.RUN, "done"),
-                 ("complete_refused", "x", "black", "refused: stale attempts"), ("effect", "P", EFFECT, None)]
-        for kind, marker, colour, label in marks:
+        for kind, marker, colour, label in MARKS:
             for e in tl.of(kind, actor):
                 ax.plot([e.t], [y + BAND_Y + BAND_H + 0.12], marker=marker, markersize=10, color=colour,
-                        markeredgewidth=2, linestyle="none", gid=gid)
+                        markeredgewidth=2, linestyle="none", gid=gid, label=MEANS[kind])
                 text = label or (f"effect ×{e.data['applied']}" if kind == "effect" else None)
                 if text:
                     # effects and reaps label above the mark, outcomes below, so same-instant marks stay legible
@@ -101,6 +107,7 @@ def _draw(timelines: Any, words: FigureWords, fig: Figure | None, what: str) -> 
     for ax, (name, tl) in zip(axes, modes.items()):
         _lanes(ax, name, tl, x_max)
         _title(ax, words, name)
+    legend_of_marks(fig, loc="outside upper center", fontsize=style.FONT["tick"], frameon=False)
     return Drawing(fig, words, modes)
 
 

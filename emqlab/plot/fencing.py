@@ -17,12 +17,11 @@ from __future__ import annotations
 from typing import Any
 
 from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
-from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
+from matplotlib.patches import FancyArrowPatch, Rectangle
 
 from ..core.timeline import Timeline, minus
 from ..core.words import FigureWords
-from . import Drawing, figure_for, modes_of, style
+from . import Drawing, figure_for, legend_of_marks, modes_of, style
 from .applied import lease_bands
 
 STORE = "store"
@@ -63,30 +62,33 @@ def _worker(ax, tl: Timeline, actor: str, y: float, gid: str, x_max: float) -> N
     for run in tl.spans("run", actor):
         end = run.end if run.end is not None else x_max
         for a, b in minus(run.start, end, pauses):  # no work while the worker is frozen
-            ax.add_patch(Rectangle((a, y + WORK_Y), b - a, WORK_H, color=style.RUN, lw=0, gid=gid))
+            ax.add_patch(Rectangle((a, y + WORK_Y), b - a, WORK_H, color=style.RUN, lw=0, gid=gid, label="working"))
     for a, b in pauses:
         ax.add_patch(Rectangle((a, y + WORK_Y - 0.06), b - a, WORK_H + 0.12, facecolor="none",
-                               edgecolor=style.PAUSE, hatch="///", lw=1.0, gid=gid))
+                               edgecolor=style.PAUSE, hatch="///", lw=1.0, gid=gid, label="paused"))
         ax.text((a + b) / 2, y + WORK_Y + WORK_H / 2, "frozen: no work", ha="center", va="center",
                 fontsize=style.FONT["tick"], color="#444444", gid=gid,
                 bbox=dict(boxstyle="round,pad=0.15", facecolor="white", edgecolor="none", alpha=0.9))
     for e in tl.of("reap", actor):
         ax.plot([e.t], [y + LEASE_Y + LEASE_H + 0.14], marker="D", markersize=9, color=style.CONTENDER,
-                linestyle="none", gid=gid)
+                linestyle="none", gid=gid, label="a beat's reap takes the job back")
         ax.annotate("reap → pending", (e.t, y + LEASE_Y + LEASE_H + 0.14), xytext=(8, 0), textcoords="offset points",
                     va="center", fontsize=style.FONT["tick"], gid=gid)
 
 
 def _store(ax, tl: Timeline, ys: dict[str, float], gid: str) -> None:
-    ax.axhline(STORE_Y, color="#777777", lw=2, gid=gid)
+    ax.axhline(STORE_Y, color="#777777", lw=2, gid=gid, label="_the store's line (named by its tick)")
     marks = store_marks(tl)
     last = max((k for k, m in enumerate(marks) if m["kind"] == "write"), default=-1)
+    if last >= 0:  # a legend collects no arrow: an empty line of the same look stands for them
+        ax.plot([], [], color="#333333", marker=">", lw=1.4, label="write to the store")
     for k, m in enumerate(marks):
         t, top = m["t"], ys[m["writer"]] + WORK_Y - 0.04
         if m["kind"] == "write":
             colour = ACCEPT if m["accepted"] else REFUSE
             ax.add_patch(FancyArrowPatch((t, top), (t, STORE_Y + 0.06), arrowstyle="-|>", mutation_scale=14,
-                                         color="#333333", lw=1.4, shrinkA=0, shrinkB=0, gid=gid))
+                                         color="#333333", lw=1.4, shrinkA=0, shrinkB=0, gid=gid,
+                                         label="write to the store"))
             # the writer's attempts ride on its arrow; the store's answer sits under the lane,
             # each on the side away from its neighbour so same-panel labels never meet
             side = 1 if k == last else -1
@@ -94,12 +96,14 @@ def _store(ax, tl: Timeline, ys: dict[str, float], gid: str) -> None:
             ax.annotate(f"attempts {m['attempts']}", (t, mid), xytext=(6 * side, 0), textcoords="offset points",
                         ha="left" if side > 0 else "right", va="center", fontsize=style.FONT["tick"], gid=gid)
             ax.plot([t], [STORE_Y], marker="o" if m["accepted"] else "X", markersize=12, color=colour,
-                    markeredgecolor="white", linestyle="none", gid=gid)
+                    markeredgecolor="white", linestyle="none", gid=gid,
+                    label="store accepts" if m["accepted"] else "store refuses")
             ax.annotate(m["label"], (t, STORE_Y), xytext=(6 * side, -10), textcoords="offset points",
                         ha="left" if side > 0 else "right", va="top", fontsize=style.FONT["tick"], color=colour, gid=gid)
         else:  # a completion turned away: on the writer's lane, with what turned it away
             y = ys[m["writer"]] + LEASE_Y
-            ax.plot([t], [y], marker="x", markersize=10, markeredgewidth=2, color="black", linestyle="none", gid=gid)
+            ax.plot([t], [y], marker="x", markersize=10, markeredgewidth=2, color="black", linestyle="none", gid=gid,
+                    label="completion refused")
             ax.annotate(m["label"], (t, y), xytext=(-8, 0), textcoords="offset points", ha="right", va="bottom",
                         fontsize=style.FONT["tick"], gid=gid)
 
@@ -107,7 +111,7 @@ def _store(ax, tl: Timeline, ys: dict[str, float], gid: str) -> None:
 def _panel(ax, name: str, tl: Timeline, words: FigureWords, x_max: float) -> None:
     gid = f"mode:{name}"
     ax.add_patch(Rectangle((0, 0), 1, 1, transform=ax.transAxes, facecolor="#F2F2F2", lw=0, zorder=-10,
-                           gid=f"lane:{name}"))
+                           gid=f"lane:{name}", label="_lane"))
     actors = sorted(a for a in tl.actors if a.startswith("worker"))
     ys = {a: float(len(actors) - k) for k, a in enumerate(actors)}  # workers above, the store at 0
     for actor, y in ys.items():
@@ -124,16 +128,8 @@ def _panel(ax, name: str, tl: Timeline, words: FigureWords, x_max: float) -> Non
 
 
 def _legend(fig: Figure) -> None:
-    handles = [
-        Patch(color=style.LEASE, alpha=0.55, label="lease"),
-        Patch(color=style.RUN, label="working"),
-        Patch(facecolor="none", edgecolor=style.PAUSE, hatch="///", label="paused"),
-        Line2D([], [], color="#333333", marker=">", lw=1.4, label="write to the store"),
-        Line2D([], [], color=ACCEPT, marker="o", markersize=9, ls="none", label="store accepts"),
-        Line2D([], [], color=REFUSE, marker="X", markersize=9, ls="none", label="store refuses"),
-    ]
-    fig.legend(handles=handles, loc="outside upper center", ncols=6, fontsize=style.FONT["tick"], frameon=False,
-               handlelength=1.2, columnspacing=1.0)
+    legend_of_marks(fig, loc="outside upper center", fontsize=style.FONT["tick"], frameon=False, handlelength=1.2,
+                    columnspacing=1.0)
 
 
 def draw_fencing(timelines: Any, words: FigureWords, fig: Figure | None = None, *,

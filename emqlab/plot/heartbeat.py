@@ -81,8 +81,11 @@ def _draw_lane(ax, timeline: Timeline, actor: str, gid: str, x_max: float, y: fl
     marks("renew", BAND_Y + BAND_H / 2, "extend", marker="|", markersize=22, markeredgewidth=2.5, color=style.RENEW)
     for t in marks("lapse", BAND_Y + BAND_H / 2, "lapse", marker="X", markersize=13, color=style.LAPSE,
                    markeredgecolor="white"):
-        ax.annotate("lapse", (t, top), xytext=(0, 6), textcoords="offset points", ha="center", va="bottom",
-                    fontsize=style.FONT["tick"], color=style.LAPSE, fontweight="bold", gid=gid)
+        # right of the ✕, on the band's own row, where the lapsed lease no longer is: above it run the
+        # extend arrows, which a label there would sit on
+        ax.annotate("lapse", (t, y + BAND_Y + BAND_H / 2), xytext=(9, 0), textcoords="offset points", ha="left",
+                    va="center", fontsize=style.FONT["tick"], color=style.LAPSE, fontweight="bold", gid=gid,
+                    bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.85})
     for t in marks("renew_lost", BAND_Y + BAND_H / 2, "extend replied 0: lock gone", marker="x", markersize=11,
                    markeredgewidth=2.5, color="black"):
         ax.annotate("extend → 0", (t, y + RUN_Y + RUN_H / 2), xytext=(6, 0), textcoords="offset points",

@@ -13,11 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
-from matplotlib.patches import Patch, Rectangle
+from matplotlib.patches import Rectangle
 
 from ..core.words import FigureWords
-from . import Drawing, figure_for, modes_of, style
+from . import Drawing, figure_for, legend_of_marks, modes_of, style
 
 BAND = (0.4, 0.4)  # worker-1's lease band: y, height
 HUNG = (0.08, 0.24)  # worker-1's hung attempt under it
@@ -27,7 +26,7 @@ AGAIN = (-0.26, 0.24)  # worker-2's second attempt, under that
 def _panel(ax, name: str, tl, horizon: float) -> None:
     gid = f"mode:{name}"
     ax.add_patch(Rectangle((0, 0), 1, 1, transform=ax.transAxes, facecolor="#F2F2F2", lw=0, zorder=-10,
-                           gid=f"lane:{name}"))
+                           gid=f"lane:{name}", label="_lane"))
     v, p = tl.verdict, tl.params
     t0 = v.claimed_at or 0.0
 
@@ -40,41 +39,37 @@ def _panel(ax, name: str, tl, horizon: float) -> None:
         if v.reclaimed_at is not None:  # the server's reap ended worker-1's hold, told or not
             end = min(end, t0 + v.reclaimed_at)
         ax.add_patch(Rectangle((x(first.start), BAND[0]), max(x(end) - x(first.start), 0.3), BAND[1],
-                               color=style.LEASE, alpha=0.55, lw=0, gid=gid))
+                               color=style.LEASE, alpha=0.55, lw=0, gid=gid,
+                               label="worker-1 holds the job (its lease or session)"))
         if first.data.get("ended") == "lapsed":
             ax.plot([x(end)], [BAND[0] + BAND[1] / 2], marker="X", markersize=11, color=style.LAPSE,
-                    markeredgecolor="white", linestyle="none", gid=gid)
+                    markeredgecolor="white", linestyle="none", gid=gid, label="worker-1's lease lapsed")
     for run in tl.spans("run"):
         end = run.end if run.end is not None else t0 + horizon
         hung = run.data.get("attempts") == 1
         y, h = HUNG if hung else AGAIN
         ax.add_patch(Rectangle((x(run.start), y), max(x(end) - x(run.start), 0.3), h,
                                facecolor=style.LAPSE if hung else style.RUN, alpha=0.8 if hung else 1.0, lw=0,
-                               hatch="//" if hung else None, gid=gid))
+                               hatch="//" if hung else None, gid=gid,
+                               label="the hung attempt" if hung else "second attempt"))
     ticks = [x(e.t) for e in tl.of("renew", "worker-1") if e.t - t0 <= horizon]
     if ticks:
         ax.plot(ticks, [BAND[0] + BAND[1] + 0.08] * len(ticks), marker="|", markersize=9, markeredgewidth=2,
-                color=style.RENEW, linestyle="none", gid=gid)
+                color=style.RENEW, linestyle="none", gid=gid, label="worker-1 renews")
     if p.max_runtime:
         ax.plot([p.max_runtime] * 2, [AGAIN[0] - 0.05, BAND[0] + BAND[1] + 0.15], color="black", lw=1.5,
-                linestyle=(0, (4, 3)), gid=gid)
+                linestyle=(0, (4, 3)), gid=gid, label="hard deadline")
     if v.reclaimed_at is not None:
         ax.plot([v.reclaimed_at], [BAND[0] + BAND[1] / 2], marker="D", markersize=10, color=style.CONTENDER,
-                markeredgecolor="white", linestyle="none", gid=gid)
+                markeredgecolor="white", linestyle="none", gid=gid, label="back to pending")
     ax.set_ylim(-0.4, 1.05)
-    ax.set_yticks([])
+    ax.set_yticks([BAND[0] + BAND[1] / 2, HUNG[0] + HUNG[1] / 2, AGAIN[0] + AGAIN[1] / 2],
+                  ["worker-1 holds", "worker-1 works", "worker-2 works"], fontsize=style.FONT["tick"])
     ax.tick_params(labelsize=style.FONT["tick"])
 
 
 def _legend(fig: Figure) -> None:
-    handles = [Patch(color=style.LEASE, alpha=0.55, label="worker-1 holds the job (its lease or session)"),
-               Patch(facecolor=style.LAPSE, alpha=0.8, hatch="//", label="the hung attempt"),
-               Patch(color=style.RUN, label="second attempt"),
-               Line2D([], [], marker="|", markersize=9, markeredgewidth=2, color=style.RENEW, linestyle="none",
-                      label="worker-1 renews"),
-               Line2D([], [], marker="D", color=style.CONTENDER, linestyle="none", label="back to pending"),
-               Line2D([], [], color="black", lw=1.5, linestyle=(0, (4, 3)), label="hard deadline")]
-    fig.legend(handles=handles, loc="outside upper center", ncols=3, fontsize=style.FONT["tick"], frameon=False)
+    legend_of_marks(fig, loc="outside upper center", fontsize=style.FONT["tick"], frameon=False)
 
 
 def draw_stuck(timelines: Any, words: FigureWords, fig: Figure | None = None) -> Drawing:

@@ -96,7 +96,8 @@ def test_the_check_sees_a_label_moved_onto_another(fake):
 
 
 # -- legends by construction: the figures whose legend is built from their marks (`plot.legend_of_marks`)
-FROM_MARKS = ["heartbeat", "lesson02", "lesson03", "slow-link"]  # figure 1's family: lessons 01, 02, 03 and 08
+# figure 1's family (01-0, 02-0, 03-0, 08-0), 04-3, 05-0, 05-1 and 06-0
+FROM_MARKS = ["heartbeat", "lesson02", "lesson03", "slow-link", "stuck", "reaper", "queue-heartbeat", "fencing"]
 
 
 @pytest.mark.parametrize("name", FROM_MARKS)

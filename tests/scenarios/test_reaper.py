@@ -237,25 +237,27 @@ def test_queue_heartbeat_words_count_runs_and_refusals_as_they_were():
 
 
 @pytest.mark.live
-def test_blocking_park_wakes_on_enqueue(live):
-    """Real clock, BLPOP park: a job enqueued mid-park is claimed at once, not at the end of the beat."""
+def test_blocking_park_wakes_on_enqueue(live, slow_live):
+    """Real clock, BLPOP park: a job enqueued mid-park is claimed at once, not at the end of the beat.
+    The park itself at SLOW_SCALE: 1.7 s of real time between the wake and the bound, not 170 ms."""
     import threading
 
     from emqlab.queue.procs import blpop_can_time
 
     assert blpop_can_time(live, 30_000)  # 300 ms at scale 0.01: three ticks at the default hz
     assert not blpop_can_time(live, 5_000)  # 50 ms: less than one tick
-    with run_on(live, "park-test", {}) as run:
-        q = Queue(live, "orders", prefix=run.prefix)
+    be = slow_live
+    with run_on(be, "park-test", {}) as run:
+        q = Queue(be, "orders", prefix=run.prefix)
         c = Consumer(q, "w", lease_ms=30_000, beat_ms=30_000, work_ms=1_000, recorder=run, blocking_park=True)
-        other = Queue(live, "orders", prefix=run.prefix)
-        timer = threading.Timer(0.08, lambda: other.enqueue("A1"))  # 8 model s into the first park
+        other = Queue(be, "orders", prefix=run.prefix)
+        timer = threading.Timer(8 * be.clock.scale, lambda: other.enqueue("A1"))  # 8 model s into the first park
         c.start()
         timer.start()
-        live.clock.run(until=live.clock.now_ms + 25_000)
+        be.clock.run(until=be.clock.now_ms + 25_000)
         timer.join()
         c.halt()
-        live.clock.run(until=live.clock.now_ms + 1)
+        be.clock.run(until=be.clock.now_ms + 1)
         [done] = run.timeline.of("complete")
         assert done.t < 25  # the beat would have ended at 30 s; the wake came at ~8 s (+ hz tick)
         assert q.where("A1") == ["done"]
