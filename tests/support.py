@@ -711,8 +711,11 @@ def hover_lights(page, notebook: str, label: str, shot: str, let_go: bool = True
 
 
 def wait_drawn(canvas) -> None:
-    """Wait until the figure's image has arrived on the canvas (it comes a round trip after the widget)."""
+    """Wait until the figure's image has arrived on the canvas (it comes a round trip after the widget).
+    Scrolled into view first, as a person would look at it: JupyterLab may leave an output that is
+    out of view undrawn."""
     canvas.wait_for()
+    canvas.scroll_into_view_if_needed()
     canvas.evaluate("""(c) => new Promise((resolve, reject) => {
       const t0 = Date.now();
       const look = () => {
