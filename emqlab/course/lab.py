@@ -20,7 +20,7 @@ from ..store.clock import DEFAULT_SCALE
 from ..core import ranges
 from ..core.errors import BadParameter, EmqlabError
 from ..core.measured import benchmark_rows, load_benchmark  # noqa: F401 - lessons call lab.benchmark_rows()
-from ..core.words import plain as _plain, seconds
+from ..core.words import plain, seconds
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"  # beside the package, in a checkout
 START = "00-start-here.ipynb"
@@ -169,14 +169,9 @@ def facts(timeline, *keys: str) -> str:
     keys = keys or ("lapsed_at", "runs", "double_run", "finished_once")
     shown = []
     for key in keys:
-        value = getattr(timeline.verdict, key) if hasattr(timeline.verdict, key) else timeline.counts.get(key)
-        shown.append(f"{key}: {seconds(value) if key.endswith('_at') else _plain(value)}")
+        got = getattr(timeline.verdict, key) if hasattr(timeline.verdict, key) else timeline.counts.get(key)
+        shown.append(f"{key}: {seconds(got) if key.endswith('_at') else plain(got)}")
     return " · ".join(shown)
-
-
-def plain(x) -> str:
-    """A value as a sentence quotes it (`words.plain`): yes / no, n/a, lists joined by commas."""
-    return _plain(x)
 
 
 def events(timeline, actor: str | None = None, skip: tuple[str, ...] = ("acquire_failed",)) -> str:

@@ -101,12 +101,11 @@ def legend_of_marks(fig: Figure, **kw: Any):
     if "ncols" in kw:
         return fig.legend(list(entries.values()), list(entries), **kw)
     # rows of even length, as few as fit the figure's width (measured: labels differ in length)
-    for rows in range(-(-len(entries) // LEGEND_PER_ROW), len(entries) + 1):
+    for rows in range(-(-len(entries) // LEGEND_PER_ROW), len(entries) + 1):  # the last try: one column
         legend = fig.legend(list(entries.values()), list(entries), ncols=-(-len(entries) // rows), **kw)
-        if legend.get_window_extent().width <= 0.98 * fig.get_figwidth() * fig.dpi:
+        if rows == len(entries) or legend.get_window_extent().width <= 0.98 * fig.get_figwidth() * fig.dpi:
             return legend
         legend.remove()
-    return fig.legend(list(entries.values()), list(entries), ncols=1, **kw)
 
 
 LEGEND_PER_ROW = 8
