@@ -30,7 +30,7 @@ import time
 from typing import Any
 
 from ..store.embedded import die_with_parent
-from ..core.errors import BadParameter
+from ..core.errors import BadParameter, StoreError
 from ..core.timeline import Filtered, Recorder, Timeline
 
 _live: set[subprocess.Popen] = set()
@@ -93,7 +93,7 @@ class ProcessPool:
     def __init__(self, backend, queue, *, t0_wall: float, events_key: str):
         if not backend.live:
             raise BadParameter("consumer processes need a live server; fakeredis lives inside one process")
-        self.url, self.scale = store_url(backend), backend.clock.scale
+        self.backend, self.url, self.scale = backend, store_url(backend), backend.clock.scale
         self.queue, self.t0_wall, self.events_key = queue, t0_wall, events_key
         self.procs: dict[str, subprocess.Popen] = {}
         self.paused: set[str] = set()
@@ -101,13 +101,17 @@ class ProcessPool:
 
     def spawn(self, name: str, *, lease_ms: float, beat_ms: float, work_ms: float, effect: str = "none",
               batch: int = 1, drain_limit: int = 100, quiet: tuple[str, ...] = (), design: str = "none",
-              max_runtime_ms: float = 0) -> subprocess.Popen:
+              max_runtime_ms: float = 0, gated: bool = False) -> subprocess.Popen:
+        """Start one consumer process. `gated`: it boots and connects, says so, then waits for `open(name)`
+        before it consumes (see `wait_ready`), so a story's clock need not include a process's boot."""
         prefix = self.queue.base[: -len(f"emq:{{{self.queue.name}}}:")]
         args = [sys.executable, "-m", "emqlab.queue.procs", "consumer", "--scale", str(self.scale),
                 "--prefix", prefix, "--queue", self.queue.name, "--name", name, "--lease-ms", str(lease_ms),
                 "--beat-ms", str(beat_ms), "--work-ms", str(work_ms), "--effect", effect, "--batch", str(batch),
                 "--drain-limit", str(drain_limit), "--t0", repr(self.t0_wall), "--events", self.events_key,
                 "--quiet", ",".join(quiet), "--design", design, "--max-runtime-ms", str(max_runtime_ms)]
+        if gated:
+            args += ["--gate", self.gate_key(name), "--ready", self.ready_key]
         env = {**os.environ, URL_ENV: self.url}
         err = self._stderr[name] = tempfile.TemporaryFile()  # unlinked at once: gone with the parent
         proc = subprocess.Popen(args, preexec_fn=child_setup, start_new_session=True, env=env,
@@ -115,6 +119,33 @@ class ProcessPool:
         _track(proc)
         self.procs[name] = proc
         return proc
+
+    @property
+    def ready_key(self) -> str:
+        return self.queue.base + "gate:ready"
+
+    def gate_key(self, name: str) -> str:
+        return self.queue.base + "gate:" + name
+
+    def wait_ready(self, names: list[str], timeout: float) -> None:
+        """Block until every gated child in `names` has booted and connected (real seconds, at most `timeout`)."""
+        client, waiting = self.backend.client, set(names)
+        deadline = time.monotonic() + timeout
+        while waiting:
+            failed = self.failures()
+            if failed:
+                name, line = sorted(failed.items())[0]
+                raise StoreError(f"{name} failed: {line}")
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise StoreError(f"{', '.join(sorted(waiting))} did not boot within {timeout:g} s (real time)")
+            got = client.blpop([self.ready_key], timeout=min(0.5, left))
+            if got:
+                waiting.discard(got[1].decode() if isinstance(got[1], bytes) else got[1])
+
+    def open(self, name: str) -> None:
+        """Let a gated child start consuming."""
+        self.backend.client.lpush(self.gate_key(name), "go")
 
     def failures(self) -> dict[str, str]:
         """{name: the last line a child wrote to stderr} for children that exited with an error."""
@@ -272,6 +303,8 @@ def child_main(argv: list[str]) -> int:
     p.add_argument("--quiet", default="", help="comma-separated event kinds not to report")
     p.add_argument("--design", default="none", help="how the consumer holds its jobs (emqlab.lease.designs)")
     p.add_argument("--max-runtime-ms", type=float, default=0.0, help="a hard deadline per claim (0: none)")
+    p.add_argument("--gate", default="", help="a list to wait on (BLPOP) before consuming; empty: start at once")
+    p.add_argument("--ready", default="", help="with --gate: the list the child pushes its name on once connected")
     a = p.parse_args(argv)
     url = os.environ.pop(URL_ENV, None)
     if not url:
@@ -285,7 +318,14 @@ def child_main(argv: list[str]) -> int:
         consumer = Consumer(queue, a.name, lease_ms=a.lease_ms, beat_ms=a.beat_ms, work_ms=a.work_ms,
                             batch=a.batch, effect=a.effect, recorder=recorder, blocking_park=blocking,
                             drain_limit=a.drain_limit, design=a.design, max_runtime_ms=a.max_runtime_ms)
-        signal.signal(signal.SIGTERM, lambda *_: consumer.stop())
+        stopped = []
+        signal.signal(signal.SIGTERM, lambda *_: (stopped.append(True), consumer.stop()))
+        if a.gate:
+            backend.client.rpush(a.ready, a.name)
+            while not stopped and not backend.client.blpop([a.gate], timeout=0.2):
+                pass
+            if stopped:
+                return 0
         recorder.event(a.name, "started", pid=os.getpid())
         main = consumer.start()
         try:

@@ -34,25 +34,30 @@ def run_reaper_processes(run: Run, q: Queue, lease_s: float, beat_s: float, job_
     scale = run.clock.scale
     events_key = q.base + "events"
     opts = dict(lease_ms=lease_s * 1000, beat_ms=beat_s * 1000, work_ms=job_s * 1000, design=design)
-    q.enqueue(job_id, "order")
     t0 = time.time()
     wall = WallRecorder(run.timeline, t0, scale)
-    wall.event("producer", "enqueue", job=job_id)
     with ProcessPool(run.backend, q, t0_wall=t0, events_key=events_key) as pool:
-        pool.spawn("worker-1", **opts)
-        # worker-1 must hold the job before the clock of the story starts; a child takes a moment to boot
+        # both children boot and connect first, held at a gate: the story's clock holds no process start-up
+        # (one can take longer than the whole job at a test's scale), and worker-2 is beating before the crash
+        pool.spawn("worker-1", gated=True, **opts)
+        pool.spawn("worker-2", gated=True, **opts)
+        pool.wait_ready(["worker-1", "worker-2"], BOOT_S)
+        q.enqueue(job_id, "order")
+        wall.event("producer", "enqueue", job=job_id)
+        pool.open("worker-1")
         while q.where(job_id) != ["active"]:
             _check_children(pool)
-            if time.time() - t0 > BOOT_S:
-                raise StoreError(f"worker-1 did not claim the job within {BOOT_S} s (real time)")
-            time.sleep(0.005)
+            if time.time() - t0 > 2 * BOOT_S:
+                raise StoreError(f"worker-1 did not claim the job within {BOOT_S} s of its start (real time)")
+            time.sleep(0.002)
         # the story's clock starts at the claim as the child stamped it (its event is pushed before work starts)
         shift = (time.time() - t0) / scale
         for line in run.backend.client.lrange(events_key, 0, -1):
             e = json.loads(line)
             if e["kind"] == "claim" and e["actor"] == "worker-1":
                 shift = e["t"]
-        pool.spawn("worker-2", **opts)
+        wall.sleep_until(shift + beat_s / 2)  # the two beats interleave, as in the in-process run
+        pool.open("worker-2")
         wall.sleep_until(shift + crash_s)
         pool.kill("worker-1")
         wall.event("worker-1", "crash", signal="SIGKILL", holding=[job_id])

@@ -116,7 +116,8 @@ def test_consumer_promotes_scheduled_jobs_on_its_beat(fake):
 
 
 @pytest.mark.live
-def test_reaper_with_real_processes_sigkill(live):
+def test_reaper_with_real_processes_sigkill(slow_live):
+    live = slow_live  # the reap must land between the lease (30 s) and the late completion (45 s): 1.5 s real
     tl = reaper(lease=30, beat=5, job=20, crash_at=10, procs=True, backend=live)
     v = tl.verdict
     crash = tl.of("crash", "worker-1")[0]
