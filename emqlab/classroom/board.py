@@ -24,7 +24,8 @@ from .server import QUEUE, ClassStore, open_class
 from ..core.errors import BadParameter
 from ..core.ranges import check
 from ..queue.jobs import PLACES, STATE_OF_PLACE, Queue
-from ..core.words import FigureWords, ModeWords, plural
+from ..core.timeline import told
+from ..core.words import FigureWords, ModeWords, plural, times
 
 LANE_KEEP = 200  # events each learner's lane keeps (the newest)
 
@@ -223,17 +224,31 @@ def lane_bands(events: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
 
 
 def lane_story(name: str, lanes: list[dict[str, Any]], fates: dict[str, dict[str, Any]] | None = None) -> str:
-    """What happened to `name`'s jobs, in one place for the lesson and the dashboard: what it finished,
-    and for each job it held when crashed or paused, who reaped it and whether its late write was refused.
-    `fates` ({job: {state, attempts, worker}}, the job's hash now): what a learner, who sees only its own
-    lane, can tell of a job it lost."""
+    """`lane_words` as text: the headline, then one line per fact."""
+    return told(*lane_words(name, lanes, fates))
+
+
+def lane_words(name: str, lanes: list[dict[str, Any]],
+               fates: dict[str, dict[str, Any]] | None = None) -> tuple[str, tuple[str, ...]]:
+    """What happened to `name`'s jobs, in one place for the lesson and the dashboard: a headline (what it
+    finished, how often it crashed or was paused), then for each job it held when crashed or paused, who
+    reaped it and whether its late write was refused. `fates` ({job: {state, attempts, worker}}, the
+    job's hash now): what a learner, who sees only its own lane, can tell of a job it lost."""
     mine = next((lane for lane in lanes if name in (lane["name"], lane["slot"])), None)
     if mine is None:
-        return f"{name} has not joined the class"
+        return f"{name} has not joined the class.", ()
     notes = mine.get("notes", [])
     done = len({(e.get("job"), e.get("attempts")) for e in mine.get("events", []) if e["kind"] == "complete" or
                 (e["kind"] == "effect" and e.get("applied"))})  # a job's effect and completion: one job
-    parts = [f"{mine['name'] or mine['slot']} finished {done} of its latest jobs"]
+    faults = [e for e in notes if e["kind"] in ("crash", "pause_start")]
+    crashed = sum(1 for e in faults if e["kind"] == "crash")
+    paused = len(faults) - crashed
+    troubles = []
+    if crashed:
+        troubles.append(f"crashed {times(crashed)}")
+    if paused:
+        troubles.append(f"was paused {times(paused)}")
+    parts, saved = [], []  # saved: for each job held in a fault, whether a classmate reaped and finished it
     for e in notes:
         if e["kind"] not in ("crash", "pause_start"):
             continue
@@ -255,10 +270,17 @@ def lane_story(name: str, lanes: list[dict[str, Any]], fates: dict[str, dict[str
                        and (r["kind"] == "complete" or (r["kind"] == "effect" and r.get("applied")))]
             if by and done_by:
                 fate += " and completed it" if done_by[0] == by[0] else f" and {done_by[0]} completed it"
+            saved.append(bool(by and done_by) or (not by and now.get("state") == "done"
+                                                  and now.get("worker") != (mine["name"] or mine["slot"])))
             late = ("; its late effect landed anyway (fencing was off): the job's effect happened twice" if landed
                     else "; its late write was refused" if refused else "")
             parts.append(f"it {what} holding {job}: {fate}{late}")
-    return "; ".join(parts) + "."
+    headline = f"{mine['name'] or mine['slot']} finished {done} of its latest jobs"
+    if troubles:
+        headline += f"; it {' and '.join(troubles)}"
+        if saved and all(saved):
+            headline += f"; classmates took over and finished {'the job' if len(saved) == 1 else 'every job'} it held"
+    return headline + ".", tuple(parts)
 
 
 # -- the class, as plain data to draw (emqlab.classroom.draw) and its words ----------------------------
@@ -363,13 +385,17 @@ def lane_verdict(lane: dict[str, Any], view: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
+def _headline_and_verdict(lane: dict[str, Any], lanes: list[dict[str, Any]], views: dict[str, Any]):
+    headline, facts = lane_words(lane["name"], lanes)
+    return headline, lane_verdict(lane, views[lane["slot"]]), facts
+
+
 def class_words(snapshot: dict[str, Any]) -> FigureWords:
     """What the class figure says: the caption, the totals as its prompt, and for each joined
     learner (a mode per seat) its name, its story (`lane_story`) and its short verdict."""
     lanes = [lane for lane in snapshot["lanes"] if lane.get("name")]
     views = {v["slot"]: v for v in class_lanes(snapshot)}
-    modes = {lane["slot"]: ModeWords(lane["name"], lane_story(lane["name"], lanes),
-                                     lane_verdict(lane, views[lane["slot"]])) for lane in lanes}
+    modes = {lane["slot"]: ModeWords(lane["name"], *_headline_and_verdict(lane, lanes, views)) for lane in lanes}
     caption = ("A class on one server: one lane per learner's worker. Each band is a lease, from the claim to the "
                "deadline the server stamped on its own clock; a green end is a completion, a red cross a stale "
                "write the attempts fence refused, a black cross a crash; a purple diamond is a reap that handed "

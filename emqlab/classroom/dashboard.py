@@ -177,7 +177,7 @@ class ClassBoard:
                 f"<tr class='emqlab-lane' data-slot='{v['slot']}' data-name='{html.escape(v['label'])}' "
                 f"data-state='{v['state']}'><td><b>{html.escape(v['label'])}</b></td>"
                 f"<td>{html.escape(words.modes[v['slot']].verdict)}</td>"
-                f"<td>{html.escape(words.modes[v['slot']].readout)}</td></tr>" for v in views)
+                f"<td>{words.modes[v['slot']].html()}</td></tr>" for v in views)
             self.table.value = ("<table style='font-size:0.9em;border-spacing:12px 2px'><tr><th>learner</th>"
                                 f"<th>now</th><th>what happened</th></tr>{rows}</table>")
             names = [v["label"] for v in views]

@@ -19,12 +19,11 @@ from __future__ import annotations
 from typing import Any
 
 from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
-from matplotlib.patches import Patch, Rectangle
+from matplotlib.patches import Rectangle
 from matplotlib.transforms import blended_transform_factory
 
 from ..core.words import FigureWords
-from ..plot import Drawing, figure_for, style
+from ..plot import Drawing, figure_for, legend_of_marks, style
 from .board import class_lanes, class_snapshot, class_words
 
 DONE, REFUSED, CRASH, REAP = style.OKABE_ITO["green"], style.LAPSE, "#000000", style.CONTENDER
@@ -33,6 +32,7 @@ BAND_H, LANE_H = 0.44, 0.9
 ANNOTATE_MAX = 12  # lanes; more, and the marks speak through the legend and the readout alone
 SPLIT_LABELS = 15  # lanes; more, and every other lane is named on the right
 MIN_WINDOW_S = 10.0
+LABEL_BOX = dict(boxstyle="square,pad=0.15", facecolor="white", edgecolor="none", alpha=0.85)  # legible on hatching
 
 
 def _tiles(ax, totals: dict[str, Any]) -> None:
@@ -76,7 +76,7 @@ class _Labels:
         ax = self.ax
         ax.annotate(text, (x, y + BAND_H / 2), xytext=(4 if x0 == x else -4, 3), textcoords="offset points",
                     ha="left" if x0 == x else "right", va="bottom", fontsize=self.fontsize, color=colour,
-                    gid=gid, annotation_clip=True)
+                    gid=gid, annotation_clip=True, bbox=LABEL_BOX)
 
 
 def _lane(ax, lane: dict[str, Any], y: float, labels: _Labels | None, left: float, mark: float = 1.0) -> None:
@@ -89,17 +89,21 @@ def _lane(ax, lane: dict[str, Any], y: float, labels: _Labels | None, left: floa
         held_to = min(end, deadline) if b["ended"] in ("refused", "crashed") or (paused and b["end"] is None) else end
         edge = dict(edgecolor=TAKEN, lw=2.0) if b["attempts"] > 1 else dict(edgecolor="white", lw=1.0)  # jobs apart
         ax.add_patch(Rectangle((start, y - BAND_H / 2), max(held_to - start, 0.02), BAND_H, facecolor=style.LEASE,
-                               alpha=0.6, gid=gid, **edge))
+                               alpha=0.6, gid=gid, **edge,
+                               label="a classmate's job, taken over" if b["attempts"] > 1 else "lease held"))
         if held_to < end:  # held on after its lease lapsed: a stale holder
             ax.add_patch(Rectangle((deadline, y - BAND_H / 2), end - deadline, BAND_H, facecolor="none",
-                                   edgecolor=REFUSED, hatch="///", lw=1.0, gid=gid))
+                                   edgecolor=REFUSED, hatch="///", lw=1.0, gid=gid, label="held past its lease"))
         if b["ended"] == "crashed" and deadline > end:  # the lease runs on, unrenewed, until the reaper may take it
             ax.add_patch(Rectangle((end, y - BAND_H / 2), deadline - end, BAND_H, facecolor="none",
-                                   edgecolor=style.LEASE, ls=":", lw=1.5, gid=gid))
+                                   edgecolor=style.LEASE, ls=":", lw=1.5, gid=gid,
+                                   label="a crashed worker's lease, running out"))
         if b["ended"] == "completed":
-            ax.plot([end], [y], marker="o", markersize=6 * mark, color=DONE, markeredgecolor="white", ls="none", gid=gid)
+            ax.plot([end], [y], marker="o", markersize=6 * mark, color=DONE, markeredgecolor="white", ls="none", gid=gid,
+                    label="completed")
         elif b["ended"] == "refused":
-            ax.plot([end], [y], marker="X", markersize=15 * mark, color=REFUSED, markeredgecolor="white", ls="none", gid=gid)
+            ax.plot([end], [y], marker="X", markersize=15 * mark, color=REFUSED, markeredgecolor="white", ls="none", gid=gid,
+                    label="late write refused")
             if labels:
                 labels.put(end, y, f"late write on {b['job']} refused", gid, REFUSED, left)
         if b["attempts"] > 1 and labels and b["ended"] != "refused":
@@ -107,16 +111,18 @@ def _lane(ax, lane: dict[str, Any], y: float, labels: _Labels | None, left: floa
     for p in lane["pauses"]:
         end = p["end"] if p["end"] is not None else 0.0
         ax.add_patch(Rectangle((p["start"], y - LANE_H / 2 + 0.04), end - p["start"], LANE_H - 0.08, facecolor="none",
-                               edgecolor=style.PAUSE, hatch="\\\\", lw=1.2, gid=gid))
+                               edgecolor=style.PAUSE, hatch="\\\\", lw=1.2, gid=gid, label="paused"))
         if labels:
             labels.put(p["start"], y, "paused", gid, "#444444", left)
     for c in lane["crashes"]:
-        ax.plot([c["t"]], [y], marker="X", markersize=17 * mark, color=CRASH, markeredgecolor="white", ls="none", gid=gid)
+        ax.plot([c["t"]], [y], marker="X", markersize=17 * mark, color=CRASH, markeredgecolor="white", ls="none", gid=gid,
+                label="crash")
         if labels:
             held = ", ".join(c["holding"])
             labels.put(c["t"], y, f"crash (holding {held})" if held else "crash", gid, CRASH, left)
     for r in lane["reaps"]:
-        ax.plot([r["t"]], [y + BAND_H / 2 + 0.1], marker="D", markersize=10 * mark, color=REAP, ls="none", gid=gid)
+        ax.plot([r["t"]], [y + BAND_H / 2 + 0.1], marker="D", markersize=10 * mark, color=REAP, ls="none", gid=gid,
+                label="reap")
         if labels:
             labels.put(r["t"], y, "reaped " + ", ".join(r["jobs"][:3]), gid, REAP, left)
 
@@ -128,19 +134,6 @@ def _window(lanes: list[dict[str, Any]], window: float | None) -> float:
                                             + [r["t"] for r in lane["reaps"]] + [c["t"] for c in lane["crashes"]])]
     left = min(min(times, default=0.0) - 1.0, -MIN_WINDOW_S)
     return left if window is None else max(left, -float(window))
-
-
-def _legend(fig: Figure) -> None:
-    handles = [Patch(color=style.LEASE, alpha=0.6, label="lease held"),
-               Patch(facecolor=style.LEASE, alpha=0.6, edgecolor=TAKEN, lw=2, label="a classmate's job, taken over"),
-               Line2D([], [], color=DONE, marker="o", ls="none", label="completed"),
-               Patch(facecolor="none", edgecolor=REFUSED, hatch="///", label="held past its lease"),
-               Line2D([], [], color=REFUSED, marker="X", markersize=11, ls="none", label="late write refused"),
-               Line2D([], [], color=CRASH, marker="X", markersize=11, ls="none", label="crash"),
-               Line2D([], [], color=REAP, marker="D", ls="none", label="reap"),
-               Patch(facecolor="none", edgecolor=style.PAUSE, hatch="\\\\", label="paused")]
-    fig.legend(handles=handles, loc="outside upper center", ncols=8, fontsize=style.FONT["tick"], frameon=False,
-               handlelength=1.4, columnspacing=1.2)
 
 
 def draw_class(lanes: list[dict[str, Any]], totals: dict[str, Any] | None, words: FigureWords,
@@ -164,9 +157,9 @@ def draw_class(lanes: list[dict[str, Any]], totals: dict[str, Any] | None, words
     for lane in lanes:
         y = ys[lane["slot"]]
         ax.add_patch(Rectangle((0, y - LANE_H / 2), 1, LANE_H, transform=band, facecolor="#F2F2F2", lw=0,
-                               edgecolor="#0072B2", zorder=-10, gid=f"lane:{lane['slot']}"))
+                               edgecolor="#0072B2", zorder=-10, gid=f"lane:{lane['slot']}", label="_lane"))
         _lane(ax, lane, y, labels, left, 1.0 if len(lanes) <= ANNOTATE_MAX else 0.6)
-    ax.axvline(0, color="#555555", lw=1.2, ls="--")
+    ax.axvline(0, color="#555555", lw=1.2, ls="--", label="_now (named in the axis label)")
     names = [lane["label"] + ("" if lane["state"] == "working" else f" · {lane['state']}") for lane in lanes]
     if len(lanes) > SPLIT_LABELS:  # every other lane named on the right: the labels keep two lanes apart
         right = ax.twinx()
@@ -181,7 +174,8 @@ def draw_class(lanes: list[dict[str, Any]], totals: dict[str, Any] | None, words
     ax.set_xlabel("seconds before now, on the server's clock (now: dashed line)", fontsize=style.FONT["label"])
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
-    _legend(fig)
+    legend_of_marks(fig, loc="outside upper center", fontsize=style.FONT["tick"], frameon=False, handlelength=1.4,
+                    columnspacing=1.2)
     text = fig.text(0.01, 0.01, words.prompt, fontsize=style.FONT["readout"], ha="left", va="bottom",
                     gid="readout") if readout else None
     return Drawing(fig, words, {}, text)

@@ -7,7 +7,7 @@ as a classmate's notebook would), and keeps the instructor's controls (`board`) 
 The learner joins with `lab.join(room.address(seat))`, exactly as in a real class. `close()`, or the
 kernel's exit, ends the class: the serve process removes its users and keys and stops its server.
 
-Nothing here writes a sentence about a run: `story(name)` quotes `scenarios.classroom.lane_story`.
+Nothing here writes a sentence about a run: `story(name)` quotes `classroom.board.lane_story`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from ..store.embedded import die_with_parent
 from ..core.errors import BadParameter, EmqlabError
 from ..core.timeline import Verdict
 from .learner import Joined
-from .board import Board, lane_story
+from .board import Board, lane_story, lane_words
 
 SKEW_S = 0.5  # the learners' clocks are this machine's: a note is the order's if it is this recent
 SERVE_TIMEOUT_S = 60.0  # a loaded 2-core machine starts the server and the users in well under this
@@ -177,9 +177,10 @@ class PracticeClass:
             # its own completion) finished just before; a crash that held nothing has nothing to wait for
             if struck and len(finished) == len(held) and (settled or not late_write or not reaped_by):
                 landed = any(e["kind"] == "effect" for e in late)
+                headline, facts = lane_words(name, lanes)
                 return Fate(held=held, reaped_by=reaped_by, finished=finished,
                             late_write_refused=settled and not landed, late_effect_landed=landed,
-                            summary=lane_story(name, lanes))
+                            summary=headline, facts=facts)
             if time.monotonic() > end:
                 raise EmqlabError(f"{name}'s jobs were not all reaped and finished within {timeout:g} s")
             time.sleep(0.1)

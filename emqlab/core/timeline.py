@@ -81,12 +81,24 @@ class Record:
 class Verdict(Record):
     """A run's verdict: the facts read off its events (a scenario's subclass names them), then its
     words, written by the scenario's one words function: `label` (the mode's name in words),
-    `summary` (the readout), `static` (the short verdict line the course page prints)."""
+    `summary` (the readout's headline: one sentence with the outcome), `facts` (the rest of the
+    readout, one short fact each), `static` (the short verdict line the course page prints)."""
 
-    LAST = ("label", "summary", "static")
+    LAST = ("label", "summary", "facts", "static")
     label: str = ""
     summary: str = ""
+    facts: tuple[str, ...] = field(default=(), metadata=json_name("facts", omit_default=True, load=tuple))
     static: str = ""
+
+    @property
+    def told(self) -> str:
+        """The whole readout as text: the headline, then one line per fact."""
+        return told(self.summary, self.facts)
+
+
+def told(headline: str, facts: tuple[str, ...] | list[str]) -> str:
+    """A readout as text: its headline, then each fact on a line of its own."""
+    return "\n".join([headline, *(f"· {fact}" for fact in facts)])
 
 
 def minus(start: float, end: float, holes: list[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -177,7 +189,10 @@ class Timeline:
 
     @property
     def summary(self) -> str:
-        return self.verdict.summary if isinstance(self.verdict, Verdict) else self.verdict.get("summary", "")
+        """The run's readout, as the command line prints it: the headline, then its facts."""
+        if isinstance(self.verdict, Verdict):
+            return self.verdict.told
+        return told(self.verdict.get("summary", ""), self.verdict.get("facts", ()))
 
     # -- JSON --------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

@@ -17,9 +17,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from html import escape
 from typing import Any
 
 PRECISION = 1  # decimals of a model second quoted in a sentence
+
+
+HEADLINE_WORDS = 25  # a readout's headline is read aloud in one breath; its facts follow as a list
+
+
+def headline_words(text: str) -> int:
+    """How many words a headline has, as a person reads it ("30 s" is two, "·" none)."""
+    return sum(1 for w in text.split() if any(c.isalnum() for c in w))
 
 
 def seconds(x: float | None) -> str:
@@ -71,8 +80,19 @@ class ModeWords:
     """What one mode of a figure says: its label, its readout, its static verdict."""
 
     label: str
-    readout: str
+    readout: str  # the headline: one sentence (at most HEADLINE_WORDS words) with the outcome
     verdict: str
+    facts: tuple[str, ...] = ()  # the rest of the readout, one short fact each
+
+    @property
+    def text(self) -> str:
+        """The whole readout: the headline, then one line per fact."""
+        return "\n".join([self.readout, *(f"· {fact}" for fact in self.facts)])
+
+    def html(self) -> str:
+        """The whole readout as HTML: the headline, then its facts as a list."""
+        facts = "".join(f"<li>{escape(fact)}</li>" for fact in self.facts)
+        return escape(self.readout) + (f"<ul style='margin:0.2em 0'>{facts}</ul>" if facts else "")
 
     @property
     def verdict_line(self) -> str:
@@ -82,7 +102,7 @@ class ModeWords:
     @classmethod
     def of(cls, verdict: Any, label: str | None = None) -> "ModeWords":
         """A run's words, read from the verdict its scenario wrote (a caller may rename the mode)."""
-        return cls(label or verdict.label, verdict.summary, verdict.static)
+        return cls(label or verdict.label, verdict.summary, verdict.static, tuple(getattr(verdict, "facts", ())))
 
 
 @dataclass(frozen=True)
@@ -93,31 +113,34 @@ class FigureWords:
     prompt: str = ""
     modes: dict[str, ModeWords] = field(default_factory=dict)
     notes: tuple[str, ...] = ()  # further lines for the caption file (e.g. one per benchmark row)
+    labels: Mapping[str, str] = field(default_factory=dict)  # words printed beside marks, by the mark's key
 
     def readout(self, lit: str | None) -> str:
         """The line under the figure: the lit mode's readout, else the prompt."""
-        return self.modes[lit].readout if lit in self.modes else self.prompt
+        return self.modes[lit].text if lit in self.modes else self.prompt
 
     def readout_texts(self) -> list[str]:
         """Every readout the figure can show."""
-        return [m.readout for m in self.modes.values()]
+        return [m.text for m in self.modes.values()]
 
     def report(self) -> str:
-        """Every mode's verdict line and readout, one per line: stable text for a checked cell."""
-        return "\n".join(f"{m.verdict_line}\n    {m.readout}" for m in self.modes.values())
+        """Every mode's verdict line and readout (headline, then facts), indented under it: stable text
+        for a checked cell."""
+        return "\n".join(f"{m.verdict_line}\n" + "\n".join(f"    {line}" for line in m.text.splitlines())
+                         for m in self.modes.values())
 
     def caption_text(self, lit: str | None = None) -> str:
         """The caption file written beside an exported figure."""
         lines = [self.caption]
         if lit is not None:
-            lines.append(f"readout · {self.modes[lit].readout}")
+            lines.append(f"readout · {self.modes[lit].text}")
         elif self.prompt:
             lines.append(f"readout · {self.prompt}")
         if self.modes:
             lines.append("static verdicts:")
             lines.extend(f"- {m.verdict_line}" for m in self.modes.values())
             if lit is None:
-                lines.extend(f"- readout for {m.label}: {m.readout}" for m in self.modes.values())
+                lines.extend(f"- readout for {m.label}: {m.text}" for m in self.modes.values())
         lines.extend(self.notes)
         return "\n".join(line for line in lines if line) + "\n"
 

@@ -78,9 +78,23 @@ CHAR_EM = 0.56  # a generous average character width of the sans-serif font, in 
 
 
 def wrap(text: str, chars: int) -> str:
-    """`text` in lines of at most `chars` characters, never parting a number from its unit ("44.5 s")."""
+    """`text` in lines of at most `chars` characters, never parting a number from its unit ("44.5 s") nor
+    a comparison from its two sides ("34 < 35")."""
     glued = re.sub(r"(\d) (s|ms)\b", "\\1\u00a0\\2", text)
-    return "\n".join(textwrap.wrap(glued, chars)).replace("\u00a0", " ") or text
+    glued = re.sub(r"(\S+) ([<>≤≥=]) (\S+)", "\\1\u00a0\\2\u00a0\\3", glued)
+    lines = [wrapped for line in glued.split("\n")  # a line break in the text stays one
+             for wrapped in (textwrap.wrap(line, chars, subsequent_indent="  " if line.startswith("· ") else "")
+                             or [""])]
+    return "\n".join(lines).replace("\u00a0", " ") or text
+
+
+def drawn_readout(text: str) -> str:
+    """A readout as the figure prints it under its axes: the headline on its own line, then its facts
+    (the lines starting "· ") run on after it, one line of room rather than one line each."""
+    head, *rest = text.split("\n")
+    facts = [line[2:] for line in rest if line.startswith("· ")]
+    others = [line for line in rest if not line.startswith("· ")]
+    return "\n".join([head, *others, *([" · ".join(facts)] if facts else [])])
 
 
 def legend_of_marks(fig: Figure, **kw: Any):
@@ -114,11 +128,12 @@ LEGEND_MARKER_PX = (8, 12)  # a legend draws each mark as drawn, its size kept b
 
 def _legend_marker(entry: Line2D, drawn: Line2D) -> None:
     """A mark's legend entry: its own look, its size kept readable (a 22 pt tick would stretch the row,
-    a 5 pt one would vanish), at full strength."""
+    a 5 pt one would vanish); a mark at full strength, a band (a line with no marker) in its own tint."""
     entry.update_from(drawn)
     low, high = LEGEND_MARKER_PX
     entry.set_markersize(min(max(drawn.get_markersize(), low), high))
-    entry.set_alpha(None)
+    if drawn.get_marker() not in (None, "None", "none", "", " "):  # a mark at full strength; a band keeps its own tint
+        entry.set_alpha(None)
 
 
 def _verdict_texts(figure: Figure, verdicts: list[str]):
@@ -149,6 +164,8 @@ class Drawing:
     _lanes: dict[str, Any] = field(default_factory=dict, repr=False)
     _verdicts: list[tuple[Any, str, str]] = field(default_factory=list, repr=False)
     verdicts_shown: bool = True
+    _said: str = field(default="", repr=False)  # the readout's text as said, before it was wrapped and run in
+    _fitted: bool = field(default=False, repr=False)  # `fit` has laid out room for the readout
 
     def __post_init__(self) -> None:
         self._artists = {name: [] for name in self.words.modes}
@@ -168,8 +185,10 @@ class Drawing:
 
     @property
     def readout_text(self) -> str:
-        """What the readout line under the figure says, unwrapped."""
-        return self.readout.get_text().replace("\n", " ") if self.readout is not None else ""
+        """What the readout under the figure says, unwrapped: the text last said (see `say`)."""
+        if self.readout is None:
+            return ""
+        return self._said or self.readout.get_text().replace("\n", " ")
 
     @property
     def lanes(self) -> dict[str, Any]:
@@ -199,13 +218,24 @@ class Drawing:
         return max(30, int(fig.get_figwidth() * fig.dpi * 0.97 / (size_px * CHAR_EM)))
 
     def say(self, text: str) -> None:
-        """Put `text` on the readout line (until the next `light`), wrapped to the figure's width."""
-        if self.readout is not None:
-            self.readout.set_text(wrap(text, self._chars_per_line()))
+        """Put `text` on the readout line (until the next `light`), wrapped to the figure's width; once the
+        figure is fit (`fit`), the room under the axes is what this text takes, no more."""
+        if self.readout is None:
+            return
+        self._said = text
+        drawn = wrap(drawn_readout(text), self._chars_per_line())
+        self.readout.set_text(drawn)
+        engine = self.figure.get_layout_engine()
+        if self._fitted and self.readout.get_visible() and isinstance(engine, ConstrainedLayoutEngine):
+            fig = self.figure
+            lines = drawn.count("\n") + 1
+            bottom = min(0.45, (lines * self.readout.get_fontsize() / 72 * 1.3 + 0.12) / fig.get_figheight())
+            engine.set(rect=(0, bottom, 1, 1 - bottom))
 
     def fit(self, inches: tuple[float, float] | None = None, dpi: float | None = None) -> "Drawing":
-        """Resize the figure (if asked) and keep room under the axes for the longest readout it can
-        show, wrapped to the figure's width, so no readout is ever printed over the axes."""
+        """Resize the figure (if asked) and keep room under the axes for the readout, wrapped to the
+        figure's width, so no readout is ever printed over the axes (each `say` after this sizes the
+        room to its own text)."""
         fig = self.figure
         if inches is not None:
             fig.set_size_inches(*inches)
@@ -213,16 +243,9 @@ class Drawing:
             fig.set_dpi(dpi)
         if self.readout is None:
             return self
-        chars = self._chars_per_line()
-        lines = max(wrap(t, chars).count("\n") + 1
-                    for t in [self.words.prompt, self.words.caption, *self.words.readout_texts()])
-        size_in = self.readout.get_fontsize() / 72
-        bottom = min(0.45, (lines * size_in * 1.3 + 0.12) / fig.get_figheight())
         self.readout.set_position((0.01, 0.04 / fig.get_figheight()))
         self.readout.set_wrap(False)
-        engine = fig.get_layout_engine()
-        if isinstance(engine, ConstrainedLayoutEngine):
-            engine.set(rect=(0, bottom, 1, 1 - bottom))
+        self._fitted = True
         self.say(self.words.readout(self.lit))
         return self
 

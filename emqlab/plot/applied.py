@@ -14,8 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
-from matplotlib.patches import Patch, Rectangle
+from matplotlib.patches import Rectangle
 
 from ..core.timeline import Timeline
 from ..core.words import FigureWords
@@ -51,8 +50,9 @@ def lease_bands(ax, tl: Timeline, actor: str, y0: float, height: float, gid: str
         end = lease.end if lease.end is not None else lease.data.get("deadline", x_max)
         ax.add_patch(Rectangle((lease.start, y0), max(end - lease.start, 0.15), height, color=style.LEASE,
                                alpha=0.55, lw=0, gid=gid, label="lease (its attempts: the fencing token)"))
-        ax.text(lease.start + 0.3, y0 + height / 2, f"lease · attempts {lease.data.get('attempts')}",
-                va="center", fontsize=style.FONT["tick"], color="white", gid=gid)
+        # set in from the band's start by a mark's width: a reap's diamond may sit on that edge
+        ax.annotate(f"lease · attempts {lease.data.get('attempts')}", (lease.start, y0 + height / 2), xytext=(9, 0),
+                    textcoords="offset points", va="center", fontsize=style.FONT["tick"], color="white", gid=gid)
         if lease.data.get("ended") == "lapsed":
             ax.plot([end], [y0 + height / 2], marker="X", markersize=12, color=style.LAPSE,
                     markeredgecolor="white", linestyle="none", gid=gid, label="lease lapsed")
@@ -130,22 +130,22 @@ def draw_chaos(timelines: Any, words: FigureWords, fig: Figure | None = None) ->
     for ax, (name, tl) in zip(axes, modes.items()):
         gid = f"mode:{name}"
         ax.add_patch(Rectangle((0, 0), 1, 1, transform=ax.transAxes, facecolor="#F2F2F2", lw=0, zorder=-10,
-                               gid=f"lane:{name}"))
+                               gid=f"lane:{name}", label="_lane"))
         samples = tl.of("sample")
         ts = [e.t for e in samples]
-        for field, colour in (("pending", style.PAUSE), ("active", style.LEASE), ("done", style.RUN)):
-            ax.plot(ts, [e.data[field] for e in samples], color=colour, lw=2, label=field, gid=gid)
+        places = [("pending", style.PAUSE), ("active", style.LEASE), ("done", style.RUN)]
+        if any(e.data.get("dead") for e in samples):  # a job out of attempts: the dead set is a place too
+            places.append(("dead", style.LAPSE))
+        for field, colour in places:
+            ax.plot(ts, [e.data.get(field, 0) for e in samples], color=colour, lw=2, label=field, gid=gid)
         for e in tl.of("crash"):
-            ax.axvline(e.t, color=style.LAPSE, lw=1.2, alpha=0.8, gid=gid)
+            ax.axvline(e.t, color=style.LAPSE, lw=1.2, alpha=0.8, ls="--", gid=gid, label="a worker crashes")
         for span in tl.spans("pause"):
             ax.axvspan(span.start, span.end if span.end is not None else span.start, color=style.PAUSE, alpha=0.25,
-                       lw=0, gid=gid)
+                       lw=0, gid=gid, label="a worker paused")
         _title(ax, words, name)
         ax.set_xlabel("model seconds", fontsize=style.FONT["label"])
         ax.set_ylabel("jobs", fontsize=style.FONT["label"])
         ax.tick_params(labelsize=style.FONT["tick"])
-        handles, _ = ax.get_legend_handles_labels()
-        handles += [Line2D([], [], color=style.LAPSE, lw=1.2, label="crash"),
-                    Patch(color=style.PAUSE, alpha=0.25, label="pause")]
-        ax.legend(handles=handles, loc="center right", fontsize=style.FONT["tick"])
+    legend_of_marks(fig, loc="outside upper center", fontsize=style.FONT["tick"], frameon=False)
     return Drawing(fig, words, modes)

@@ -21,13 +21,12 @@ from __future__ import annotations
 from typing import Any
 
 from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
-from matplotlib.patches import Patch, Rectangle
+from matplotlib.patches import Rectangle
 
 from ..core.errors import BadParameter
 from ..core.timeline import Event, Timeline
 from ..core.words import FigureWords
-from . import Drawing, figure_for, modes_of, style
+from . import Drawing, figure_for, legend_of_marks, modes_of, style
 
 STEPS = ("reap", "promote", "drain", "park")  # the order of a beat (emqlab.queue.consumer.STEPS)
 ROW_H = 0.56  # a bar's height, in rows
@@ -57,14 +56,14 @@ def _end(tl: Timeline) -> float:
 def _draw_beats(ax, name: str, tl: Timeline, rows: dict[tuple[str, str], float]) -> None:
     gid = f"mode:{name}"
     ax.add_patch(Rectangle((0, 0), 1, 1, transform=ax.transAxes, facecolor="#F2F2F2", lw=0, zorder=-10,
-                           gid=f"lane:{name}"))
+                           gid=f"lane:{name}", label="_lane"))
     for e in _steps(tl):
         y, step, moved = rows[(e.actor, e.data["step"])], e.data["step"], e.data.get("moved", 0)
         if step in ("reap", "promote"):
             colour = style.CONTENDER if step == "reap" else style.RENEW
             ax.plot([e.t], [y], marker="D" if step == "reap" else "o", markersize=11 if moved else 6,
                     color=colour, markerfacecolor=colour if moved else "white", markeredgewidth=1.5,
-                    linestyle="none", gid=gid)
+                    linestyle="none", gid=gid, label=f"{step} moved ids" if moved else f"{step}: nothing due")
             if moved and step == "reap":
                 ax.annotate("reap → pending", (e.t, y), xytext=(8, 0), textcoords="offset points", va="center",
                             fontsize=style.FONT["tick"], gid=gid)
@@ -73,15 +72,17 @@ def _draw_beats(ax, name: str, tl: Timeline, rows: dict[tuple[str, str], float])
         if step == "drain":
             colour = style.RUN if moved else style.PAUSE
             if e.t - start < 0.05:  # an empty drain: a tick at its moment
-                ax.plot([e.t], [y], marker="|", markersize=10, color=colour, linestyle="none", gid=gid)
+                ax.plot([e.t], [y], marker="|", markersize=10, color=colour, linestyle="none", gid=gid,
+                        label="drain running a job" if moved else "drain: nothing to claim")
             else:
-                ax.add_patch(Rectangle((start, y - ROW_H / 2), e.t - start, ROW_H, color=colour, lw=0, gid=gid))
+                ax.add_patch(Rectangle((start, y - ROW_H / 2), e.t - start, ROW_H, color=colour, lw=0, gid=gid,
+                                       label="drain running a job" if moved else "drain: waiting for a job"))
             if e.data.get("ended") == "crash":
                 ax.plot([e.t], [y], marker="X", markersize=12, color="black", markeredgecolor="white",
-                        linestyle="none", gid=gid)
+                        linestyle="none", gid=gid, label="crashed mid-job")
         else:  # park: the wait for a wake or the end of the beat
             ax.add_patch(Rectangle((start, y - ROW_H / 4), max(e.t - start, 0.05), ROW_H / 2,
-                                   facecolor=style.PAUSE, edgecolor="white", alpha=0.6, lw=1.5, gid=gid))
+                                   facecolor=style.PAUSE, edgecolor="white", alpha=0.6, lw=1.5, gid=gid, label="park"))
     ax.set_yticks(list(rows.values()), [f"{actor} · {step}" for actor, step in rows])
     ax.set_ylim(min(rows.values(), default=0) - 0.7, max(rows.values(), default=0) + 0.7)
     ax.tick_params(labelsize=style.FONT["tick"])
@@ -105,7 +106,8 @@ def _draw_clock(ax, name: str, tl: Timeline, actors: list[str], x_end: float) ->
         raise BadParameter("draw_beats needs runs whose claims recorded the server's TIME (emqlab records them "
                            "since lesson 05's beat lane); run the scenario again")
     # the server's clock itself, as a faint reference: only a beat's reap reads it
-    ax.plot([0, x_end], [0, x_end], color=style.PAUSE, lw=1, linestyle=(0, (4, 4)), zorder=-5, gid=gid)
+    ax.plot([0, x_end], [0, x_end], color=style.PAUSE, lw=1, linestyle=(0, (4, 4)), zorder=-5, gid=gid,
+            label="the server's clock")
     # each lease score, from the claim (or extend) that wrote it until the score left or changed:
     # a reap that moved the job, its completion, or the next claim or extend of it
     for e in (x for x in tl.events if x.kind in ("claim", "renew") and x.data.get("score_s") is not None):
@@ -113,7 +115,8 @@ def _draw_clock(ax, name: str, tl: Timeline, actors: list[str], x_end: float) ->
         after = tl.events[tl.events.index(e) + 1:]
         until = next((x.t for x in after if jobs & _touches(x)), x_end)
         score = e.data["score_s"] + pin
-        ax.plot([e.t, until], [score, score], color=style.LEASE, lw=2.5, solid_capstyle="butt", gid=gid)
+        ax.plot([e.t, until], [score, score], color=style.LEASE, lw=2.5, solid_capstyle="butt", gid=gid,
+                label="lease score in active")
         if e.kind == "claim":
             ax.annotate(f"attempts {e.data.get('attempts')}", (e.t, score), xytext=(4, 5), textcoords="offset points",
                         va="bottom", fontsize=style.FONT["tick"], color=style.LEASE, gid=gid)
@@ -121,33 +124,19 @@ def _draw_clock(ax, name: str, tl: Timeline, actors: list[str], x_end: float) ->
         reaps = [e for e in _steps(tl, actor) if e.data["step"] == "reap" and e.data.get("time_s") is not None]
         colour = ACTOR_COLOURS[k % len(ACTOR_COLOURS)]
         quiet = [e for e in reaps if not e.data.get("moved")]
-        ax.plot([e.t for e in quiet], [e.data["time_s"] + pin for e in quiet], marker="o", markersize=7,
-                color=colour, markerfacecolor="white", markeredgewidth=1.5, linestyle="none", gid=gid)
+        if quiet:
+            ax.plot([e.t for e in quiet], [e.data["time_s"] + pin for e in quiet], marker="o", markersize=7,
+                    color=colour, markerfacecolor="white", markeredgewidth=1.5, linestyle="none", gid=gid,
+                    label=f"TIME read by {actor}'s reap")
         for e in reaps:
             if e.data.get("moved"):
                 ax.plot([e.t], [e.data["time_s"] + pin], marker="D", markersize=11, color=style.CONTENDER,
-                        markeredgecolor=colour, markeredgewidth=1.5, linestyle="none", gid=gid)
+                        markeredgecolor=colour, markeredgewidth=1.5, linestyle="none", gid=gid,
+                        label="reap moved ids")
                 ax.annotate("TIME has reached the score: reap", (e.t, e.data["time_s"] + pin), xytext=(10, -4),
                             textcoords="offset points", va="top", fontsize=style.FONT["tick"], gid=gid)
     ax.set_ylabel("server TIME (s)", fontsize=style.FONT["label"])
     ax.tick_params(labelsize=style.FONT["tick"])
-
-
-def _legend(fig: Figure, actors: list[str]) -> None:
-    handles = [Line2D([], [], marker="D", color=style.CONTENDER, linestyle="none", markersize=9, label="reap moved ids"),
-               Line2D([], [], marker="D", color=style.CONTENDER, markerfacecolor="white", linestyle="none",
-                      markersize=6, label="reap: nothing due"),
-               Line2D([], [], marker="o", color=style.RENEW, markerfacecolor="white", linestyle="none",
-                      markersize=6, label="promote"),
-               Patch(color=style.RUN, label="drain running a job"),
-               Patch(facecolor=style.PAUSE, edgecolor="white", alpha=0.6, label="park"),
-               Line2D([], [], color=style.LEASE, lw=2.5, label="lease score in active"),
-               Line2D([], [], color=style.PAUSE, lw=1, linestyle=(0, (4, 4)), label="the server's clock"),
-               *[Line2D([], [], marker="o", color=ACTOR_COLOURS[k % len(ACTOR_COLOURS)], markerfacecolor="white",
-                        linestyle="none", markersize=7, label=f"TIME read by {actor}'s reap")
-                 for k, actor in enumerate(actors)]]
-    fig.legend(handles=handles, loc="outside upper center", ncols=4, fontsize=style.FONT["tick"], frameon=False,
-               handlelength=1.4, columnspacing=1.2)
 
 
 def draw_beats(timelines: Any, words: FigureWords, fig: Figure | None = None, *,
@@ -172,10 +161,10 @@ def draw_beats(timelines: Any, words: FigureWords, fig: Figure | None = None, *,
         _draw_clock(bottom, name, tl, actors, x_end)
         mode = words.modes[name]
         top.set_title(f"{mode.label}\n{mode.verdict}", fontsize=style.FONT["label"], loc="left")
-        top.tick_params(labelbottom=False)
         bottom.set_xlabel("model seconds", fontsize=style.FONT["label"])
     first.set_xlim(-1, x_end * 1.03 + 1)
-    _legend(fig, every)
+    legend_of_marks(fig, loc="outside upper center", fontsize=style.FONT["tick"], frameon=False, handlelength=1.4,
+                    columnspacing=1.2)
     readout = fig.text(0.01, 0.01, words.prompt, fontsize=style.FONT["readout"], ha="left", va="bottom",
                        gid="readout")  # Drawing.fit wraps it and keeps room for it under the axes
     return Drawing(fig, words, dict(modes), readout)

@@ -1,6 +1,7 @@
 """What a person checks by eye, checked by machine: no text printed on other text, no text too small,
 a legend that names exactly what the figure draws.
 
+`figure_problems(fig)` is both checks at once (`emqlab figures` runs it on every export).
 `overprints(fig)` lays the figure out and returns every pair of visible texts whose boxes overlap:
 titles, axis labels, tick labels, annotations, figure texts and legend entries. `small_texts(fig,
 min_px)` returns the texts set smaller than `min_px` pixels at the figure's own dpi. Tests walk
@@ -130,3 +131,9 @@ def legend_problems(fig: Figure) -> list[str]:
     problems += [f"drawn but not in the legend: {label}" for label in drawn if label not in entries]
     problems += [f"in the legend but drawn nowhere: {entry}" for entry in entries if entry not in drawn]
     return problems
+
+
+def figure_problems(fig: Figure) -> list[str]:
+    """Everything a person would catch by eye in `fig` as it stands: its legend against its marks, and
+    every pair of texts printed over each other. [] for a figure fit to show."""
+    return legend_problems(fig) + [f"{a.role} {a.text!r} printed over {b.role} {b.text!r}" for a, b in overprints(fig)]

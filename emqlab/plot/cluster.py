@@ -17,7 +17,7 @@ from matplotlib.patches import FancyBboxPatch, Rectangle
 
 from ..core.timeline import Timeline
 from ..core.words import FigureWords
-from . import Drawing, figure_for, modes_of, style
+from . import Drawing, figure_for, legend_of_marks, modes_of, style
 
 ORDER = ("job", "pending", "schedule", "wake", "active", "done", "effects")  # enqueue's four keys first
 BOX = {True: style.LEASE, False: style.RENEW}  # one slot for all keys, or keys scattered
@@ -34,7 +34,7 @@ def placed(tl: Timeline) -> dict[str, list[dict[str, Any]]]:
 def _panel(ax, name: str, tl: Timeline, words: FigureWords) -> None:
     gid = f"mode:{name}"
     ax.add_patch(Rectangle((0, 0), 1, 1, transform=ax.transAxes, facecolor="#F2F2F2", lw=0, zorder=-10,
-                           gid=f"lane:{name}"))
+                           gid=f"lane:{name}", label="_lane"))
     slots = {e.actor: (e.data["first"], e.data["last"]) for e in tl.of("slots")}
     nodes = placed(tl)
     held = [k for keys in nodes.values() for k in keys]
@@ -47,7 +47,9 @@ def _panel(ax, name: str, tl: Timeline, words: FigureWords) -> None:
         for k in keys:
             y = ys[k["name"]]
             ax.add_patch(FancyBboxPatch((col - 0.36, y - 0.32), 0.72, 0.64, boxstyle="round,pad=0,rounding_size=0.08",
-                                        facecolor=BOX[one_slot], alpha=0.8, lw=0, gid=gid))
+                                        facecolor=BOX[one_slot], alpha=0.8, lw=0, gid=gid,
+                                        label="a key on the node that owns its slot" + (", every key in one slot"
+                                                                                         if one_slot else "")))
             ax.text(col, y, f"slot {k['slot']}", ha="center", va="center", fontsize=style.FONT["tick"],
                     color="white" if one_slot else "black", gid=gid)
     [script] = tl.of("script")
@@ -63,7 +65,7 @@ def _panel(ax, name: str, tl: Timeline, words: FigureWords) -> None:
         f"refused by {script.actor}:\n" + ("CROSSSLOT" if "CROSSSLOT" in script.data.get("error", "") else "error")
     ax.text(col, sum(rest) / len(rest) if rest else -0.8, answer, ha="center", va="center", fontsize=style.FONT["tick"],
             color=colour, fontweight="bold", gid=gid)
-    ax.axvline(col - 0.5, color="#999999", lw=1, ls=":", gid=gid)
+    ax.axvline(col - 0.5, color="#999999", lw=1, ls=":", gid=gid, label="_the script's column")
     heads = [f"{node}\nslots {a}–{b}" for node, (a, b) in slots.items()] + ["enqueue script"]
     ax.set_xticks(range(len(heads)), heads)
     ax.xaxis.tick_top()
@@ -85,6 +87,7 @@ def draw_cluster(timelines: Any, words: FigureWords, fig: Figure | None = None, 
     axes = fig.subplots(len(modes), 1, squeeze=False)[:, 0]
     for ax, (name, tl) in zip(axes, modes.items()):
         _panel(ax, name, tl, words)
+    legend_of_marks(fig, loc="outside upper center", fontsize=style.FONT["tick"], frameon=False)
     readout = fig.text(0.01, 0.01, words.prompt, fontsize=style.FONT["readout"], ha="left", va="bottom",
                        gid="readout")  # Drawing.fit wraps it and keeps room for it under the axes
     return Drawing(fig, words, dict(modes), readout)

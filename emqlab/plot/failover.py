@@ -17,12 +17,11 @@ from __future__ import annotations
 from typing import Any
 
 from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
-from matplotlib.patches import Patch, Rectangle
+from matplotlib.patches import Rectangle
 
 from ..core.timeline import Timeline
 from ..core.words import FigureWords
-from . import Drawing, figure_for, modes_of, style, wrap
+from . import Drawing, figure_for, legend_of_marks, modes_of, style, wrap
 
 LANES = {"primary": 4.0, "replica": 3.0, "holder": 2.0, "contender": 1.0, "storage": 0.0}
 WHO = {"holder": style.LEASE, "contender": style.CONTENDER}  # a lease band's and a write's colour
@@ -44,24 +43,28 @@ def _servers(ax, tl: Timeline, gid: str, x_max: float) -> None:
         if band.actor in ("primary", "replica"):
             end = band.end if band.end is not None else x_max
             ax.add_patch(Rectangle((band.start, LANES[band.actor] - BAND_H / 2), max(end - band.start, 0.15), BAND_H,
-                                   color=WHO.get(band.data.get("holder"), style.PAUSE), alpha=0.55, lw=0, gid=gid))
+                                   color=WHO.get(band.data.get("holder"), style.PAUSE), alpha=0.55, lw=0, gid=gid,
+                                   label=f"{band.data.get('holder', 'a worker')}'s lease"))
     stall = next(iter(tl.of("stall", "replica")), None)
     promoted = next(iter(tl.of("promoted", "replica")), None)
     if stall is not None:
         end = promoted.t if promoted is not None else x_max
         ax.add_patch(Rectangle((stall.t, LANES["replica"] - 0.36), end - stall.t, 0.72, facecolor="none",
-                               edgecolor=style.PAUSE, hatch="///", lw=0.8, gid=gid))
+                               edgecolor=style.PAUSE, hatch="///", lw=0.8, gid=gid, label="replication stalled"))
     for e in tl.of("killed", "primary"):
-        ax.axvline(e.t, color=FAILOVER, ls="--", lw=1.4, gid=gid)
-        _mark(ax, e.t, "primary", gid, marker="X", markersize=13, color=FAILOVER, markeredgecolor="white")
+        ax.axvline(e.t, color=FAILOVER, ls="--", lw=1.4, gid=gid, label="the failover")
+        _mark(ax, e.t, "primary", gid, marker="X", markersize=13, color=FAILOVER, markeredgecolor="white",
+              label="primary killed")
     if promoted is not None:
-        _mark(ax, promoted.t, "replica", gid, marker="^", markersize=12, color=FAILOVER, markeredgecolor="white")
+        _mark(ax, promoted.t, "replica", gid, marker="^", markersize=12, color=FAILOVER, markeredgecolor="white",
+              label="replica promoted")
     for e in tl.of("rejoined", "primary"):
-        ax.plot([e.t, x_max], [LANES["primary"]] * 2, color=style.PAUSE, lw=1.5, ls=":", gid=gid)
+        ax.plot([e.t, x_max], [LANES["primary"]] * 2, color=style.PAUSE, lw=1.5, ls=":", gid=gid,
+                label="a replica of the new primary")
         # a ring, under the kill's ✕: the fresh server often rejoins at the moment of the promotion (the
         # story's clock stands still while it starts), and the two marks must both show
         _mark(ax, e.t, "primary", gid, marker="o", markersize=17, markerfacecolor="white", color=style.PAUSE,
-              markeredgewidth=2, zorder=1.9)
+              markeredgewidth=2, zorder=1.9, label="a fresh server rejoins")
 
 
 def _workers(ax, tl: Timeline, gid: str, x_max: float) -> None:
@@ -70,32 +73,35 @@ def _workers(ax, tl: Timeline, gid: str, x_max: float) -> None:
         for run in tl.spans("run", actor):
             end = run.end if run.end is not None else x_max
             ax.add_patch(Rectangle((run.start, y - RUN_H / 2), max(end - run.start, 0.1), RUN_H, color=style.RUN,
-                                   alpha=0.9, lw=0, gid=gid))
+                                   alpha=0.9, lw=0, gid=gid, label="working"))
         for e in tl.of("wait", actor):
             acked = e.data["acked"] >= 1
             _mark(ax, e.t, actor, gid, marker="D", markersize=8, color=WHO[actor],
-                  markerfacecolor=WHO[actor] if acked else "white", markeredgewidth=1.8)
+                  markerfacecolor=WHO[actor] if acked else "white", markeredgewidth=1.8,
+                  label="WAIT acked" if acked else "WAIT timed out")
         for e in tl.of("not_started", actor):  # beside its WAIT's mark, which says why
             ax.annotate("never started", (e.t, y), xytext=(9, 0), textcoords="offset points", ha="left",
                         va="center", fontsize=style.FONT["tick"], gid=gid)
         for e in tl.of("work_stopped", actor):
-            _mark(ax, e.t, actor, gid, marker="X", markersize=11, color="black", markeredgecolor="white")
+            _mark(ax, e.t, actor, gid, marker="X", markersize=11, color="black", markeredgecolor="white",
+                  label="stopped: its write refused")
 
 
 NEAR = 0.05  # of the panel's width: two writes closer than this would print their tokens on each other
 
 
 def _storage(ax, tl: Timeline, gid: str, x_max: float) -> None:
-    ax.axhline(LANES["storage"], color="#777777", lw=1.5, gid=gid, zorder=0)
+    ax.axhline(LANES["storage"], color="#777777", lw=1.5, gid=gid, zorder=0, label="_storage lane")
     last: tuple[float, object, int] | None = None  # (time, token, side) of the last token printed
     for e in tl.of("write", "storage"):
         d, y = e.data, LANES["storage"]
         colour = WHO.get(d["writer"], "black")
         if d["accepted"]:
-            ax.plot([e.t], [y], marker="o", markersize=9, color=colour, markeredgecolor="white", ls="none", gid=gid)
+            ax.plot([e.t], [y], marker="o", markersize=9, color=colour, markeredgecolor="white", ls="none", gid=gid,
+                    label="write taken (its token below it, if it carries one)")
         else:
             ax.plot([e.t], [y], marker="X", markersize=12, color=style.LAPSE, markeredgecolor="white", ls="none",
-                    gid=gid)
+                    gid=gid, label="write refused")
         if d.get("token") is None:
             continue
         # the token rides on its write, centred under it, in its writer's colour; writes that come close
@@ -112,7 +118,7 @@ def _storage(ax, tl: Timeline, gid: str, x_max: float) -> None:
 def _panel(ax, name: str, tl: Timeline, words: FigureWords, x_max: float, chars: int) -> None:
     gid = f"mode:{name}"
     ax.add_patch(Rectangle((0, 0), 1, 1, transform=ax.transAxes, facecolor="#F2F2F2", lw=0, zorder=-10,
-                           gid=f"lane:{name}"))
+                           gid=f"lane:{name}", label="_lane"))
     _servers(ax, tl, gid, x_max)
     _workers(ax, tl, gid, x_max)
     _storage(ax, tl, gid, x_max)
@@ -132,24 +138,6 @@ def _lines(text: str, chars: int) -> int:
     return wrap(text, chars).count("\n") + 1
 
 
-def _legend(fig: Figure) -> None:
-    handles = [
-        Patch(color=WHO["holder"], alpha=0.55, label="holder's lease"),
-        Patch(color=WHO["contender"], alpha=0.55, label="contender's lease"),
-        Patch(facecolor="none", edgecolor=style.PAUSE, hatch="///", label="replication stalled"),
-        Line2D([], [], color=FAILOVER, marker="X", ls="--", label="primary killed"),
-        Line2D([], [], color=FAILOVER, marker="^", ls="none", markersize=9, label="replica promoted"),
-        Line2D([], [], color=style.PAUSE, marker="o", markerfacecolor="white", ls=":", label="rejoined as replica"),
-        Patch(color=style.RUN, label="working"),
-        Line2D([], [], color="#555555", marker="D", ls="none", label="WAIT acked"),
-        Line2D([], [], color="#555555", marker="D", markerfacecolor="white", ls="none", label="WAIT timed out"),
-        Line2D([], [], color="#555555", marker="o", ls="none", label="write taken (token)"),
-        Line2D([], [], color=style.LAPSE, marker="X", ls="none", markersize=9, label="write refused"),
-    ]
-    fig.legend(handles=handles, loc="outside upper center", ncols=6 if fig.get_figwidth() < 14 else 11, fontsize=style.FONT["tick"], frameon=False,
-               handlelength=1.6, columnspacing=1.0)
-
-
 def draw_failover(timelines: Any, words: FigureWords, fig: Figure | None = None, *,
                   figsize: tuple[float, float] = (12, 7.2)) -> Drawing:
     """The failover figure (`failover` runs, one per guard): panels in two columns, lanes per server
@@ -167,7 +155,8 @@ def draw_failover(timelines: Any, words: FigureWords, fig: Figure | None = None,
         ax.set_visible(False)
     for ax in axes[-cols:]:
         ax.set_xlabel("model seconds since the story began", fontsize=style.FONT["tick"])
-    _legend(fig)
+    legend_of_marks(fig, loc="outside upper center", fontsize=style.FONT["tick"], frameon=False, handlelength=1.6,
+                    columnspacing=1.0)
     readout = fig.text(0.01, 0.01, words.prompt, fontsize=style.FONT["readout"], ha="left", va="bottom",
                        gid="readout")  # Drawing.fit wraps it and keeps room for it under the axes
     return Drawing(fig, words, dict(modes), readout)

@@ -69,11 +69,11 @@ def _worker(ax, tl: Timeline, actor: str, y: float, gid: str, x_max: float) -> N
         ax.text((a + b) / 2, y + WORK_Y + WORK_H / 2, "frozen: no work", ha="center", va="center",
                 fontsize=style.FONT["tick"], color="#444444", gid=gid,
                 bbox=dict(boxstyle="round,pad=0.15", facecolor="white", edgecolor="none", alpha=0.9))
-    for e in tl.of("reap", actor):
-        ax.plot([e.t], [y + LEASE_Y + LEASE_H + 0.14], marker="D", markersize=9, color=style.CONTENDER,
-                linestyle="none", gid=gid, label="a beat's reap takes the job back")
-        ax.annotate("reap → pending", (e.t, y + LEASE_Y + LEASE_H + 0.14), xytext=(8, 0), textcoords="offset points",
-                    va="center", fontsize=style.FONT["tick"], gid=gid)
+    for e in tl.of("reap", actor):  # on the reaper's lane, where its own lease is about to start: clear of the lane above
+        ax.plot([e.t], [y + LEASE_Y + LEASE_H / 2], marker="D", markersize=9, color=style.CONTENDER,
+                linestyle="none", gid=gid, label="a beat's reap takes the job back", zorder=3)
+        ax.annotate("reap → pending", (e.t, y + LEASE_Y + LEASE_H / 2), xytext=(-9, 0), textcoords="offset points",
+                    ha="right", va="center", fontsize=style.FONT["tick"], gid=gid)
 
 
 def _store(ax, tl: Timeline, ys: dict[str, float], gid: str) -> None:
@@ -118,7 +118,7 @@ def _panel(ax, name: str, tl: Timeline, words: FigureWords, x_max: float) -> Non
         _worker(ax, tl, actor, y, gid, x_max)
     _store(ax, tl, ys, gid)
     ax.set_yticks([*ys.values(), STORE_Y], [*ys, "effects store"])
-    ax.set_ylim(STORE_Y - 0.75, max(ys.values(), default=1) + 0.75)
+    ax.set_ylim(STORE_Y - 0.95, max(ys.values(), default=1) + 0.75)  # room under the store for a two-line answer
     ax.set_xlim(-1, x_max * 1.15 + 1)  # room for the store's answer to the last write
     ax.tick_params(labelsize=style.FONT["tick"])
     for side in ("top", "right"):

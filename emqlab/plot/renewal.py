@@ -21,15 +21,13 @@ from typing import Any
 
 from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
-from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
 from ..lease.designs import DESIGNS, design_names
 from ..core.timeline import Timeline
 from ..core.words import FigureWords, plural, seconds
-from . import Drawing, as_modes, style
+from . import Drawing, as_modes, legend_of_marks, style
 
-COLORS = {name: d.colour for name, d in DESIGNS.items()}
 BENCH_COLORS = {**{f"emqlab {name}": d.colour for name, d in DESIGNS.items()},
                 "python-redis-lock": style.OKABE_ITO["purple"], "redis-py Lock + timer": style.OKABE_ITO["sky"]}
 _MARKERS = ("o", "s", "v", "P", "X")  # emqlab designs, in registry order
@@ -70,9 +68,9 @@ def _rows(tl: Timeline) -> list[str]:
 
 def _draw_mode(ax, name: str, tl: Timeline, x_max: float, words: FigureWords) -> None:
     gid, design = f"mode:{name}", _design(tl)
-    color = COLORS.get(design, style.RENEW)
+    color = DESIGNS[design].colour if design in DESIGNS else style.RENEW  # read now: a design may join later
     ax.add_patch(Rectangle((0, 0), 1, 1, transform=ax.transAxes, facecolor="#F2F2F2", lw=0, zorder=-10,
-                           gid=f"lane:{name}"))
+                           gid=f"lane:{name}", label="_lane"))
     rows = _rows(tl)
     y_of = {row: len(rows) - 1 - i for i, row in enumerate(rows)}
     top = len(rows) - 0.4
@@ -87,13 +85,14 @@ def _draw_mode(ax, name: str, tl: Timeline, x_max: float, words: FigureWords) ->
             end = gone_at.get("job " + row.split()[1], end)
         elif session_gone is not None:  # one row holds every lease: it ends when they all went
             end = session_gone
-        ax.plot([0, end], [y, y], color=style.LEASE, alpha=0.35, lw=6, solid_capstyle="butt", gid=gid)
+        ax.plot([0, end], [y, y], color=style.LEASE, alpha=0.35, lw=6, solid_capstyle="butt", gid=gid,
+                label="lease held")
     trips = tl.of("round_trip")
     if trips:
         for e in trips:
             row = f"timer {e.data['job']}" if "timer 1" in y_of and "job" in e.data else rows[0]
             ax.plot([e.t], [y_of[row]], marker="|", markersize=16 if len(rows) > 1 else 26, markeredgewidth=2.5,
-                    color=color, linestyle="none", gid=gid)
+                    color=color, linestyle="none", gid=gid, label=f"{design} (one round trip)")
     many = False  # a tick whose round trips carry more leases than there are round trips: say how many
     for e in tl.of("tick"):
         n = e.data["round_trips"]
@@ -107,7 +106,8 @@ def _draw_mode(ax, name: str, tl: Timeline, x_max: float, words: FigureWords) ->
                     fontsize=style.FONT["tick"], color="black", gid=gid)
     for e in tl.of("take", "thief"):
         y = y_of.get(f"timer {e.data['job']}", 0)
-        ax.plot([e.t], [y], marker="D", markersize=8, color=style.CONTENDER, linestyle="none", gid=gid)
+        ax.plot([e.t], [y], marker="D", markersize=8, color=style.CONTENDER, linestyle="none", gid=gid,
+                label="taken by another worker")
         ax.annotate("session taken" if e.data.get("session") else f"job {e.data['job']} taken", (e.t, y),
                     xytext=(0, -14), textcoords="offset points", ha="center", fontsize=style.FONT["tick"],
                     color=style.CONTENDER, gid=gid)
@@ -116,7 +116,7 @@ def _draw_mode(ax, name: str, tl: Timeline, x_max: float, words: FigureWords) ->
         lost_at.setdefault((e.t, y_of.get("timer " + e.actor.split()[1], 0)), []).append(e.actor)
     for (t, y), actors in lost_at.items():
         ax.plot([t], [y], marker="X", markersize=12, color=style.LAPSE, markeredgecolor="white",
-                linestyle="none", gid=gid)
+                linestyle="none", gid=gid, label="lease lost")
         what = f"{actors[0]}: lost, holder stops" if len(actors) == 1 else f"{len(actors)} jobs lost, holders stop"
         ax.annotate(what, (t, y), xytext=(6, -14), textcoords="offset points", fontsize=style.FONT["tick"],
                     color=style.LAPSE, gid=gid)
@@ -148,13 +148,7 @@ def draw_renewal_cost(timelines: Any, words: FigureWords, fig: Figure | None = N
         _draw_mode(ax, name, tl, x_max, words)
     axes[-1].set_xlim(-1, x_max)
     axes[-1].set_xlabel("model seconds since the worker took its leases", fontsize=style.FONT["label"])
-    shown = list(dict.fromkeys(_design(tl) for tl in modes.values() if _design(tl) in DESIGNS))
-    handles = [Line2D([], [], color=style.LEASE, alpha=0.35, lw=6, label="lease held"),
-               *(Line2D([], [], color=DESIGNS[d].colour, marker="|", markersize=14, markeredgewidth=2.5, ls="none",
-                        label=f"{d} (one round trip)") for d in shown),
-               Line2D([], [], color=style.LAPSE, marker="X", ls="none", label="lease lost")]
-    fig.legend(handles=handles, loc="outside upper center", ncols=len(handles), fontsize=style.FONT["tick"],
-               frameon=False)
+    legend_of_marks(fig, loc="outside upper center", fontsize=style.FONT["tick"], frameon=False)
     fig.get_layout_engine().set(rect=(0, 0.05, 1, 0.95))
     readout = fig.text(0.01, 0.015, words.prompt, fontsize=style.FONT["readout"], ha="left", va="bottom",
                        gid="readout", wrap=True)
@@ -163,11 +157,13 @@ def draw_renewal_cost(timelines: Any, words: FigureWords, fig: Figure | None = N
 
 # -- the benchmark's figures ---------------------------------------------------------------------
 def draw_scaling(rows: Sequence[Mapping[str, Any]], words: FigureWords, fig: Figure | None = None, *,
-                 figsize: tuple[float, float] = (12, 5.2)) -> Drawing:
+                 figsize: tuple[float, float] = (12, 5.6)) -> Drawing:
     """Round trips per tick and server µs per tick against K, one line per design (log–log).
     `rows`: the benchmark's rows ({design, k, rt_per_tick, server_us_per_tick, wall_ms_per_tick,
-    broke?}); rows measured without a server count (fakeredis) draw wall ms per tick instead. A
-    hollow marker is a run where the design broke (a tick over the cadence, leases lapsed).
+    broke?}); rows measured without a server count (fakeredis) draw wall ms per tick instead. A run
+    where the design broke (a tick over the cadence, leases lapsed) measured only part of a tick: it
+    is a hollow mark off the line, joined to it by a dotted one. The line under the figure
+    (`words.prompt`) says where it was measured and what each hollow mark covers.
     `words`: `scenarios.renewal_cost.scaling_words(rows, where)`."""
     fig = _new_figure(fig, figsize)
     ax_rt, ax_wall = fig.subplots(1, 2)
@@ -177,15 +173,18 @@ def draw_scaling(rows: Sequence[Mapping[str, Any]], words: FigureWords, fig: Fig
     for design in designs:
         mine = sorted((r for r in rows if r["design"] == design), key=lambda r: r["k"])
         color, marker, ls = _bench_style(design)
+        gid = f"mode:{design}"
         for ax, field in ((ax_rt, "rt_per_tick"), (ax_wall, second)):
-            pts = [(r["k"], r[field], bool(r.get("broke"))) for r in mine if r.get(field)]
-            if not pts:
-                continue
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], color=color, lw=1.8, ls=ls, label=design,
-                    gid=f"mode:{design}")
-            for k, v, broke in pts:
+            whole = [(r["k"], r[field]) for r in mine if r.get(field) and not r.get("broke")]
+            part = [(r["k"], r[field]) for r in mine if r.get(field) and r.get("broke")]
+            if whole:
+                ax.plot(*zip(*whole), color=color, lw=1.8, ls=ls, marker=marker, markersize=8, label=design, gid=gid)
+            for k, v in part:
+                if whole:  # the broken run lies off the line: joined to it, dotted
+                    ax.plot([whole[-1][0], k], [whole[-1][1], v], color=color, lw=1.2, ls=":", gid=gid,
+                            label="_to a broken run")
                 ax.plot([k], [v], marker=marker, color=color, markersize=8, linestyle="none",
-                        markerfacecolor="white" if broke else color, gid=f"mode:{design}")
+                        markerfacecolor="white", gid=gid, label="broke at that K: part of a tick")
     for ax, title, unit in ((ax_rt, "round trips per tick", "round trips"),
                             (ax_wall, *(("server time per tick", "µs (INFO commandstats)") if server
                                         else ("wall time per tick", "ms")))):
@@ -196,17 +195,15 @@ def draw_scaling(rows: Sequence[Mapping[str, Any]], words: FigureWords, fig: Fig
         ax.set_title(title, fontsize=style.FONT["title"])
         ax.tick_params(labelsize=style.FONT["tick"])
         ax.grid(True, which="major", alpha=0.3)
-    flat = [d for d in designs if (rts := [r.get("rt_per_tick") for r in rows if r["design"] == d and r.get("rt_per_tick")])
-            and set(rts) == {1} and len(rts) > 1]
-    if len(flat) > 1:  # their lines lie on one another at 1: say so rather than hide one
-        ax_rt.annotate(f"{' and '.join(flat)}: 1 round trip at every K", (1.0, 1), xycoords=("axes fraction", "data"),
+    if "flat" in words.labels:  # their lines lie on one another at 1: say so rather than hide one
+        ax_rt.annotate(words.labels["flat"], (1.0, 1), xycoords=("axes fraction", "data"),
                        xytext=(-4, 7), textcoords="offset points", ha="right", va="bottom",
                        fontsize=style.FONT["tick"], color="#333333")
-    ax_rt.legend(fontsize=style.FONT["tick"], frameon=False)
-    fig.get_layout_engine().set(rect=(0, 0.05, 1, 0.95))  # room for the key under the axes
-    fig.text(0.01, 0.005, "hollow marker: the design broke at that K (a tick longer than the cadence, or leases lapsed)",
-             fontsize=style.FONT["tick"], color="#555555")
-    return Drawing(fig, words)
+    legend_of_marks(fig, loc="outside upper center", fontsize=style.FONT["tick"], frameon=False)
+    fig.get_layout_engine().set(rect=(0, 0.09, 1, 0.91))  # room for the line under the axes
+    readout = fig.text(0.01, 0.005, words.prompt, fontsize=style.FONT["tick"], color="#333333", ha="left",
+                       va="bottom", wrap=True, gid="readout")
+    return Drawing(fig, words, readout=readout)
 
 
 def draw_capacity(capacity: Sequence[Mapping[str, Any]], words: FigureWords, cadence_s: float = 15.0,
@@ -222,15 +219,19 @@ def draw_capacity(capacity: Sequence[Mapping[str, Any]], words: FigureWords, cad
         ax.plot([k for k, _ in pts], [s for _, s in pts], color=color, marker=marker, lw=1.5, label=c["design"],
                 gid=f"mode:{c['design']}")
         if c.get("capacity_k") and c.get("limit") == "memory":  # the tick stays flat: memory runs out first
-            ax.axvline(c["capacity_k"], color=color, ls=":", lw=1.5, gid=f"mode:{c['design']}")
+            ax.axvline(c["capacity_k"], color=color, ls=":", lw=1.5, gid=f"mode:{c['design']}",
+                       label="the largest K kept alive")
             ax.annotate(f"memory full ({c['maxmemory_mb']} MB)\nat K ≈ {c['capacity_k']:,}", (c["capacity_k"], pts[-1][1]),
                         xytext=(-6, 10), textcoords="offset points", ha="right", va="bottom", color=color,
                         fontsize=style.FONT["label"])
         elif c.get("capacity_k"):
-            ax.axvline(c["capacity_k"], color=color, ls=":", lw=1.5, gid=f"mode:{c['design']}")
-            ax.annotate(f"K ≈ {c['capacity_k']:,}", (c["capacity_k"], cadence_s), xytext=(-6, -18),
-                        textcoords="offset points", ha="right", color=color, fontsize=style.FONT["label"])
-    ax.axhline(cadence_s, color="black", lw=1.2)
+            ax.axvline(c["capacity_k"], color=color, ls=":", lw=1.5, gid=f"mode:{c['design']}",
+                       label="the largest K kept alive")
+            # beside its line, halfway down: clear of the measured points, which climb to the cadence
+            ax.annotate(f"K ≈ {c['capacity_k']:,}", (c["capacity_k"], 0.5), xycoords=("data", "axes fraction"),
+                        xytext=(-5, 0), textcoords="offset points", ha="right", va="center", rotation=90,
+                        color=color, fontsize=style.FONT["label"])
+    ax.axhline(cadence_s, color="black", lw=1.2, label="the cadence: a tick must fit in it")
     ax.annotate(f"cadence: {seconds(cadence_s)}", (0.01, cadence_s), xycoords=("axes fraction", "data"),
                 xytext=(0, 5), textcoords="offset points", fontsize=style.FONT["tick"])
     ax.set_xscale("log")
@@ -240,5 +241,5 @@ def draw_capacity(capacity: Sequence[Mapping[str, Any]], words: FigureWords, cad
     ax.set_title("How many leases one worker can keep alive", fontsize=style.FONT["title"])
     ax.tick_params(labelsize=style.FONT["tick"])
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize=style.FONT["tick"], frameon=False, loc="lower right")
+    legend_of_marks(fig, loc="outside upper center", fontsize=style.FONT["tick"], frameon=False)
     return Drawing(fig, words)

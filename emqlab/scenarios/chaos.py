@@ -246,25 +246,28 @@ def chaos_verdict(timeline: Timeline) -> ChaosVerdict:
                              "duplicate_effects")},
     )
     w = words(p, v)
-    return v.but(label=w.label, summary=w.readout, static=w.verdict)
+    return v.but(label=w.label, summary=w.readout, facts=w.facts, static=w.verdict)
 
 
 def words(p: Params, v: ChaosVerdict) -> ModeWords:
-    """The chaos run in words: the readout and the static verdict line, each number read from `v`."""
+    """The chaos run in words: a headline with the counts that matter (completed, lost, duplicate effects),
+    the conditions and the rest as facts, and the static verdict line, each number read from `v`."""
     crashes, pauses = plural(v.kills, "crash", "crashes"), plural(v.pauses, "pause")
     if v.fencing == "on":
         refused = plural(v.refused_writes, "stale write") if v.refused_writes else "no stale write"
-        fence = f"fencing on: the effect store refused {refused}"
+        fence = f"the effect store refused {refused}"
     else:
-        fence = "fencing off: the effect store accepted every write unchecked"
+        fence = "the effect store accepted every write unchecked"
     held = f", design {p.design}" if DESIGNS[p.design].renews else ""
-    readout = (f"{v.jobs} jobs, {p.workers} consumers{held}, {crashes} and {pauses}"
-               f"{' of ' + seconds(p.pause_seconds) if v.pauses else ''} (lease {seconds(p.lease)}): "
-               f"{v.completed} completed, {v.lost} lost, {plural(v.reaped, 'lease')} reaped; {fence}; "
-               f"duplicate effects: {v.duplicate_effects}.")
+    label = f"fencing {v.fencing}"
+    headline = (f"{label}: {v.completed} of {v.jobs} jobs completed, {v.lost} lost; "
+                f"duplicate effects: {v.duplicate_effects}.")
+    facts = (f"{p.workers} consumers{held}, {crashes} and {pauses}"
+             f"{' of ' + seconds(p.pause_seconds) if v.pauses else ''} (lease {seconds(p.lease)})",
+             f"{plural(v.reaped, 'lease')} reaped back to pending", fence)
     static = (f"{v.completed}/{v.jobs} done · lost {v.lost} · duplicate effects {v.duplicate_effects} · "
               f"{crashes} · {pauses}")
-    return ModeWords(f"fencing {v.fencing}", readout, static)
+    return ModeWords(label, headline, static, facts)
 
 
 figure_words = mode_words(

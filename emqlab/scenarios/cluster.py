@@ -132,25 +132,27 @@ def placement_verdict(tl: Timeline) -> PlacementVerdict:
         crossslot="CROSSSLOT" in (script.data.get("error") or ""),
     )
     w = words(v)
-    return v.but(label=w.label, summary=w.readout, static=w.verdict)
+    return v.but(label=w.label, summary=w.readout, facts=w.facts, static=w.verdict)
 
 
 def words(v: PlacementVerdict) -> ModeWords:
-    """The placement in words: every clause read from `v`."""
+    """The placement in words: a headline (where the keys went, and whether the script ran), the server's
+    reply as a fact; every clause read from `v`."""
     n, slots, nodes = v.key_count, v.slots_used, v.nodes_used
     if slots == 1:
-        where = (f"all {n} keys of the queue hash to slot {v.keys[0]['slot']}, so {v.keys[0]['node']} "
+        where = (f"all {n} keys hash to slot {v.keys[0]['slot']}, so {v.keys[0]['node']} "
                  "holds them all")
     else:
         where = f"the queue's {n} keys hash to {plural(slots, 'slot')} on {plural(nodes, 'node')}"
     if v.script_accepted:
-        said = f"{v.script_node} ran the enqueue script (reply {v.script_reply})"
+        said, fact = f"{v.script_node} ran the enqueue script", f"its reply: {v.script_reply}"
         short = "enqueue runs"
     else:
-        said = f"{v.script_node} refused the enqueue script: {v.script_error}"
+        said = f"{v.script_node} refused the enqueue script" + (" (CROSSSLOT)" if v.crossslot else "")
+        fact = f"the server's error: {v.script_error}"
         short = "enqueue refused (CROSSSLOT)" if v.crossslot else "enqueue refused"
     static = f"{plural(n, 'key')} · {plural(slots, 'slot')} · {plural(nodes, 'node')} · {short}"
-    return ModeWords(v.mode, f"{v.mode}: {where}; {said}.", static)
+    return ModeWords(v.mode, f"{v.mode}: {where}; {said}.", static, (fact,))
 
 
 figure_words = mode_words(

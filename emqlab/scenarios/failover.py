@@ -402,7 +402,7 @@ def verdict(timeline: Timeline, cost: dict[str, Any] | None = None) -> FailoverV
         wait_cost=cost,
     )
     w = words(p, v)
-    return v.but(label=w.label, summary=w.readout, static=w.verdict)
+    return v.but(label=w.label, summary=w.readout, facts=w.facts, static=w.verdict)
 
 
 # -- the one place a failover run is put into words: readout, static verdict, caption ----------------
@@ -416,10 +416,12 @@ def _ms(x: float) -> str:
 
 
 def words(p: Params, v: FailoverVerdict) -> ModeWords:
-    """The readout and the static verdict of one failover run, each clause read from `v`."""
+    """The readout (a headline with the lease's fate, how many held it at once and what the storage did,
+    then the facts in the order they happened) and the static verdict of one failover run, each clause
+    read from `v`."""
     guard, label = p.guard, LABELS[p.guard]
     tokens, acked = v.tokens, v.wait_acked
-    said, short = [], []
+    said, short, head = [], [], []
     lag = f"replication lagged {seconds(p.lag)} behind the primary"
     if tokens["holder"] is not None:
         confirmed = guard == "fence-wait" and acked["holder"][:1] == [1]
@@ -443,8 +445,10 @@ def words(p: Params, v: FailoverVerdict) -> ModeWords:
                     f"at {seconds(v.promoted_at)} {kept}")
         if v.lease_on_new_primary:
             short.append("lease survives")
+            head.append("the lease survived the failover")
         elif v.lost_in_failover:
             short.append("lease lost in the failover")
+            head.append("the lease was lost in the failover")
     got = v.acquired_at["contender"]
     if got is not None:
         token = f" with token {tokens['contender']}" if tokens["contender"] is not None else ""
@@ -455,12 +459,12 @@ def words(p: Params, v: FailoverVerdict) -> ModeWords:
         said.append("the contender never got the lease")
     at_once = v.holders_at_once
     if at_once >= 2:
-        both = (f": both ran the job for {seconds(v.both_ran_s)} at the same time"
-                if v.double_run and v.both_ran_s >= 0.05 else "")
-        said.append(f"two holders at once{both}")
+        if v.double_run and v.both_ran_s >= 0.05:
+            said.append(f"both ran the job for {seconds(v.both_ran_s)} at the same time")
+        head.append("two holders at once")
         short.append("two holders at once")
     else:
-        said.append("never two holders at once")
+        head.append("never two holders at once")
         short.append("one holder at a time")
     if v.token_reused:
         said.append(f"both held token {tokens['holder']}: its increment was lost with the primary, so the storage "
@@ -474,11 +478,13 @@ def words(p: Params, v: FailoverVerdict) -> ModeWords:
         said.append(f"the storage refused the holder's token {tokens['holder']} at {seconds(v.refused_at)}, "
                     "having seen a higher one, and the holder stopped")
         short.append("stale write refused")
+        head.append("the storage refused the stale write")
     if taken["holder"] and taken["contender"]:
         said.append(f"the storage took {plural(taken['holder'], 'write')} from the holder and "
                     f"{plural(taken['contender'], 'write')} from the contender")
         if not v.stale_write_refused:
             short.append("storage takes both")
+            head.append(f"the storage took both writers' writes{', under one token' if v.token_reused else ''}")
     elif taken["holder"] or taken["contender"]:
         who = "holder" if taken["holder"] else "contender"
         said.append(f"the storage took {plural(taken[who], 'write')}, all from the {who}")
@@ -488,8 +494,7 @@ def words(p: Params, v: FailoverVerdict) -> ModeWords:
         said.append(f"on a healthy pair WAIT 1 {added} an acquire (median of {n} acquires, "
                     f"{_ms(v.wait_cost['acquire_ms'])} without it)")
         short.append(f"WAIT costs {_ms(max(cost, 0))} per acquire")
-    readout = f"{label}: " + "; ".join(said) + "."
-    return ModeWords(label, readout, " · ".join(short))
+    return ModeWords(label, f"{label}: " + "; ".join(head) + ".", " · ".join(short), tuple(said))
 
 
 figure_words = mode_words(

@@ -180,35 +180,36 @@ def fencing_verdict(timeline: Timeline) -> FencingVerdict:
         duplicate_effect=c["duplicate_effects"] > 0,
     )
     w = words(p, v)
-    return v.but(label=w.label, summary=w.readout, static=w.verdict)
+    return v.but(label=w.label, summary=w.readout, facts=w.facts, static=w.verdict)
 
 
 def words(p: Params, v: FencingVerdict) -> ModeWords:
-    """The fencing run in words: the readout and the static verdict line, each clause read from `v`."""
+    """The fencing run in words: a headline (the late write's fate and how often the effect landed), the
+    other facts in the order they happened, and the static verdict line, each clause read from `v`."""
     applied = times(v.effects_applied)
     effect = f"the effect was applied {applied}"
     if v.reclaimed_at is None:
-        readout = f"{v.mode}: worker-1's lease was not taken over during its pause; {effect}."
-        return ModeWords(v.mode, readout, f"no takeover · effect applied {v.effects_applied}×")
+        return ModeWords(v.mode, f"{v.mode}: worker-1's lease was not taken over during its pause; {effect}.",
+                         f"no takeover · effect applied {v.effects_applied}×")
     past = (f", past its {seconds(p.lease)} lease" if v.lease_deadline is not None
             and v.woke_at > v.lease_deadline else "")
-    slept = (f"{v.mode}: worker-1 slept from {seconds(v.paused_at)} to {seconds(v.woke_at)}{past}; "
-             f"{v.reclaimed_by} re-claimed the job (attempts {v.reclaim_attempts}) at "
-             f"{seconds(v.reclaimed_at)}; ")
+    facts = [f"worker-1 slept from {seconds(v.paused_at)} to {seconds(v.woke_at)}{past}",
+             f"{v.reclaimed_by} re-claimed the job (attempts {v.reclaim_attempts}) at {seconds(v.reclaimed_at)}"]
     if v.stale_write_landed:
-        readout = slept + f"worker-1's late write at {seconds(v.stale_write_at)} landed, so {effect}"
-        readout += ("; only the completion sent after it was turned away, by complete's own state check."
-                    if v.late_completion_turned_away else ".")
+        headline = f"{v.mode}: worker-1's late write at {seconds(v.stale_write_at)} landed, so {effect}."
+        if v.late_completion_turned_away:
+            facts.append("only the completion sent after it was turned away, by complete's own state check")
         static = f"late write lands · effect applied {v.effects_applied}×"
     elif v.stale_write_refused:
-        readout = slept + (f"worker-1 woke with attempts {v.stale_write_attempts} and its write at "
-                           f"{seconds(v.stale_write_at)} was refused: {effect}.")
+        headline = f"{v.mode}: worker-1's late write at {seconds(v.stale_write_at)} was refused: {effect}."
+        facts.append(f"worker-1 woke still holding attempts {v.stale_write_attempts}; the job was at attempts "
+                     f"{v.reclaim_attempts} by then")
         static = (f"late write refused (attempts {v.stale_write_attempts} ≠ {v.reclaim_attempts}) · "
                   f"effect applied {'once' if v.effects_applied == 1 else str(v.effects_applied) + '×'}")
     else:
-        readout = slept + f"worker-1 wrote nothing after it woke; {effect}."
+        headline = f"{v.mode}: worker-1 wrote nothing after it woke; {effect}."
         static = f"no late write · effect applied {v.effects_applied}×"
-    return ModeWords(v.mode, readout, static)
+    return ModeWords(v.mode, headline, static, tuple(facts))
 
 
 figure_words = mode_words(

@@ -363,17 +363,18 @@ def verdict(timeline: Timeline) -> HeartbeatVerdict:
         blind_s=_blind(timeline, lapsed_at, renew_lost_at),
     )
     w = words(timeline.params, facts)
-    return facts.but(label=w.label, summary=w.readout, static=w.verdict)
+    return facts.but(label=w.label, summary=w.readout, facts=w.facts, static=w.verdict)
 
 
 def words(p: Params, v: HeartbeatVerdict) -> ModeWords:
-    """The one place a heartbeat run is put into words: the readout and the static verdict.
+    """The one place a heartbeat run is put into words: the readout (a headline with the lease's fate
+    and the job's, then the other facts in the order they happened) and the static verdict.
 
     Every clause is a fact of the verdict `v`; every time is quoted through `seconds`."""
     label = parse_cadence(p.renew).label
     lease, job = seconds(p.lease), seconds(p.job)
     every, latency = p.every, p.latency
-    said, short = [], []
+    said, short, fate = [], [], ""  # fate: the lease's, said in the headline
     if latency:
         label = f"{label}, {seconds(latency)} link"
         said.append(f"over a link with a {seconds(latency)} one-way delay")
@@ -387,15 +388,16 @@ def words(p: Params, v: HeartbeatVerdict) -> ModeWords:
         short.append(f"{plural(len(v.missed_at), 'extend')} lost")
     if v.lapsed_at is None:
         if v.renewals:
-            said.append(f"{plural(v.renewals, 'token-checked extend')} held the {lease} lease to the end")
+            fate = f"{plural(v.renewals, 'token-checked extend')} held the {lease} lease to the end"
             after = " after each reply" if latency else ""
             short.append(f"pushed out every {seconds(every)}{after} · held past {job}")
         else:
-            said.append(f"the {lease} lease outlasted the {job} job")
+            fate = f"the {lease} lease outlasted the {job} job"
             short.append(f"held past {job}")
     else:
-        frozen = ", while the holder was frozen" if v.lapsed_in_pause else ""
-        said.append(f"the {lease} lease lapsed at {seconds(v.lapsed_at)}{frozen}")
+        fate = f"the {lease} lease lapsed at {seconds(v.lapsed_at)}"
+        if v.lapsed_in_pause:
+            said.append("it lapsed while the holder was frozen")
         short.append(f"lease ends at {seconds(v.lapsed_at)} and lapses")
     if v.reclaimed_at is not None:
         said.append(f"the contender reclaimed the job at {seconds(v.reclaimed_at)}")
@@ -424,15 +426,16 @@ def words(p: Params, v: HeartbeatVerdict) -> ModeWords:
         said.append(f"the contender's own lease lapsed at {seconds(v.contender_lapsed_at)}")
     finished = v.finished_by
     if not finished:
-        said.append("nobody finished the job")
+        end = "nobody finished the job"
         short.append("never finishes")
     elif len(finished) == 1:
-        said.append(f"the job finished once, by the {finished[0]}")
+        end = f"the job finished once, by the {finished[0]}"
         short.append("finishes once")
     else:
-        said.append(f"the job finished {times(len(finished))}, by the " + " and by the ".join(finished))
+        end = f"the job finished {times(len(finished))}, by the " + " and the ".join(finished)
         short.append(f"finishes {times(len(finished))}")
-    return ModeWords(label, f"{label}: " + "; ".join(said) + ".", " · ".join(short))
+    facts = tuple(said)
+    return ModeWords(label, f"{label}: {fate}; {end}.", " · ".join(short), facts)
 
 
 def figure_words(modes: dict[str, Timeline], labels: dict[str, str] | None = None) -> FigureWords:

@@ -268,61 +268,58 @@ def reaper_verdict(timeline: Timeline) -> ReaperVerdict:
         **beat_facts(timeline, claim, reap),
     )
     w = reaper_words(p, v)
-    return v.but(label=w.label, summary=w.readout, static=w.verdict)
+    return v.but(label=w.label, summary=w.readout, facts=w.facts, static=w.verdict)
 
 
 def reaper_words(p: Params, v: ReaperVerdict) -> ModeWords:
-    """The reaper run in words: the readout and the static verdict line, each clause read from `v`."""
+    """The reaper run in words: a headline (the crash, the reap, the late completion's fate), the other
+    facts in the order they happened, and the static verdict line; each clause read from `v`."""
     label = "a worker dies holding the job" + (" (two OS processes, SIGKILL)" if p.mode == "processes" else "")
     if DESIGNS[p.design].renews:
         label += f" · {p.design}"
     if v.reaped_at is None:
         what = "The crashed job" if v.crashed_at is not None else "The job"
-        late, static = "", ""
+        facts, static = [f"lease {seconds(p.lease)}, beat {seconds(p.beat)}"], ""
         if v.stale_complete_accepted:  # before any reap: nobody else held the job yet
             inside = v.lease_deadline is not None and v.late_completion_at <= v.lease_deadline
-            late = (f"; worker-1's late completion at {seconds(v.late_completion_at)} was accepted"
-                    f"{', inside its lease' if inside else ''}")
+            facts.append(f"worker-1's late completion at {seconds(v.late_completion_at)} was accepted"
+                         f"{', inside its lease' if inside else ''}")
             static = " · late completion accepted"
-        return ModeWords(label, f"{what} was never reaped (lease {seconds(p.lease)}, beat {seconds(p.beat)})"
-                                f"{late}; lost {v.lost}.", f"never reaped{static} · lost {v.lost}")
+        facts.append(f"jobs lost: {v.lost}")
+        return ModeWords(label, f"{what} was never reaped.", f"never reaped{static} · lost {v.lost}", tuple(facts))
     if v.crashed_at is None:
         died = "worker-1 never crashed"
     else:
         died = f"worker-1 died at {seconds(v.crashed_at)}{' holding the job' if v.died_holding else ''}"
     whose = "its session's" if DESIGNS[p.design].per_worker else "its"
-    ran_out = f"{whose} {seconds(p.lease)} lease ran out on the server clock at {seconds(v.lease_deadline)}"
+    facts = [f"{whose} {seconds(p.lease)} lease ran out on the server clock at {seconds(v.lease_deadline)}"]
     if v.first_beat_past_score:  # the beats' own TIME readings against the lease's score
         n = v.beats_before_reap
-        earlier = (f"; {plural(n, 'beat')} read a server TIME before that deadline and left the job alone; the first "
-                   f"beat whose TIME had reached it, " if n else "; the first beat whose TIME had reached it, ")
-        reaped = f"{ran_out}{earlier}{v.reaped_by}'s beat at {seconds(v.reaped_at)}, reaped it back to pending "
-    else:
-        reaped = f"{ran_out}, {v.reaped_by}'s beat reaped it back to pending at {seconds(v.reaped_at)} "
-    reaped += (f"({seconds(v.back_in_pending_after)} after the claim, within lease + beat: "
-               f"{'yes' if v.within_lease_plus_beat else 'no'})")
+        if n:
+            facts.append(f"{plural(n, 'beat')} read a server TIME before that deadline and left the job alone")
+        facts.append(f"the first beat whose TIME had reached it, {v.reaped_by}'s at {seconds(v.reaped_at)}, "
+                     "reaped it back to pending")
+    within = "within" if v.within_lease_plus_beat else "later than"
+    facts.append(f"back in pending {seconds(v.back_in_pending_after)} after the claim: {within} one lease plus one beat")
     if v.reclaimed_by is None:
-        reclaimed, static_reclaim = "; nobody re-claimed it", "not re-claimed"
+        facts.append("nobody re-claimed it")
+        static_reclaim = "not re-claimed"
     else:
-        who = "" if v.reclaimed_by == v.reaped_by else f"; {v.reclaimed_by}"
-        reclaimed = f"{who or ','} re-claimed it with attempts {v.reclaim_attempts}"
+        facts.append(f"{v.reclaimed_by} re-claimed it with attempts {v.reclaim_attempts}")
         static_reclaim = f"re-claimed, attempts {v.reclaim_attempts}"
-    if v.completed_by is None:
-        finished = "; nobody finished it"
-    elif v.completed_by == v.reclaimed_by:
-        finished = f" and finished it at {seconds(v.completed_at)}"
-    else:
-        finished = f"; {v.completed_by} finished it at {seconds(v.completed_at)}"
+    facts.append("nobody finished it" if v.completed_by is None
+                 else f"{v.completed_by} finished it at {seconds(v.completed_at)}")
     if v.stale_complete_refused:
         late, static_late = "a late completion in worker-1's name was refused", "refused"
     elif v.stale_complete_accepted:
         late, static_late = "a late completion in worker-1's name was ACCEPTED (a stale write landed)", "ACCEPTED"
     else:
         late, static_late = "worker-1 sent no late completion", "not sent"
-    readout = f"{died}; {reaped}{reclaimed}{finished}; {late}. Lost: {v.lost}."
+    facts.append(f"jobs lost: {v.lost}")
+    headline = f"{died}; {v.reaped_by}'s beat reaped it at {seconds(v.reaped_at)}; {late}."
     static = (f"reaped at {seconds(v.reaped_at)} · {static_reclaim} · stale completion {static_late} · "
               f"lost {v.lost}")
-    return ModeWords(label, readout, static)
+    return ModeWords(label, headline, static, tuple(facts))
 
 
 reaper_figure_words = mode_words(
@@ -400,7 +397,7 @@ def queue_heartbeat_verdict(timeline: Timeline) -> QueueHeartbeatVerdict:
         finished_once=len(timeline.of("complete")) == 1,
     )
     w = queue_heartbeat_words(p, v)
-    return v.but(label=w.label, summary=w.readout, static=w.verdict)
+    return v.but(label=w.label, summary=w.readout, facts=w.facts, static=w.verdict)
 
 
 def _accepted_after_lapse(timeline: Timeline) -> dict[str, Any]:
@@ -421,28 +418,30 @@ def _accepted_after_lapse(timeline: Timeline) -> dict[str, Any]:
             "accepted_attempts": None, "beats_in_gap": None, "claims_in_gap": None}
 
 
-def _lapse_words(v: QueueHeartbeatVerdict) -> str:
-    """The clause for a completion accepted after its lease ran out, or "" when there was none."""
+def _lapse_words(v: QueueHeartbeatVerdict) -> tuple[str, ...]:
+    """The facts of a completion accepted after its lease ran out, or () when there was none."""
     if v.accepted_after_lapse_by is None:
-        return ""
+        return ()
     if v.beats_in_gap == 0 and v.claims_in_gap == 0:
         why = ("no consumer beat in between, so no reap took the job back and nobody claimed it again, and attempt "
                f"{v.accepted_attempts} was still the current one")
     else:
         why = (f"{plural(v.beats_in_gap, 'beat')} and {plural(v.claims_in_gap, 'claim')} came in between, "
                "and the attempt was still the current one")
-    return (f" {v.accepted_after_lapse_by}'s own lease ran out at {seconds(v.accepted_lapsed_at)}, yet its "
-            f"completion at {seconds(v.accepted_at)} was accepted: {why}.")
+    return (f"{v.accepted_after_lapse_by}'s own lease ran out at {seconds(v.accepted_lapsed_at)}, yet its "
+            f"completion at {seconds(v.accepted_at)} was accepted", why)
 
 
 def queue_heartbeat_words(p: QueueHeartbeatParams, v: QueueHeartbeatVerdict) -> ModeWords:
-    """The heartbeat on the queue in words: the readout and the static verdict line, read from `v`."""
+    """The heartbeat on the queue in words: a headline (the lease's fate and how often the job ran), the
+    other facts, and the static verdict line, read from `v`."""
     label = parse_cadence(p.renew).label
     lease, job = seconds(p.lease), seconds(p.job)
     done = v.completions
     finish = ("did not finish", "does not finish") if done == 0 else (f"finished {times(done)}", f"finishes {times(done)}")
     if v.reaped_at is not None:
-        lapse = f"the {lease} lease ran out at {seconds(v.lapsed_at)}, " if v.lapsed_at is not None else ""
+        lapse = (f"the {lease} lease ran out at {seconds(v.lapsed_at)} and " if v.lapsed_at is not None
+                 else "the reaper took the job back and ")
         to = {None: "", "worker-2": " to a second consumer"}.get(v.reclaimed_by, f" to {v.reclaimed_by}")
         overlap = (", both runs overlapping" if v.runs == 2 else ", runs overlapping") if v.double_run else ""
         if v.first_holder_refused:
@@ -451,10 +450,10 @@ def queue_heartbeat_words(p: QueueHeartbeatParams, v: QueueHeartbeatVerdict) -> 
             refused = f"{plural(v.completions_refused, 'completion')} refused"
         else:
             refused = "no completion was refused"
-        readout = (f"{label}: {lapse}the reaper returned the job at {seconds(v.reaped_at)}{to}, and the {job} "
-                   f"job ran {times(v.runs)}{overlap}; {refused}.{_lapse_words(v)}")
+        facts = (f"the reaper returned the job at {seconds(v.reaped_at)}{to}", refused, *_lapse_words(v))
         lapses = f"lapses at {seconds(v.lapsed_at)} · " if v.lapsed_at is not None else ""
-        return ModeWords(label, readout, f"{lapses}reaped · the job runs {times(v.runs)}")
+        return ModeWords(label, f"{label}: {lapse}the {job} job ran {times(v.runs)}{overlap}.",
+                         f"{lapses}reaped · the job runs {times(v.runs)}", facts)
     extends = plural(v.renewals, "batched extend")
     if v.lapsed_at is not None:
         held, static = f"the {lease} lease ran out at {seconds(v.lapsed_at)}, but nobody reaped the job", \
@@ -463,8 +462,8 @@ def queue_heartbeat_words(p: QueueHeartbeatParams, v: QueueHeartbeatVerdict) -> 
         held, static = f"{extends} held the {lease} lease to the end", f"{extends} · held to the end"
     else:
         held, static = f"the {lease} lease never ran out, with no extend", "no extend · never lapses"
-    return ModeWords(label, f"{label}: {held}; the {job} job {finish[0]}.{_lapse_words(v)}",
-                     f"{static} · the job {finish[1]}")
+    return ModeWords(label, f"{label}: {held}; the {job} job {finish[0]}.", f"{static} · the job {finish[1]}",
+                     _lapse_words(v))
 
 
 queue_heartbeat_figure_words = mode_words(

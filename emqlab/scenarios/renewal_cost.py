@@ -302,11 +302,12 @@ def verdict(timeline: Timeline) -> CostVerdict:
         session_taken_at=min((e.t for e in timeline.of("take", "thief") if e.data.get("session")), default=None),
     )
     w = words(timeline.params, facts)
-    return facts.but(label=w.label, summary=w.readout, static=w.verdict)
+    return facts.but(label=w.label, summary=w.readout, facts=w.facts, static=w.verdict)
 
 
-def _cost(v: CostVerdict) -> str:
-    """What the ticks cost: per tick when every tick cost the same, else the total and each tick's."""
+def _cost(v: CostVerdict) -> tuple[str, str]:
+    """What the ticks cost: (the round trips, per tick when every tick cost the same, else the total and
+    each tick's; the script calls they carried)."""
     rts, calls, ticks = v.round_trips_by_tick, v.calls_by_tick, v.ticks
 
     def each(n: int) -> str:  # what one script call carries
@@ -317,11 +318,11 @@ def _cost(v: CostVerdict) -> str:
         return f" of at most {plural(v.batch, 'lease')}{' each' if n != 1 else ''}"
 
     if len(set(rts)) == 1 and len(set(calls)) == 1:
-        return (f"paid {plural(rts[0], 'round trip')} per tick ({plural(calls[0], 'script call')}{each(calls[0])}) "
-                f"over {plural(ticks, 'tick')}")
+        return (f"paid {plural(rts[0], 'round trip')} per tick over {plural(ticks, 'tick')}",
+                f"{plural(calls[0], 'script call')} per tick{each(calls[0])}")
     listed = (", ".join(map(str, rts[:-1])) + f", then {rts[-1]}" if ticks <= 6 else f"from {min(rts)} to {max(rts)} a tick")
-    return (f"paid {plural(sum(rts), 'round trip')} over {plural(ticks, 'tick')} ({listed}; "
-            f"{plural(sum(calls), 'script call')}{each(sum(calls))})")
+    return (f"paid {plural(sum(rts), 'round trip')} over {plural(ticks, 'tick')} ({listed})",
+            f"{plural(sum(calls), 'script call')} in all{each(sum(calls))}")
 
 
 def _lost(v: CostVerdict) -> str:
@@ -373,12 +374,13 @@ def words(params: Params, v: CostVerdict) -> ModeWords:
     Every clause is a fact of the verdict `v` (counts and times read from the run's events);
     model times are quoted through `seconds`, the wall time as the verdict rounded it."""
     label = DESIGNS[v.design].label
-    head = (f"{label}: a worker holding K = {v.jobs} {'lease' if v.jobs == 1 else 'leases'} {_cost(v)}; "
-            f"the median tick took {v.wall_ms_per_tick:g} ms of wall time")
+    paid, calls = _cost(v)
+    headline = f"{label}: K = {v.jobs} {'lease' if v.jobs == 1 else 'leases'} held by one worker {paid}."
     held = _held(v)
     if v.lost:
         held[:1] = [f"{_lost(v)}, while {held[0]}" if held else _lost(v)]
-    return ModeWords(label, f"{head}; {'; '.join(held)}.", static_verdict(v.design, v.jobs))
+    facts = (calls, f"the median tick took {v.wall_ms_per_tick:g} ms of wall time", *held)
+    return ModeWords(label, headline, static_verdict(v.design, v.jobs), facts)
 
 
 def figure_words(modes: dict[str, Timeline], labels: dict[str, str] | None = None) -> FigureWords:
@@ -408,12 +410,30 @@ def _row_line(r: dict[str, Any]) -> str:
     return line + (f"; broke: {r['broke']}" if r.get("broke") else "")
 
 
+def _partial(r: dict[str, Any]) -> str:
+    """A broken row's count, said for what it is: how far through a tick the design got."""
+    return f"{r['design']}, {r['rt_per_tick']:,.0f} of {r['k']:,}"
+
+
 def scaling_words(rows: list[dict[str, Any]], where: str) -> FigureWords:
-    """The scaling figure's words: what it shows and where it was measured, and one line per row."""
+    """The scaling figure's words: what it shows and where it was measured (the line under it), what a
+    hollow mark means, and one line per row. `labels["flat"]`: the designs whose one round trip a tick
+    lies on one line at 1 (drawn over each other, so said beside them)."""
     ks = sorted({r["k"] for r in rows})
     caption = (f"Renewal cost against K = {', '.join(f'{k:,}' for k in ks)}: round trips and server time per "
                f"tick for each design, {where}.")
-    return FigureWords(caption, notes=tuple(_row_line(r) for r in rows))
+    prompt = where[:1].upper() + where[1:] + "."
+    broke = [r for r in rows if r.get("broke") and r.get("wall_ms_per_tick") is not None]
+    if broke:
+        prompt += " A hollow mark: the design broke at that K (a tick outlasted the cadence or leases lapsed)"
+        partial = [r for r in broke if r.get("rt_per_tick") and r["rt_per_tick"] < r["k"]]
+        prompt += (", so it counts only the round trips made before it stopped: " + "; ".join(map(_partial, partial))
+                   if partial else "") + "."
+    designs = list(dict.fromkeys(r["design"] for r in rows))
+    flat = [d for d in designs if (rts := [r.get("rt_per_tick") for r in rows if r["design"] == d and r.get("rt_per_tick")])
+            and set(rts) == {1} and len(rts) > 1]
+    labels = {"flat": f"{' and '.join(flat)}: 1 round trip at every K"} if len(flat) > 1 else {}
+    return FigureWords(caption, prompt, notes=tuple(_row_line(r) for r in rows), labels=labels)
 
 
 def capacity_words(caps: list[dict[str, Any]], cadence_s: float) -> FigureWords:

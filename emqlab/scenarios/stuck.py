@@ -156,7 +156,7 @@ def stuck_verdict(timeline: Timeline) -> StuckVerdict:
         completed_at=round(done.t - t0, 3) if done else None,
     )
     w = stuck_words(p, v)
-    return v.but(label=w.label, summary=w.readout, static=w.verdict)
+    return v.but(label=w.label, summary=w.readout, facts=w.facts, static=w.verdict)
 
 
 def design_label(design: str, max_runtime: float | None = None) -> str:
@@ -166,7 +166,8 @@ def design_label(design: str, max_runtime: float | None = None) -> str:
 
 
 def stuck_words(p: Params, v: StuckVerdict) -> ModeWords:
-    """The stuck-job run in words: the readout and the static verdict line, each clause read from `v`."""
+    """The stuck-job run in words: a headline (whether the hung job went back to pending, and when), the
+    other facts, and the static verdict line, each clause read from `v`."""
     label = design_label(p.design, p.max_runtime)
     lease, limit = seconds(p.lease), p.max_runtime
     n = v.holder_renewals
@@ -178,25 +179,28 @@ def stuck_words(p: Params, v: StuckVerdict) -> ModeWords:
         calls = v.holder_renew_calls
         kept = (f"worker-1 stayed alive and {plural(n, 'renewal tick')} ({plural(calls, 'extend call')}) kept the "
                 f"hung job's {lease} lease fresh")
-    head = f"{label}: worker-1's job hung from its claim while {kept}"
+    facts = [f"worker-1's job hung from its claim while {kept}"]
     if v.reclaimed_at is None:
-        return ModeWords(label, f"{head}; nothing returned it to pending within the {seconds(v.horizon)} horizon: "
-                                "a stuck job stays leased as long as its worker lives.",
-                         f"held to the horizon ({seconds(v.horizon)}) · never back in pending")
+        facts.append("a stuck job stays leased as long as its worker lives")
+        return ModeWords(label, f"{label}: the job hung, and nothing returned it to pending within the "
+                                f"{seconds(v.horizon)} horizon.",
+                         f"held to the horizon ({seconds(v.horizon)}) · never back in pending", tuple(facts))
     why = {"lease": f"the lease ran out after {lease}",
            "max_runtime": f"the hard deadline set at the claim ({seconds(limit)}) passed",
            "session": "worker-1's session lapsed"}[v.reclaim_reason]
-    back = f"; {why} and {v.reclaimed_by}'s beat returned the job to pending at {seconds(v.reclaimed_at)}"
+    facts.append(why)
     if v.second_attempt_by is not None:
-        back += f"; {v.second_attempt_by} ran it again (attempts 2)"
+        again = f"{v.second_attempt_by} ran it again (attempts 2)"
         if v.completed_at is not None:
-            back += f" and finished it at {seconds(v.completed_at)}"
+            again += f" and finished it at {seconds(v.completed_at)}"
+        facts.append(again)
     if v.holder_told_at is not None:
-        back += f"; worker-1's next renewal found the job gone at {seconds(v.holder_told_at)} and stopped it"
+        facts.append(f"worker-1's next renewal found the job gone at {seconds(v.holder_told_at)} and stopped it")
     elif DESIGNS[p.design].per_worker:
-        back += "; worker-1 was not told (its renewal touches no job), but attempts fence its late completion"
-    return ModeWords(label, f"{head}{back}.", f"back in pending at {seconds(v.reclaimed_at)} · "
-                                              f"{'hard deadline' if v.reclaim_reason == 'max_runtime' else why}")
+        facts.append("worker-1 was not told (its renewal touches no job), but attempts fence its late completion")
+    headline = f"{label}: the job hung, and {v.reclaimed_by}'s beat returned the job to pending at {seconds(v.reclaimed_at)}."
+    return ModeWords(label, headline, f"back in pending at {seconds(v.reclaimed_at)} · "
+                                      f"{'hard deadline' if v.reclaim_reason == 'max_runtime' else why}", tuple(facts))
 
 
 stuck_figure_words = mode_words(

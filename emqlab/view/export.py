@@ -2,7 +2,9 @@
 
 Each export runs the real scenario on a backend (fakeredis on the virtual clock by default, so the
 files come out the same every time), draws it with its builder from `emqlab.view.figures`, and writes
-the image at slide size beside a caption file holding the figure's words (`FigureWords.caption_text`).
+the image at slide size beside a caption file holding the figure's words (`FigureWords.caption_text`),
+and holds it to the checks a person makes by eye (`plot.check.figure_problems`: a legend that names
+exactly the marks drawn, no text printed over text).
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from matplotlib import rc_context
 from . import figures
 from ..store.backend import Backend, connect
 from ..store.clock import DEFAULT_SCALE
-from ..core.errors import BadParameter
+from ..core.errors import BadParameter, EmqlabError
 from ..plot import Drawing
+from ..plot.check import figure_problems
 from ..scenarios.slow_link import latency_boundary
 
 FORMATS = ("png", "svg")
@@ -75,17 +78,26 @@ def _once(build: Callable[[], Drawing]) -> Callable[[Backend], Drawing]:
 
 
 def export_figure(drawing: Drawing, path: Path, fmt: str, lit: str | None = None) -> tuple[Path, Path]:
-    """Write one figure at slide size, and its caption file beside it."""
+    """Write one figure at slide size, and its caption file beside it; a figure whose legend misses a mark
+    (or names one it does not draw), or that prints text over text, is written, then refused in one line."""
     drawing.light(lit)
     drawing.fit(SLIDE_INCHES, SLIDE_DPI)
     fig = drawing.figure
+    problems = figure_problems(fig)
     image = path.with_suffix(f".{fmt}")
     # a fixed salt and no date: the same run gives the same SVG bytes, so slide decks diff cleanly
     with rc_context({"svg.hashsalt": "emqlab"}):
         fig.savefig(image, format=fmt, dpi=SLIDE_DPI, metadata={"Date": None} if fmt == "svg" else None)
     caption = path.with_suffix(".txt")
     caption.write_text(drawing.words.caption_text(lit), encoding="utf-8")
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise FigureProblem(f"{image.name} was drawn with a fault a reader would see: {problems[0]}{more}")
     return image, caption
+
+
+class FigureProblem(EmqlabError):
+    """An exported figure failed the checks a person makes by eye (`plot.check.figure_problems`)."""
 
 
 def export_all(out: str | Path, fmt: str = "png", backend: Backend | str | None = None, *,

@@ -240,8 +240,8 @@ class ModeExplorer:
         head = f"<b>readout · {label}</b>" if label else "<b>readout ·</b>"
         pin = " (pinned: click outside the lanes to let go)" if self.pinned else ""
         dash = " —" if label else ""
-        self.readout.value = (f"<div style='font-size:1.15em'>{head}{pin}{dash} "
-                              f"{html.escape(self.readout_text)}</div>")
+        said = self.modes[lit].html() if lit in self.modes else html.escape(self.readout_text)
+        self.readout.value = f"<div style='font-size:1.15em'>{head}{pin}{dash} {said}</div>"
         items = "".join(f"<li style='{'font-weight:bold' if name == lit else 'opacity:0.6'}'>"
                         f"{html.escape(m.verdict_line)}</li>" for name, m in self.modes.items())
         self.verdicts.value = f"<div>each mode, in short (its verdict)<ul style='margin:0'>{items}</ul></div>"

@@ -11,7 +11,8 @@ import time
 import pytest
 
 from emqlab.classroom import draw
-from emqlab.plot.check import overprints, small_texts
+from emqlab.core.words import HEADLINE_WORDS, headline_words
+from emqlab.plot.check import legend_problems, overprints, small_texts
 from emqlab.classroom.board import class_lanes, class_words
 
 SIZES = [((12, 7.2), 80, 12), ((15, 7.5), 120, 18)]
@@ -73,15 +74,20 @@ def test_the_class_figure_reads_from_the_back_of_the_room(inches, dpi, px, n):
         clashes = [f"{a.role} {a.text!r} × {b.role} {b.text!r}" for a, b in overprints(d.figure)]
         assert not clashes, (inches, lit, clashes)
     assert not small_texts(d.figure, px)
+    assert legend_problems(d.figure) == []  # the legend names exactly what the lanes draw
+    assert all(headline_words(m.readout) <= HEADLINE_WORDS for m in d.words.modes.values())
 
 
 def test_the_words_tell_each_learner_what_happened():
     snap = snapshot()
     words = class_words(snap)
     assert "jobs enqueued" in words.prompt and "invariants hold" in words.prompt and "fencing on" in words.prompt
-    assert words.modes["l02"].readout.endswith("crashed holding j500: ada reaped it and completed it.")
-    assert "was paused 4 s holding j600" in words.modes["l04"].readout
-    assert "its late write was refused" in words.modes["l04"].readout
+    assert words.modes["l02"].readout == ("bob finished 12 of its latest jobs; it crashed once; classmates took over "
+                                          "and finished the job it held.")
+    assert words.modes["l04"].readout.endswith("; it was paused once.")  # its job finished before anyone reaped it
+    assert words.modes["l02"].facts == ("it crashed holding j500: ada reaped it and completed it",)
+    assert "was paused 4 s holding j600" in words.modes["l04"].text
+    assert "its late write was refused" in words.modes["l04"].text
     views = {v["slot"]: v for v in class_lanes(snap)}
     assert views["l02"]["state"] == "crashed" and views["l02"]["leases"][-1]["ended"] == "crashed"
     refused = views["l04"]["leases"][-1]
@@ -99,7 +105,7 @@ def test_a_learner_draws_its_own_lane():
     d = draw.learner_lane_figure(mine)
     assert list(d.lanes) == ["l02"]
     assert "its lease ran out and ada took it over (attempt 2); it is now done" in d.words.prompt
-    assert not overprints(d.figure)
+    assert not overprints(d.figure) and legend_problems(d.figure) == []
 
 
 @pytest.mark.live
@@ -129,8 +135,8 @@ def test_a_real_class_is_drawn(tmp_path):
         json.dumps(snap)  # plain data
         d = draw.class_figure(snap)
         assert len(d.lanes) == 3 and "20 completed" in d.words.prompt
-        assert "reaped it" in d.words.modes["l02"].readout
-        assert not overprints(d.figure)
+        assert "reaped it" in d.words.modes["l02"].text
+        assert not overprints(d.figure) and legend_problems(d.figure) == []
         own = draw.learner_lane_figure(handles[1])
         assert "crashed holding" in own.words.prompt and "took it over" in own.words.prompt, own.words.prompt
         from emqlab.classroom.dashboard import LearnerLane

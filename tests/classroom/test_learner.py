@@ -105,11 +105,12 @@ def assert_nothing_left(run: dict) -> None:
     # the embedded server is gone with its keys and users: nothing listens on its port any more
     with pytest.raises(redis.ConnectionError):
         redis.Redis(port=run["port"], socket_connect_timeout=2).ping()
-    # this run's processes name its join file; a pause's waker sleeps in a `sleep N` of its own (a whole line:
-    # another `sleep 540` on the machine is not ours)
+    # this run's processes name its join file; a pause's waker is `sh -c '… kill -CONT "$2"' sh SECONDS PID`,
+    # named by the learner it wakes (another test's class may be pausing its own learners right now)
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout.splitlines()
     assert not [line for line in ps if run["join"] in line]
-    assert f"sleep {PAUSE_S:g}" not in [line.strip() for line in ps]
+    ours = {str(pid) for pid in run["pids"]}
+    assert not [line for line in ps if "kill -CONT" in line and line.split()[-1] in ours]
 
 
 def report(run: dict, label: str) -> None:

@@ -40,16 +40,16 @@ def test_a_crash_and_a_freeze_in_a_practice_class_and_nothing_left_after():
         v = crashed.verdict
         assert v.held and v.finished == v.held and set(v.reaped_by.values()) <= {"classmate-2", "classmate-3"}
         # a classmate reaped the job, or (a crash racing the job's own completion) it finished just before
-        assert v.reaped_by or "it finished before its lease ran out" in v.summary, v
-        assert "it crashed holding" in v.summary and not me.alive
+        assert v.reaped_by or "it finished before its lease ran out" in v.told, v
+        assert "it crashed holding" in v.told and not me.alive
         me = lab.join(room.address(1), name="ada")
         frozen = room.pause("ada", 3).verdict
         assert frozen.late_write_refused and not frozen.late_effect_landed
-        assert "its late write was refused" in frozen.summary
+        assert "its late write was refused" in frozen.told
         room.board.fencing(False)
         unfenced = room.pause("ada", 3).verdict
         assert unfenced.late_effect_landed and not unfenced.late_write_refused
-        assert "its late effect landed anyway" in unfenced.summary
+        assert "its late effect landed anyway" in unfenced.told
         totals = room.board.totals()
         assert totals["lost"] == 0 and totals["duplicate_effects"] >= 1 and totals["invariants_ok"]
         me.stop()

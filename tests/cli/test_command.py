@@ -85,7 +85,8 @@ def test_the_cli_prints_the_scenarios_own_readout(verb, args, run):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == run().summary + "\n"
     with_json = json.loads(emqlab(verb, *args, "--json").stdout)
-    assert with_json["verdict"]["summary"] == proc.stdout.strip()
+    verdict = with_json["verdict"]  # --json keeps the headline and each fact, apart
+    assert "\n".join([verdict["summary"], *(f"· {f}" for f in verdict.get("facts", []))]) == proc.stdout.strip()
 
 
 @pytest.mark.parametrize("args,says", [

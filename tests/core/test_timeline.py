@@ -45,6 +45,7 @@ def test_a_run_reads_back_typed_and_an_unknown_scenario_is_refused(fake):
     tl = heartbeat(renew="half", latency=5, backend=fake)
     again = load(tl.to_dict())
     assert again.params == tl.params and again.verdict == tl.verdict and again.params.latency == 5.0
-    assert Timeline.from_dict(tl.to_dict()).verdict["summary"] == tl.summary  # untyped: plain data
+    untyped = Timeline.from_dict(tl.to_dict())  # plain data: the headline and its facts as the JSON holds them
+    assert untyped.verdict["summary"] == tl.verdict.summary and untyped.summary == tl.summary
     with pytest.raises(Exception, match="no scenario named 'nosuch'"):
         load({**tl.to_dict(), "scenario": "nosuch"})

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from emqlab.cli import command as cli
+from emqlab.core.timeline import told
 from emqlab.course import lab
 from emqlab.view.export import export_all, export_figure
 from emqlab.view.figures import heartbeat_figure, heartbeat_modes
@@ -17,12 +18,16 @@ from emqlab.view.widgets import ModeExplorer
 
 def cli_summary(capsys, *argv: str) -> str:
     assert cli.main(["heartbeat", *argv, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)["verdict"]["summary"]
+    verdict = json.loads(capsys.readouterr().out)["verdict"]
+    return told(verdict["summary"], verdict.get("facts", ()))  # the headline and its facts, as --json keeps them
 
 
 def caption_readout(path) -> str:
-    line = next(line for line in path.read_text().splitlines() if line.startswith("readout · "))
-    return line.removeprefix("readout · ")
+    lines = path.read_text().splitlines()
+    at = next(k for k, line in enumerate(lines) if line.startswith("readout · "))
+    facts = [line for line in lines[at + 1:]]
+    facts = facts[:next((k for k, line in enumerate(facts) if not line.startswith("· ")), len(facts))]
+    return "\n".join([lines[at].removeprefix("readout · "), *facts])
 
 
 @pytest.mark.parametrize("renew,pause", [("1.2", None), ("half", "20:40"), ("third", None), ("none", "11:100")])
@@ -47,7 +52,7 @@ def test_the_cadence_explorer_at_1_2_ttl_speaks_of_no_pause_and_no_finish(fake, 
                                      "cadence": (0.1, 1.5, 0.05, 1.2), "pause_at": (0, 60, 5, 20),
                                      "pause_for": (0, 60, 5, 0)})
     try:
-        text = explorer.modes["chosen"].readout
+        text = explorer.modes["chosen"].text
         assert "pause" not in text and "frozen" not in text
         assert "nobody finished the job" in text and "finished once" not in text
         assert text == cli_summary(capsys, "--renew", "1.2")
@@ -68,6 +73,6 @@ def test_the_dashboard_reads_the_same_words(fake, capsys):
     x = dashboard("heartbeat", backend=fake)
     try:
         modes = heartbeat_modes(fake)
-        assert x.modes["none"].readout == modes["none"].verdict.summary == cli_summary(capsys, "--renew", "none")
+        assert x.modes["none"].text == modes["none"].verdict.told == cli_summary(capsys, "--renew", "none")
     finally:
         x.close()

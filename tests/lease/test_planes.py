@@ -56,9 +56,9 @@ def test_one_renewal_per_tick_whatever_k_fake(fake, k):
     assert [e.t for e in t.of("round_trip", "session")] == [15.0, 30.0, 45.0]  # exact on the virtual clock
     assert all(e.data["leases"] == k for e in t.of("round_trip", "session"))
     assert v.round_trips_by_tick == v.calls_by_tick == [1, 1, 1]
-    assert t.summary == (f"one session: a worker holding K = {k} {'lease' if k == 1 else 'leases'} paid 1 round trip "
-                         f"per tick (1 script call on the worker's session, none on a job) over 3 ticks; "
-                         f"the median tick took {v.wall_ms_per_tick:g} ms of wall time; every lease was held to the end.")
+    assert t.summary == (f"one session: K = {k} {'lease' if k == 1 else 'leases'} held by one worker paid 1 round trip "
+                         "per tick over 3 ticks.\n· 1 script call per tick on the worker's session, none on a job\n"
+                         f"· the median tick took {v.wall_ms_per_tick:g} ms of wall time\n· every lease was held to the end")
     assert fake.keys() == []  # the run's keys are gone
 
 
@@ -95,15 +95,15 @@ def test_session_taken_loses_every_job_at_the_next_renewal(backend):
     assert at == 30.0 if not backend.clock.real else 30.0 <= at < 37.5
     assert v.stopped == [1, 2, 3, 4, 5, 6] and v.session_taken_at == take.t
     assert v.round_trips_by_tick == [1, 1, 0, 0]  # nothing left to renew after the session went
-    assert t.summary.endswith(f"; the renewal at {seconds(at)} found the worker's session re-owned and told the holders "
-                              "of all 6 jobs at once, and each stopped.")
+    assert t.summary.endswith(f"\n· the renewal at {seconds(at)} found the worker's session re-owned and told the "
+                              "holders of all 6 jobs at once, and each stopped")
 
 
 def test_session_lapsed_loses_every_job_and_says_gone(fake):
     t = renewal_cost(jobs=4, design="session", ticks=3, cadence=1.2, backend=fake)  # renews after the lease ends
     v = t.verdict
     assert v.lost == [1, 2, 3, 4] and v.taken == {} and v.session_taken_at is None
-    assert "found the worker's session gone and told the holders of all 4 jobs at once, and each stopped." in t.summary
+    assert "found the worker's session gone and told the holders of all 4 jobs at once, and each stopped" in t.summary
 
 
 def test_holders_waiting_on_lost_events_all_stop_at_once(fake):
@@ -144,10 +144,11 @@ def test_words_for_one_job_and_many():
                calls_by_tick=[1, 0], wall_ms_per_tick=0.2, all_held=False, held_at_end=0, lost=[1],
                lost_at={"job 1": 15.0}, stopped=[1], taken={}, session_taken_at=None)
     one = words(None, v)
-    assert one.readout == ("one session: a worker holding K = 1 lease paid 1 round trip over 2 ticks (1, then 0; "
-                           "1 script call on the worker's session, none on a job); the median tick took 0.2 ms of wall "
-                           "time; the renewal at 15 s found the worker's session gone and told the holders of its "
-                           "one job at once, and each stopped.")
+    assert one.text == ("one session: K = 1 lease held by one worker paid 1 round trip over 2 ticks (1, then 0).\n"
+                        "· 1 script call in all on the worker's session, none on a job\n"
+                        "· the median tick took 0.2 ms of wall time\n"
+                        "· the renewal at 15 s found the worker's session gone and told the holders of its one job at "
+                        "once, and each stopped")
     assert one.label == "one session" and one.verdict.startswith("one session extend each tick, whatever K is")
 
 

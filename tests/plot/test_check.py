@@ -97,13 +97,21 @@ def test_the_check_sees_a_label_moved_onto_another(fake):
 
 # -- legends by construction: the figures whose legend is built from their marks (`plot.legend_of_marks`)
 # figure 1's family (01-0, 02-0, 03-0, 08-0), 04-3, 05-0, 05-1 and 06-0
-FROM_MARKS = ["heartbeat", "lesson02", "lesson03", "slow-link", "stuck", "reaper", "queue-heartbeat", "fencing"]
-
-
-@pytest.mark.parametrize("name", FROM_MARKS)
+# every figure here; the cluster's (tests/store/test_cluster.py), the failover's (tests/scenarios/test_failover.py)
+# and the class's (tests/classroom/test_draw.py) need live servers or a class, and are held to it there
+@pytest.mark.parametrize("name", list(BUILDERS))
 def test_the_legend_names_exactly_the_marks_drawn(fake, name):
     drawing = BUILDERS[name](fake)
     assert legend_problems(drawing.figure) == [], name
+
+
+@pytest.mark.parametrize("name", list(BUILDERS))
+def test_every_readout_opens_with_a_headline_read_in_one_breath(fake, name):
+    from emqlab.core.words import HEADLINE_WORDS, headline_words
+
+    for mode, words in BUILDERS[name](fake).words.modes.items():
+        assert headline_words(words.readout) <= HEADLINE_WORDS, (name, mode, words.readout)
+        assert "\n" not in words.readout and all("\n" not in fact for fact in words.facts), (name, mode)
 
 
 def test_the_legend_check_sees_a_mark_left_out_and_an_entry_left_over(fake):

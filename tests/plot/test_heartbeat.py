@@ -69,7 +69,7 @@ def test_protocol_modes_lanes_and_readout(both):
     assert titles == {words.modes["none"].label, words.modes["half"].label}
     texts = {t.get_text() for ax in fig.axes for t in ax.texts}
     assert {words.modes["none"].verdict, words.modes["half"].verdict} <= texts
-    assert words.modes["none"].readout == both["none"].verdict.summary
+    assert words.modes["none"].text == both["none"].verdict.told
     assert "runs twice" in words.modes["none"].verdict
     assert "every 15 s" in words.modes["half"].verdict and "finishes once" in words.modes["half"].verdict
 
@@ -109,9 +109,9 @@ def test_a_pause_is_drawn_and_told(fake):
     assert [(a.get_x(), a.get_x() + a.get_width()) for a in hatched] == [(20, 60)]
     words = drawing.words.modes["half"]
     assert "extend replies 0 · holder stops" in words.verdict and "paused 20 s–60 s" in words.verdict
-    assert words.readout.startswith("renew at TTL/2: the holder was paused from 20 s to 60 s; "
-                                    "the 30 s lease lapsed at 45 s, while the holder was frozen")
-    assert "replied 0" in words.readout
+    assert words.readout == "renew at TTL/2: the 30 s lease lapsed at 45 s; the job finished once, by the contender."
+    assert words.facts[:2] == ("the holder was paused from 20 s to 60 s", "it lapsed while the holder was frozen")
+    assert "replied 0" in words.text
 
 
 def test_exports_png_and_svg(both, tmp_path):

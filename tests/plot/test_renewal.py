@@ -24,7 +24,6 @@ def test_designs_are_named_once_and_read_everywhere(fake):
         design = DESIGNS[name]
         plane = make_plane(name, fake, 30_000, 15_000)
         assert type(plane) is design.plane and plane.design == design.plane.design == name
-        assert plot_renewal.COLORS[name] == design.colour
         assert plot_renewal.BENCH_COLORS[f"emqlab {name}"] == design.colour
         assert f"{name}: {design.description}" in design_help()
     with pytest.raises(BadParameter, match="allowed: per-job, sweep, session"):
@@ -95,7 +94,8 @@ def test_benchmark_figures_draw_from_rows():
             for d in ("emqlab per-job", "emqlab sweep") for k in (1, 10, 1000)]
     sw = scaling_words(rows, "measured here")
     drawing = draw_scaling(rows, sw)
-    assert drawing.words is sw and drawing.readout is None
+    assert drawing.words is sw and drawing.readout_text == sw.prompt  # where it was measured, under the figure
+    assert sw.prompt.startswith("Measured here.") and "hollow mark" in sw.prompt
     assert all(ax.get_xscale() == "log" and ax.get_yscale() == "log" for ax in drawing.figure.axes)
     hollow = [line for ax in drawing.figure.axes for line in ax.get_lines() if line.get_markerfacecolor() == "white"]
     assert len(hollow) == 2  # the broken per-job point, on both panels

@@ -35,7 +35,7 @@ def test_the_figure_follows_the_protocol(runs):
         words = drawing.words.modes[name]
         assert gids.count(f"lane:{name}") == 1 and f"mode:{name}" in gids
         assert f"{words.label} — {words.verdict}" in titles
-        assert words.readout == runs[name].summary
+        assert words.text == runs[name].summary
     assert drawing.readout_text == drawing.words.prompt
     drawing.light("session+limit")
     assert drawing.readout_text == runs["session+limit"].summary

@@ -92,13 +92,13 @@ def test_reaper_words_for_the_beats():
                   stale_complete_refused=True, stale_complete_accepted=False, lost=0)
     p = record(ReaperParams, lease=30.0, beat=5.0)
     w = reaper_words(p, base.but(first_beat_past_score=True, beats_before_reap=6))
-    assert ("its 30 s lease ran out on the server clock at 30 s; 6 beats read a server TIME before that deadline "
-            "and left the job alone; the first beat whose TIME had reached it, worker-2's beat at 32.5 s, reaped it "
-            "back to pending (32.5 s after the claim") in w.readout
+    assert w.facts[:3] == ("its 30 s lease ran out on the server clock at 30 s",
+                           "6 beats read a server TIME before that deadline and left the job alone",
+                           "the first beat whose TIME had reached it, worker-2's at 32.5 s, reaped it back to pending")
     w = reaper_words(p, base.but(first_beat_past_score=True, beats_before_reap=0))
-    assert "read a server TIME" not in w.readout and "; the first beat whose TIME had reached it, worker-2's" in w.readout
+    assert "read a server TIME" not in w.text and "\n· the first beat whose TIME had reached it, worker-2's" in w.text
     w = reaper_words(p, base.but(first_beat_past_score=False, beats_before_reap=6))
-    assert "TIME" not in w.readout and "worker-2's beat reaped it back to pending at 32.5 s" in w.readout
+    assert "TIME" not in w.text and "worker-2's beat reaped it at 32.5 s" in w.readout
 
 
 def test_queue_heartbeat_words_for_a_completion_after_the_lapse():
@@ -108,13 +108,13 @@ def test_queue_heartbeat_words_for_a_completion_after_the_lapse():
                accepted_attempts=2, beats_in_gap=0, claims_in_gap=0)
     p = record(QueueHeartbeatParams, renew="none", lease=30.0, job=75.0)
     w = queue_heartbeat_words(p, v)
-    assert w.readout.endswith("refused. worker-2's own lease ran out at 62.5 s, yet its completion at 107.5 s was "
-                              "accepted: no consumer beat in between, so no reap took the job back and nobody "
-                              "claimed it again, and attempt 2 was still the current one.")
+    assert w.facts[-2:] == ("worker-2's own lease ran out at 62.5 s, yet its completion at 107.5 s was accepted",
+                            "no consumer beat in between, so no reap took the job back and nobody claimed it again, "
+                            "and attempt 2 was still the current one")
     w = queue_heartbeat_words(p, v.but(beats_in_gap=2))
-    assert "no consumer beat" not in w.readout and "2 beats and 0 claims came in between" in w.readout
+    assert "no consumer beat" not in w.text and "2 beats and 0 claims came in between" in w.text
     w = queue_heartbeat_words(p, v.but(accepted_after_lapse_by=None))
-    assert "own lease" not in w.readout
+    assert "own lease" not in w.text
 
 
 def test_beats_figure_follows_the_figure_protocol(fake):

@@ -188,15 +188,19 @@ def says_only_what_the_verdict_holds(tl):
     v, p = tl.verdict, tl.params
     for key in ("jobs", "completed", "lost", "kills", "pauses", "reaped", "refused_writes", "duplicate_effects"):
         assert getattr(v, key) == tl.counts[key], key  # the verdict quotes the counts as they are
-    readout, on = v.summary, p.fencing == "on"
+    readout, on = v.told, p.fencing == "on"
     refused = plural(v.refused_writes, "stale write") if v.refused_writes else "no stale write"
-    clauses(readout, {f"refused {refused};": on, "accepted every write unchecked": not on,
-                      f"{v.completed} completed, {v.lost} lost, {plural(v.reaped, 'lease')} reaped": True,
+    from emqlab.core.words import HEADLINE_WORDS, headline_words
+
+    assert headline_words(v.summary) <= HEADLINE_WORDS, v.summary
+    clauses(readout, {f"refused {refused}": on, "accepted every write unchecked": not on,
+                      f"{v.completed} of {v.jobs} jobs completed, {v.lost} lost": True,
+                      f"{plural(v.reaped, 'lease')} reaped back to pending": True,
                       f"{plural(v.kills, 'crash', 'crashes')} and {plural(v.pauses, 'pause')}": True,
                       f" of {seconds(p.pause_seconds)}": v.pauses > 0,
                       f"duplicate effects: {v.duplicate_effects}.": True, "1 stale writes": False,
                       "1 crashes": False, "1 pauses": False, "1 leases": False})
-    assert readout.startswith(f"{v.jobs} jobs, {p.workers} consumers, ")
+    assert readout.startswith(f"{v.label}: ") and f"\n· {p.workers} consumers, " in readout
     assert v.static == (f"{v.completed}/{v.jobs} done · lost {v.lost} · duplicate effects "
                            f"{v.duplicate_effects} · {plural(v.kills, 'crash', 'crashes')} · "
                            f"{plural(v.pauses, 'pause')}")
@@ -214,10 +218,12 @@ def test_words_count_in_good_grammar():
                refused_writes=1, duplicate_effects=0)
     p = record(ChaosParams, workers=2, pause_seconds=20.0, lease=10.0)
     w = words(p, v)
-    assert w.readout == ("10 jobs, 2 consumers, 1 crash and 1 pause of 20 s (lease 10 s): 10 completed, 0 lost, "
-                         "1 lease reaped; fencing on: the effect store refused 1 stale write; duplicate effects: 0.")
+    assert w.text == ("fencing on: 10 of 10 jobs completed, 0 lost; duplicate effects: 0.\n"
+                      "· 2 consumers, 1 crash and 1 pause of 20 s (lease 10 s)\n"
+                      "· 1 lease reaped back to pending\n"
+                      "· the effect store refused 1 stale write")
     v = v.but(refused_writes=0, pauses=0)
-    assert "1 crash and 0 pauses (lease 10 s)" in words(p, v).readout
+    assert "1 crash and 0 pauses (lease 10 s)" in words(p, v).text
 
 
 # -- issue 11: honest counts, runs that never meet, one line when the store dies --------------------

@@ -140,14 +140,18 @@ def test_most_at_once_counts_overlap_not_touching():
                          ids=["notebook", "dashboard", "slide"])
 def test_the_figure_prints_no_text_on_text(modes, size):
     from emqlab.view import figures
-    from emqlab.plot.check import overprints, small_texts
+    from emqlab.plot.check import legend_problems, overprints, small_texts
 
     inches, dpi, min_px = size
     drawing = figures.failover_figure(modes).fit(inches, dpi)
+    assert legend_problems(drawing.figure) == []
+    from emqlab.core.words import HEADLINE_WORDS, headline_words
+
+    assert all(headline_words(m.readout) <= HEADLINE_WORDS for m in drawing.words.modes.values())
     assert drawing.modes == list(GUARDS)
     for lit in (None, *drawing.modes):
         drawing.light(lit)
         clashes = [f"{a.role} {a.text!r} × {b.role} {b.text!r}" for a, b in overprints(drawing.figure)]
         assert not clashes, f"lit {lit}: " + "; ".join(clashes)
-        assert drawing.readout_text == (modes[lit].verdict.summary if lit else drawing.words.prompt)
+        assert drawing.readout_text == (modes[lit].verdict.told if lit else drawing.words.prompt)
     assert not small_texts(drawing.figure, min_px)

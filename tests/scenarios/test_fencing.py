@@ -69,13 +69,16 @@ def says_only_what_the_verdict_holds(tl):
     from support import clauses
 
     v, p = tl.verdict, tl.params
-    readout, static = v.summary, v.static
+    readout, static = v.told, v.static
+    from emqlab.core.words import HEADLINE_WORDS, headline_words
+
+    assert headline_words(v.summary) <= HEADLINE_WORDS, v.summary
     assert v.label == MODES[p.fencing] and readout.startswith(v.label + ": ")
     taken = v.reclaimed_at is not None
     clauses(readout, {"landed": v.stale_write_landed, "was refused": v.stale_write_refused,
                       "was not taken over": not taken, f"the effect was applied {times(v.effects_applied)}": True,
                       "re-claimed the job": taken, f"attempts {v.reclaim_attempts}": taken,
-                      f"woke with attempts {v.stale_write_attempts}": v.stale_write_refused,
+                      f"woke still holding attempts {v.stale_write_attempts}": v.stale_write_refused,
                       "turned away, by complete's own state check": v.late_completion_turned_away})
     clauses(static, {"lands": v.stale_write_landed, "refused": v.stale_write_refused,
                      "no takeover": not taken})
@@ -98,12 +101,13 @@ def test_readout_says_only_what_the_verdict_holds(fake, mode, pause):
         assert tl.summary == f"{MODES[mode]}: worker-1's lease was not taken over during its pause; " \
                              "the effect was applied once."
     if (mode, pause) == ("off", "5:40"):
-        assert tl.summary.endswith("worker-1's late write at 60 s landed, so the effect was applied twice; only the "
-                                   "completion sent after it was turned away, by complete's own state check.")
+        assert v.summary == "no fencing: worker-1's late write at 60 s landed, so the effect was applied twice."
+        assert v.facts[-1] == "only the completion sent after it was turned away, by complete's own state check"
     if (mode, pause) == ("on", "5:40"):
-        assert tl.summary == ("fenced by attempts: worker-1 slept from 5 s to 45 s, past its 30 s lease; worker-2 "
-                              "re-claimed the job (attempts 2) at 32.5 s; worker-1 woke with attempts 1 and its write "
-                              "at 60 s was refused: the effect was applied once.")
+        assert v.summary == "fenced by attempts: worker-1's late write at 60 s was refused: the effect was applied once."
+        assert v.facts == ("worker-1 slept from 5 s to 45 s, past its 30 s lease",
+                           "worker-2 re-claimed the job (attempts 2) at 32.5 s",
+                           "worker-1 woke still holding attempts 1; the job was at attempts 2 by then")
         assert v.static == "late write refused (attempts 1 ≠ 2) · effect applied once"
 
 
@@ -112,8 +116,8 @@ def test_words_say_nothing_of_a_write_that_did_not_happen():
                reclaimed_by="worker-2", reclaim_attempts=2, stale_write_at=None, stale_write_attempts=None,
                stale_write_landed=False, stale_write_refused=False, effects_applied=1)
     w = words(record(Params, lease=30.0), v)
-    assert w.readout.endswith("worker-1 wrote nothing after it woke; the effect was applied once.")
-    assert "landed" not in w.readout and "refused" not in w.readout
+    assert w.readout == "no fencing: worker-1 wrote nothing after it woke; the effect was applied once."
+    assert "landed" not in w.text and "refused" not in w.text
     assert w.verdict == "no late write · effect applied 1×"
 
 

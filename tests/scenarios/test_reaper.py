@@ -192,8 +192,9 @@ def test_reaper_readout_says_only_what_the_verdict_holds(fake, kw):
     says_only_what_the_reaper_verdict_holds(tl)
     if kw == {"late_at": 15}:  # the late completion came while the dead worker's lease still held: accepted
         assert tl.verdict.stale_complete_accepted and tl.verdict.reaped_at is None
-        assert tl.summary == ("The crashed job was never reaped (lease 30 s, beat 5 s); worker-1's late completion "
-                              "at 15 s was accepted, inside its lease; lost 0.")
+        assert tl.verdict.summary == "The crashed job was never reaped."
+        assert tl.verdict.facts == ("lease 30 s, beat 5 s", "worker-1's late completion at 15 s was accepted, inside its lease",
+                                    "jobs lost: 0")
     if kw == {"beat": 20}:  # a long beat: the reap still comes within lease + beat
         assert tl.verdict.within_lease_plus_beat is True and tl.verdict.reaped_at <= 30 + 20
 
@@ -205,10 +206,10 @@ def test_reaper_words_name_whoever_did_each_step():
                stale_complete_refused=False, stale_complete_accepted=False, lost=1)
     w = reaper_words(record(Params, lease=30.0, beat=5.0, procs=True), v)
     assert w.label == "a worker dies holding the job (two OS processes, SIGKILL)"
-    assert w.readout == ("worker-1 died at 10 s holding the job; its 30 s lease ran out on the server clock at 30 s, "
-                         "worker-2's beat reaped it back to pending at 31 s (31 s after the claim, within lease + beat: "
-                         "no); worker-3 re-claimed it with attempts 2; nobody finished it; worker-1 sent no late "
-                         "completion. Lost: 1.")
+    assert w.readout == "worker-1 died at 10 s holding the job; worker-2's beat reaped it at 31 s; worker-1 sent no late completion."
+    assert w.facts == ("its 30 s lease ran out on the server clock at 30 s",
+                       "back in pending 31 s after the claim: later than one lease plus one beat",
+                       "worker-3 re-claimed it with attempts 2", "nobody finished it", "jobs lost: 1")
     assert w.verdict == "reaped at 31 s · re-claimed, attempts 2 · stale completion not sent · lost 1"
 
 
@@ -217,11 +218,13 @@ def test_queue_heartbeat_readout_says_only_what_the_verdict_holds(fake, renew, j
     tl = queue_heartbeat(renew=renew, job=job, backend=fake)
     says_only_what_the_queue_heartbeat_verdict_holds(tl)
     if (renew, job) == ("none", 75):
-        assert tl.summary == ("no renewal: the 30 s lease ran out at 30 s, the reaper returned the job at 32.5 s to a "
-                              "second consumer, and the 75 s job ran twice, both runs overlapping; the first "
-                              "holder's completion was refused. worker-2's own lease ran out at 62.5 s, yet its "
-                              "completion at 107.5 s was accepted: no consumer beat in between, so no reap took the "
-                              "job back and nobody claimed it again, and attempt 2 was still the current one.")
+        assert tl.verdict.summary == ("no renewal: the 30 s lease ran out at 30 s and the 75 s job ran twice, both runs "
+                                      "overlapping.")
+        assert tl.verdict.facts == (
+            "the reaper returned the job at 32.5 s to a second consumer", "the first holder's completion was refused",
+            "worker-2's own lease ran out at 62.5 s, yet its completion at 107.5 s was accepted",
+            "no consumer beat in between, so no reap took the job back and nobody claimed it again, and attempt 2 was "
+            "still the current one")
     if (renew, job) == ("none", 20):  # the job fits in its lease: no reap, no extend, and the words say so
         assert tl.summary == "no renewal: the 30 s lease never ran out, with no extend; the 20 s job finished once."
 
@@ -230,11 +233,11 @@ def test_queue_heartbeat_words_count_runs_and_refusals_as_they_were():
     v = record(QueueHeartbeatVerdict, lapsed_at=30.0, reaped_at=32.5, reclaimed_by="worker-2", renewals=0, runs=3,
                double_run=True, completions=1, completions_refused=0, first_holder_refused=False)
     w = queue_heartbeat_words(record(QueueHeartbeatParams, renew="none", lease=30.0, job=75.0), v)
-    assert "ran 3 times, runs overlapping; no completion was refused." in w.readout
+    assert "ran 3 times, runs overlapping." in w.readout and w.facts[1] == "no completion was refused"
     assert w.verdict == "lapses at 30 s · reaped · the job runs 3 times"
     v = v.but(reaped_at=None, lapsed_at=None, renewals=1, runs=1, double_run=False)
     w = queue_heartbeat_words(record(QueueHeartbeatParams, renew="half", lease=30.0, job=20.0), v)
-    assert w.readout == "renew at TTL/2: 1 batched extend held the 30 s lease to the end; the 20 s job finished once."
+    assert w.text == "renew at TTL/2: 1 batched extend held the 30 s lease to the end; the 20 s job finished once."
 
 
 @pytest.mark.live

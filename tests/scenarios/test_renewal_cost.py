@@ -18,7 +18,7 @@ from emqlab.lease.designs import DESIGNS, design_names, make_plane
 from emqlab.lease.planes import DEFAULT_BATCH, PerJobTimers, Sweep
 from emqlab.scenarios.renewal_cost import CostVerdict, capacity_words, figure_words, renewal_cost, scaling_words, words
 from support import record
-from emqlab.core.words import seconds
+from emqlab.core.words import HEADLINE_WORDS, headline_words, seconds
 
 EMQLAB = str(Path(sys.executable).with_name("emqlab"))
 
@@ -64,8 +64,9 @@ def test_round_trips_per_tick_for_six_jobs(backend, design, per_tick):
         assert all(e.data["leases"] == 6 for e in trips)
     v = t.verdict
     assert v.round_trips_by_tick == v.calls_by_tick == [per_tick] * 4
-    assert t.summary.startswith(f"{DESIGNS[design].label}: a worker holding K = 6 leases paid {per_tick} round trip")
-    assert t.summary.endswith("; every lease was held to the end.")
+    assert t.verdict.summary.startswith(f"{DESIGNS[design].label}: K = 6 leases held by one worker paid {per_tick} "
+                                        "round trip")
+    assert t.verdict.facts[-1] == "every lease was held to the end"
     assert v.static == STATIC[design]
     if backend.live:  # the server's own count agrees with the client's
         assert c["server_calls_per_tick"] == per_tick
@@ -111,7 +112,7 @@ def test_lost_lease_reported_by_next_renewal_and_others_stay_held(backend, desig
     assert t.verdict.lost_at == {"job 3": lost.t}
     assert len(t.of("round_trip", design)) == trips  # the lost lease is renewed no more
     assert f"the renewal at {seconds(lost.t)} found job 3's lease re-owned" in t.summary
-    assert t.summary.endswith("told its holder at once, which stopped, while the other 5 leases stayed held.")
+    assert t.summary.endswith("told its holder at once, which stopped, while the other 5 leases stayed held")
 
 
 @pytest.mark.parametrize("design", ["per-job", "sweep"])  # the session design: tests/lease/test_planes.py
@@ -274,11 +275,12 @@ def _clauses_hold(t) -> None:
     v, text = t.verdict, t.summary
     rts, calls = v.round_trips_by_tick, v.calls_by_tick
     assert rts == [e.data["round_trips"] for e in t.of("tick")] and calls == [e.data["commands"] for e in t.of("tick")]
-    assert text.startswith(f"{v.label}: a worker holding K = {t.counts['jobs']} leases paid ")
+    assert text.startswith(f"{v.label}: K = {t.counts['jobs']} leases held by one worker paid ")
+    assert headline_words(v.summary) <= HEADLINE_WORDS, v.summary
     if len(set(rts)) == 1:
         assert f" paid {rts[0]} round trip{'s' if rts[0] != 1 else ''} per tick " in text
     else:
-        assert f" paid {sum(rts)} round trips over {v.ticks} ticks ({', '.join(map(str, rts[:-1]))}, then {rts[-1]};" in text
+        assert f" paid {sum(rts)} round trips over {v.ticks} ticks ({', '.join(map(str, rts[:-1]))}, then {rts[-1]})." in text
     assert f"the median tick took {v.wall_ms_per_tick:g} ms of wall time" in text
     assert abs(v.wall_ms_per_tick - t.counts["wall_ms_per_tick"]) <= 0.005 * t.counts["wall_ms_per_tick"] + 1e-9
     assert ("every lease was held to the end" in text) == v.all_held
@@ -304,13 +306,13 @@ def test_readout_says_only_what_the_run_did(fake, design, steal):
     else:
         assert v.lost == [3, 5] and v.lost_at == {"job 3": 30.0, "job 5": 45.0}
         assert "renewals found 2 leases re-owned (job 3 at 30 s, job 5 at 45 s)" in t.summary
-        assert "each stopped, while the other 4 leases stayed held." in t.summary
+        assert "each stopped, while the other 4 leases stayed held" in t.summary
     if design == "per-job":  # a stolen lease is renewed no more: the ticks after it cost one round trip less
         assert v.round_trips_by_tick == {None: [6, 6, 6, 6], (20, 3): [6, 6, 5, 5]}.get(steal, [6, 6, 5, 4])
-        assert "(6 script calls, one per lease held)" in t.summary or "one per lease held);" in t.summary
+        assert "6 script calls per tick, one per lease held" in t.summary or "in all, one per lease held" in t.summary
     else:
         assert v.round_trips_by_tick == [1, 1, 1, 1]
-        assert "(1 script call of at most 500 leases)" in t.summary
+        assert "1 script call per tick of at most 500 leases" in t.summary
 
 
 def test_readout_counts_a_script_reload_as_a_round_trip(fake):
@@ -323,7 +325,8 @@ def test_readout_counts_a_script_reload_as_a_round_trip(fake):
     fake.clock.process(forget())
     t = renewal_cost(jobs=6, design="sweep", ticks=3, backend=fake)
     assert t.verdict.round_trips_by_tick == [1, 3, 1] and t.verdict.calls_by_tick == [1, 3, 1]
-    assert "paid 5 round trips over 3 ticks (1, 3, then 1; 5 script calls of at most 500 leases each)" in t.summary
+    assert "paid 5 round trips over 3 ticks (1, 3, then 1)" in t.summary
+    assert "5 script calls in all of at most 500 leases each" in t.summary
     _clauses_hold(t)
 
 
@@ -335,20 +338,22 @@ def _verdict(**kw):
 
 def test_words_speak_in_singular_and_plural_as_the_counts_say():
     one = words(None, _verdict())
-    assert one.readout == ("one sweep: a worker holding K = 2 leases paid 1 round trip per tick (2 script calls of at "
-                           "most 1 lease each) over 1 tick; the median tick took 0.25 ms of wall time; every lease was "
-                           "held to the end.")
+    assert one.text == ("one sweep: K = 2 leases held by one worker paid 1 round trip per tick over 1 tick.\n"
+                        "· 2 script calls per tick of at most 1 lease each\n"
+                        "· the median tick took 0.25 ms of wall time\n"
+                        "· every lease was held to the end")
     assert one.label == "one sweep" and one.verdict.startswith("one bounded round trip each tick")
     per_job = words(None, _verdict(design="per-job", jobs=1, batch=None, round_trips_by_tick=[1, 1],
                                  calls_by_tick=[1, 1], ticks=2, held_at_end=1))
-    assert "K = 1 lease paid 1 round trip per tick (1 script call, one per lease held) over 2 ticks" in per_job.readout
+    assert "K = 1 lease held by one worker paid 1 round trip per tick over 2 ticks" in per_job.readout
+    assert "1 script call per tick, one per lease held" in per_job.facts
     assert per_job.verdict.startswith("one extend round trip each tick")
     # a lease that lapsed with no renewal reporting it: said, and not called held
     lapsed = words(None, _verdict(all_held=False, held_at_end=1))
-    assert lapsed.readout.endswith("; 1 of 2 leases was held at the end; 1 lease lapsed before a renewal reached it.")
+    assert lapsed.facts[-2:] == ("1 of 2 leases was held at the end", "1 lease lapsed before a renewal reached it")
     gone = words(None, _verdict(all_held=False, held_at_end=0, lost=[2], lost_at={"job 2": 15.04}, stopped=[2]))
-    assert "the renewal at 15 s found job 2's lease gone and told its holder at once, which stopped" in gone.readout
-    assert gone.readout.endswith("; 1 lease lapsed before a renewal reached it.") and "stayed held" not in gone.readout
+    assert "the renewal at 15 s found job 2's lease gone and told its holder at once, which stopped" in gone.text
+    assert gone.text.endswith("\n· 1 lease lapsed before a renewal reached it") and "stayed held" not in gone.text
 
 
 def test_figure_words_read_each_run(fake):
@@ -361,7 +366,7 @@ def test_figure_words_read_each_run(fake):
     two = figure_words({d: modes[d] for d in ("per-job", "sweep")})
     assert two.caption.startswith("K per-job timers and one sweep: ") and "“K per-job timers” or “one sweep”" in two.prompt
     for name, tl in modes.items():
-        assert (fw.modes[name].readout, fw.modes[name].verdict) == (tl.summary, tl.verdict.static)
+        assert (fw.modes[name].text, fw.modes[name].verdict) == (tl.summary, tl.verdict.static)
     assert figure_words(modes, labels={"sweep": "the sweep"}).modes["sweep"].label == "the sweep"
 
 

@@ -65,7 +65,7 @@ def clauses(text: str, expected: dict[str, bool]) -> None:
 
 def says_only_what_the_verdict_holds(tl):
     v, p = tl.verdict, tl.params
-    readout, static = v.summary, v.static
+    readout, static = v.told, v.static
     back = v.reclaimed_at is not None
     assert readout.startswith(v.label + ": ")
     clauses(readout, {"nothing returned it to pending": not back, "returned the job to pending at": back,
@@ -84,8 +84,8 @@ def test_words_and_figure_words(fake):
                holder_told_at=None, second_attempt_by=None, completed_at=None, reclaim_reason=None)
     w = stuck_words(record(Params, design="sweep", lease=30.0, max_runtime=None), v)
     assert w.verdict == "held to the horizon (240 s) · never back in pending"
-    assert "1 renewal tick (1 extend call)" in w.readout
+    assert "1 renewal tick (1 extend call)" in w.text
     runs = [stuck(design=d, backend=fake) for d in ("none", "session")]
     words = stuck_figure_words(runs)
     assert list(words.modes) == ["none", "session"]
-    assert words.modes["none"].readout == runs[0].summary
+    assert words.modes["none"].text == runs[0].summary

@@ -156,7 +156,7 @@ def test_placement_words_say_only_what_the_run_holds(placements):
 
     for tl in placements.values():
         v = tl.verdict
-        readout, static = v.summary, v.static
+        readout, static = v.told, v.static
         assert readout.startswith(v.label + ": ")
         one = v.slots_used == 1
         clauses(readout, {"holds them all": one, f"hash to {v.slots_used} slots": not one,
@@ -168,10 +168,14 @@ def test_placement_words_say_only_what_the_run_holds(placements):
 
 def test_cluster_figure_draws_the_keys_where_the_nodes_hold_them(placements):
     from emqlab.view.figures import cluster_figure
-    from emqlab.plot.check import overprints, small_texts
+    from emqlab.plot.check import legend_problems, overprints, small_texts
     from support import check_protocol
 
     drawing = cluster_figure(placements)
+    assert legend_problems(drawing.figure) == []
+    from emqlab.core.words import HEADLINE_WORDS, headline_words
+
+    assert all(headline_words(m.readout) <= HEADLINE_WORDS for m in drawing.words.modes.values())
     check_protocol(drawing, ["hashtag", "none"])
     for ax, (mode, tl) in zip(drawing.figure.axes, placements.items()):
         heads = [t.get_text() for t in ax.get_xticklabels()]

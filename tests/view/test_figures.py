@@ -9,7 +9,8 @@ import pytest
 
 from emqlab.cli import command as cli
 from emqlab.core.errors import BadParameter
-from emqlab.view.export import course_figures, export_all
+from emqlab.view import figures
+from emqlab.view.export import course_figures, export_all, export_figure
 from emqlab.plot import style
 
 EXPECTED = [
@@ -53,10 +54,10 @@ def test_captions_say_what_each_figure_shows(svg_export):
 
     none = caption(svg_export, "fig1-heartbeat-no-renewal")
     # the readout of the lit mode, in the scenario's words: exactly the run's summary
-    assert f"\nreadout · {heartbeat(renew='none').verdict.summary}\n" in none
+    assert f"\nreadout · {heartbeat(renew='none').verdict.told}\n" in none
     assert "lapsed at 30 s" in none and "finished twice" in none
     half = caption(svg_export, "fig1-heartbeat-renew-half")
-    assert f"\nreadout · {heartbeat(renew='half').verdict.summary}\n" in half
+    assert f"\nreadout · {heartbeat(renew='half').verdict.told}\n" in half
     assert "finished once" in half and "lapsed" not in half
     both = caption(svg_export, "fig1-heartbeat")
     assert "- no renewal → lease ends at 30 s and lapses · reclaimed · runs twice at once" in both
@@ -99,7 +100,8 @@ def test_the_failover_figures_come_from_real_servers(tmp_path):
     # the storage refuses the holder's token only if the holder still writes after the contender first did;
     # a loaded machine can delay the promotion past the holder's last part (tests/scenarios/test_failover.py
     # asserts the refusal itself, run by run): here, the caption says which happened, and says it once
-    readout = next(line for line in fenced.splitlines() if line.startswith("readout · "))
+    at = fenced.index("readout · ")
+    readout = fenced[at:fenced.index("\nstatic verdicts:", at)]  # the headline and its facts
     static = next(line for line in fenced.splitlines() if line.startswith("- fencing token confirmed by WAIT →"))
     assert ("storage refused the holder's token 34" in readout) == ("stale write refused" in static)
     assert ("stale write refused" in static) != ("storage takes both" in static)
@@ -138,7 +140,7 @@ def test_light_dims_every_other_mode(fake):
     after = alphas()
     assert before["half"] and after["half"] == pytest.approx([a * style.DIM_ALPHA for a in before["half"]])
     assert before["none"] and after["none"] == before["none"]
-    assert drawing.readout_text == drawing.words.modes["none"].readout
+    assert drawing.readout_text == drawing.words.modes["none"].text
     drawing.light("half")  # lighting is not cumulative: the other mode comes back to full strength
     assert alphas()["none"] == pytest.approx([a * style.DIM_ALPHA for a in before["none"]])
     assert alphas()["half"] == before["half"]
@@ -190,3 +192,14 @@ def test_out_must_be_a_folder(tmp_path, capsys):
     assert err.startswith("emqlab: error: ") and "--out" in err and "is a file" in err and err.count("\n") == 1
     with pytest.raises(BadParameter, match="format must be one of png, svg"):
         export_all(tmp_path, fmt="gif")
+
+
+def test_an_export_with_a_mark_the_legend_leaves_out_is_refused(fake, tmp_path):
+    from emqlab.view.export import FigureProblem
+
+    drawing = figures.heartbeat_figure(figures.heartbeat_modes(fake))
+    export_figure(drawing, tmp_path / "fine", "png")  # every course figure passes (test_cli_writes_figures…)
+    drawing.figure.axes[0].plot([10], [0.5], marker="*", label="a star")  # drawn after its legend was built
+    with pytest.raises(FigureProblem, match=r"^broken\.png was drawn with a fault a reader would see: "
+                                            r"drawn but not in the legend: a star$"):
+        export_figure(drawing, tmp_path / "broken", "png")

@@ -51,7 +51,7 @@ def test_hover_lights_a_lane_and_leaving_restores(explorer):
     assert lanes["half"].get_linewidth() > 0 and lanes["none"].get_linewidth() == 0
     assert explorer.buttons.value == "half"  # the buttons show the lit mode
     assert "4 token-checked extends held the 30 s lease" in explorer.readout.value
-    assert explorer.drawing.readout_text == explorer.modes["half"].readout
+    assert explorer.drawing.readout_text == explorer.modes["half"].text
     pointer(explorer, "motion_notify_event", (1, 1))  # the figure's corner: no lane there
     assert explorer.lit is None and explorer.readout_text == explorer.drawing.words.prompt
 
@@ -116,11 +116,11 @@ def test_stepper_walks_the_lit_timeline(explorer):
 def test_sliders_rerun_the_scenario(fake):
     x = ModeExplorer(heartbeat_figure, run=lambda lease: both(fake, lease), sliders={"lease": (10, 90, 5, 30)})
     try:
-        assert "lapsed at 30 s" in x.modes["none"].readout
+        assert "lapsed at 30 s" in x.modes["none"].text
         x.sliders["lease"].value = 60
-        assert "lapsed at 60 s" in x.modes["none"].readout
+        assert "lapsed at 60 s" in x.modes["none"].text
         x.sliders["lease"].value = 90  # longer than the job: nothing lapses, even without renewal
-        assert "finished once" in x.modes["none"].readout
+        assert "finished once" in x.modes["none"].text
         assert x.failures == []
     finally:
         x.close()
@@ -233,14 +233,14 @@ def test_every_mode_figure_answers_pointer_and_buttons(fake, figure):
         names = list(x.modes)
         assert len(names) == 2 and set(x.drawing.lanes) == set(names)
         first, second = names
-        assert x.modes[first].readout != x.modes[second].readout
+        assert x.modes[first].text != x.modes[second].text
         browser(x, "motion_notify", second)
-        assert x.lit == second and x.readout_text == x.modes[second].readout
+        assert x.lit == second and x.readout_text == x.modes[second].text
         assert x.is_dimmed(first) and not x.is_dimmed(second)
         assert x.drawing.lanes[second].get_linewidth() > 0 and x.drawing.lanes[first].get_linewidth() == 0
         x.buttons.value = second  # the keyboard's way: choosing a button pins that mode
         x.buttons.value = first
-        assert x.pinned and x.lit == first and x.readout_text == x.modes[first].readout and x.is_dimmed(second)
+        assert x.pinned and x.lit == first and x.readout_text == x.modes[first].text and x.is_dimmed(second)
         assert x.step_events()  # the stepper has the lit run's events to walk
         assert x.failures == []
     finally:
