@@ -95,8 +95,9 @@ def _draw_lane(ax, timeline: Timeline, actor: str, gid: str, x_max: float, y: fl
           markeredgecolor="white")
     for t in marks("saw_done", BAND_Y + BAND_H / 2, "saw the job done", marker="s", markersize=7,
                    color=style.CONTENDER):
-        ax.annotate("saw done, let go", (t, top), xytext=(4, 6), textcoords="offset points", va="bottom",
-                    fontsize=style.FONT["tick"], gid=gid)
+        # beside its own square, on the contender's row: a label above it would sit under the holder's bar
+        ax.annotate("saw done, let go", (t, y + BAND_Y + BAND_H / 2), xytext=(8, 0), textcoords="offset points",
+                    ha="left", va="center", fontsize=style.FONT["tick"], gid=gid)
     marks("work_done", RUN_Y + RUN_H / 2, "job done", marker="o", markersize=8, color=style.RUN,
           markeredgecolor="black")
 
