@@ -149,10 +149,12 @@ class Learner:
                                      stderr=subprocess.DEVNULL, start_new_session=True)
             # a job just begun: a pause that came as the job ended would freeze a worker holding nothing
             # (a busy machine can take that long between seeing the job and the stop)
-            holding = self._wait_holding(fresh=True)
-            stopped = time.time()
+            self._wait_holding(fresh=True)
             waker.stdin.write(b"go\n")
             waker.stdin.close()
+            # what we hold is read at the last moment before the stop, not when the job was seen: on a busy
+            # machine a short job can finish in between, and the pause must not claim to hold it
+            holding, stopped = self._working(), time.time()
             os.kill(os.getpid(), signal.SIGSTOP)  # every thread stops here, until the waker's SIGCONT
             self.recorder.event(self.name, "pause_start", seconds=seconds, holding=holding, order=True, at=stopped)
             self.recorder.event(self.name, "pause_end", seconds=seconds, started=stopped)
