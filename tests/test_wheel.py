@@ -93,6 +93,7 @@ def test_the_wheel_ships_the_package_data(wheel):
 
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "emqlab/data/renewal_cost.json" in names  # the measured tables the scaling/capacity figures draw
+    assert "emqlab/view/static/light.js" in names  # the one script every interactive figure carries
     assert {n for n in names if n.startswith("emqlab/lua/")} == {
         f"emqlab/lua/{p.relative_to(SOURCE / 'emqlab' / 'lua').as_posix()}" for p in (SOURCE / "emqlab" / "lua").rglob("*.lua")}
 

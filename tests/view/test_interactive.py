@@ -1,0 +1,55 @@
+"""The interactive figure format: matplotlib's SVG, each mode's artists tagged, the scenario's words
+beside it, and the page contract of `emqlab/view/static/light.js` (checked in a browser in
+tests/browser/test_interactive.py)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from emqlab.view import figures
+from emqlab.view.interactive import interactive_html, interactive_page, light_script
+
+BUILD = {
+    "heartbeat": lambda be: figures.heartbeat_figure(figures.heartbeat_modes(be)),
+    "renewal": lambda be: figures.renewal_figure(figures.renewal_designs(be)),
+    "reaper": lambda be: figures.reaper_figure(figures.applied_runs(be)["reaper"]),
+    "fencing": lambda be: figures.fencing_figure(figures.applied_runs(be)["fencing"]),
+    "stuck": lambda be: figures.stuck_figure(figures.stuck_modes(be)),
+}
+
+
+@pytest.mark.parametrize("name", list(BUILD))
+def test_a_figure_carries_its_modes_and_their_words(fake, name):
+    drawing = BUILD[name](fake)
+    def state():
+        return drawing.figure.get_layout_engine().get()["rect"], drawing.readout and drawing.readout.get_visible()
+
+    before = state()
+    page = interactive_html(drawing, name)
+    assert page.startswith(f'<figure class="emqlab-figure" data-figure="{name}"><svg')
+    modes = list(drawing.words.modes)
+    assert sorted(set(re.findall(r'data-mode="([^"]*)"', page))) == sorted(modes)  # every mode's marks, tagged
+    lanes = re.findall(r'<g data-lane="([^"]*)" tabindex="0" role="button"', page)
+    assert sorted(lanes) == sorted(modes)  # one focusable lane per mode
+    words = json.loads(re.search(r"<script type=\"application/json\" data-modes>(.*?)</script>", page).group(1))
+    for key, m in drawing.words.modes.items():
+        assert words[key]["verdict"] == m.verdict and m.html() in words[key]["html"]
+    # with JavaScript off: the caption and every mode's readout, headline and facts, as text
+    alt = re.search(r'<figcaption class="emqlab-text">(.*?)</figcaption>', page).group(1)
+    for m in drawing.words.modes.values():
+        assert m.html() in alt and m.verdict.replace("<", "&lt;") in alt
+    # nothing fetched: no source or link to anywhere (the SVG's namespaces are names, not requests)
+    assert not re.search(r'\b(?:src|href)="(?!#)', page), re.findall(r'\b(?:src|href)="[^"]*"', page)[:3]
+    # exporting leaves the drawing as it was: its readout line and the room kept for it
+    assert state() == before
+
+
+def test_the_page_holds_its_script_and_style_inline(fake):
+    page = interactive_page([interactive_html(BUILD["heartbeat"](fake), "fig1")], "a page")
+    assert page.count(light_script()) == 1 and "<style>" in page and page.startswith("<!DOCTYPE html>")
+    assert "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "").replace(
+        'xmlns:xlink="http://www.w3.org/1999/xlink"', "").replace("http://purl.org/dc", "").replace(
+        "http://creativecommons.org/ns#", "").replace("http://www.w3.org/1999/02/22-rdf-syntax-ns#", "")
