@@ -96,3 +96,15 @@ def test_the_figure_scales_down_to_a_phone_without_cutting_anything(page, site):
     widths = page.evaluate("() => [...document.querySelectorAll('[data-figure] svg')].map(s => s.getBoundingClientRect().width)")
     assert widths and all(0 < w <= 320 for w in widths)
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 320  # nothing sticks out sideways
+
+
+def test_a_click_on_a_mode_s_own_mark_pins_it_and_a_click_on_the_background_lets_go(page, site):
+    path, words = site
+    _open(page, path)
+    figure = page.locator("[data-figure='fig1']")
+    keys = list(words["fig1"].modes)
+    figure.locator(f"[data-mode='{keys[1]}']").first.click(force=True)  # a mark drawn over its lane
+    figure.locator(f"[data-lane='{keys[0]}']").hover(position={"x": 3, "y": 3})
+    assert figure.get_attribute("data-lit") == keys[1]
+    figure.locator("svg").click(position={"x": 2, "y": 2})  # the figure's margin: no mode there
+    assert figure.get_attribute("data-lit") is None

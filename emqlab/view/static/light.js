@@ -28,15 +28,16 @@
       }
       readout.innerHTML = key === null ? prompt : words[key].html;
     }
+    function pin(key, event) {  // a click pins a mode, a second click on it lets go
+      event.stopPropagation();
+      pinned = pinned === key ? null : key;
+      light(pinned === null ? key : pinned);
+    }
     lanes.forEach(function (lane, k) {
       var key = lane.dataset.lane;
       lane.addEventListener("pointerenter", function () { if (pinned === null) light(key); });
       lane.addEventListener("focus", function () { if (pinned === null) light(key); });
-      lane.addEventListener("click", function (event) {
-        event.stopPropagation();
-        pinned = pinned === key ? null : key;
-        light(pinned === null ? key : pinned);
-      });
+      lane.addEventListener("click", function (event) { pin(key, event); });
       lane.addEventListener("keydown", function (event) {
         var step = {ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1}[event.key];
         if (event.key === "Enter" || event.key === " ") { event.preventDefault(); lane.dispatchEvent(new MouseEvent("click")); }
@@ -45,6 +46,7 @@
     });
     marks.forEach(function (mark) {  // a bar or a mark drawn over a lane lights its own mode too
       mark.addEventListener("pointerenter", function () { if (pinned === null) light(mark.dataset.mode); });
+      mark.addEventListener("click", function (event) { pin(mark.dataset.mode, event); });
     });
     figure.addEventListener("pointerleave", function () { if (pinned === null) light(null); });
     figure.addEventListener("focusout", function (event) {
