@@ -24,8 +24,7 @@ from .server import QUEUE, ClassStore, open_class
 from ..core.errors import BadParameter
 from ..core.ranges import check
 from ..queue.jobs import PLACES, STATE_OF_PLACE, Queue
-from ..core.timeline import told
-from ..core.words import FigureWords, ModeWords, plural, times
+from ..core.words import FigureWords, ModeWords, plural, times, told
 
 LANE_KEEP = 200  # events each learner's lane keeps (the newest)
 

@@ -22,6 +22,8 @@ from contextlib import contextmanager
 from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass, replace
 from typing import Any, TypeVar
 
+from .words import told
+
 R = TypeVar("R", bound="Record")
 
 
@@ -94,11 +96,6 @@ class Verdict(Record):
     def told(self) -> str:
         """The whole readout as text: the headline, then one line per fact."""
         return told(self.summary, self.facts)
-
-
-def told(headline: str, facts: tuple[str, ...] | list[str]) -> str:
-    """A readout as text: its headline, then each fact on a line of its own."""
-    return "\n".join([headline, *(f"· {fact}" for fact in facts)])
 
 
 def minus(start: float, end: float, holes: list[tuple[float, float]]) -> list[tuple[float, float]]:

@@ -31,6 +31,11 @@ def headline_words(text: str) -> int:
     return sum(1 for w in text.split() if any(c.isalnum() for c in w))
 
 
+def told(headline: str, facts: tuple[str, ...] | list[str]) -> str:
+    """A readout as text: its headline, then each fact on a line of its own."""
+    return "\n".join([headline, *(f"· {fact}" for fact in facts)])
+
+
 def seconds(x: float | None) -> str:
     """A model time or duration in a sentence, to the tenth of a second: "30 s", "30.5 s", "never".
 
@@ -87,7 +92,7 @@ class ModeWords:
     @property
     def text(self) -> str:
         """The whole readout: the headline, then one line per fact."""
-        return "\n".join([self.readout, *(f"· {fact}" for fact in self.facts)])
+        return told(self.readout, self.facts)
 
     def html(self) -> str:
         """The whole readout as HTML: the headline, then its facts as a list."""
@@ -102,7 +107,7 @@ class ModeWords:
     @classmethod
     def of(cls, verdict: Any, label: str | None = None) -> "ModeWords":
         """A run's words, read from the verdict its scenario wrote (a caller may rename the mode)."""
-        return cls(label or verdict.label, verdict.summary, verdict.static, tuple(getattr(verdict, "facts", ())))
+        return cls(label or verdict.label, verdict.summary, verdict.static, tuple(verdict.facts))
 
 
 @dataclass(frozen=True)

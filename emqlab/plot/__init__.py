@@ -82,19 +82,15 @@ def wrap(text: str, chars: int) -> str:
     a comparison from its two sides ("34 < 35")."""
     glued = re.sub(r"(\d) (s|ms)\b", "\\1\u00a0\\2", text)
     glued = re.sub(r"(\S+) ([<>≤≥=]) (\S+)", "\\1\u00a0\\2\u00a0\\3", glued)
-    lines = [wrapped for line in glued.split("\n")  # a line break in the text stays one
-             for wrapped in (textwrap.wrap(line, chars, subsequent_indent="  " if line.startswith("· ") else "")
-                             or [""])]
+    lines = [wrapped for line in glued.split("\n") for wrapped in (textwrap.wrap(line, chars) or [""])]  # a break stays
     return "\n".join(lines).replace("\u00a0", " ") or text
 
 
 def drawn_readout(text: str) -> str:
     """A readout as the figure prints it under its axes: the headline on its own line, then its facts
     (the lines starting "· ") run on after it, one line of room rather than one line each."""
-    head, *rest = text.split("\n")
-    facts = [line[2:] for line in rest if line.startswith("· ")]
-    others = [line for line in rest if not line.startswith("· ")]
-    return "\n".join([head, *others, *([" · ".join(facts)] if facts else [])])
+    head, *facts = text.split("\n")
+    return "\n".join([head, " · ".join(fact.removeprefix("· ") for fact in facts)]) if facts else head
 
 
 def legend_of_marks(fig: Figure, **kw: Any):

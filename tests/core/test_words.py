@@ -8,7 +8,7 @@ import json
 import pytest
 
 from emqlab.cli import command as cli
-from emqlab.core.timeline import told
+from emqlab.core.words import told
 from emqlab.course import lab
 from emqlab.view.export import export_all, export_figure
 from emqlab.view.figures import heartbeat_figure, heartbeat_modes

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import contextmanager
 
 import pytest
 
@@ -19,8 +20,9 @@ def _kinds(live, key, actor):
     return [json.loads(e)["kind"] for e in live.client.lrange(key, 0, -1) if json.loads(e)["actor"] == actor]
 
 
-@pytest.mark.live
-def test_a_gated_child_boots_then_waits_and_consumes_once_opened(live):
+@contextmanager
+def one_gated_child(live):
+    """A queue holding job J1, and one consumer process booted behind its gate: (queue, events key, pool)."""
     with run_on(live, "gate", {}) as run:
         q = Queue(live, "orders", prefix=run.prefix)
         q.enqueue("J1")
@@ -28,30 +30,30 @@ def test_a_gated_child_boots_then_waits_and_consumes_once_opened(live):
         with ProcessPool(live, q, t0_wall=time.time(), events_key=events) as pool:
             pool.spawn("worker-1", gated=True, **OPTS)
             pool.wait_ready(["worker-1"], 60)
-            time.sleep(0.3)  # thirty of its beats at this scale, were it consuming
-            assert q.where("J1") == ["pending"] and _kinds(live, events, "worker-1") == []
-            pool.open("worker-1")
-            deadline = time.time() + 30
-            while q.where("J1") != ["done"] and time.time() < deadline:
-                time.sleep(0.01)
-            assert q.where("J1") == ["done"]
-            pool.stop_all()
-            assert pool.procs["worker-1"].returncode == 0
+            yield q, events, pool
+
+
+@pytest.mark.live
+def test_a_gated_child_boots_then_waits_and_consumes_once_opened(live):
+    with one_gated_child(live) as (q, events, pool):
+        time.sleep(0.3)  # thirty of its beats at this scale, were it consuming
+        assert q.where("J1") == ["pending"] and _kinds(live, events, "worker-1") == []
+        pool.open("worker-1")
+        deadline = time.time() + 30
+        while q.where("J1") != ["done"] and time.time() < deadline:
+            time.sleep(0.01)
+        assert q.where("J1") == ["done"]
+        pool.stop_all()
+        assert pool.procs["worker-1"].returncode == 0
         kinds = _kinds(live, events, "worker-1")
-        assert kinds[0] == "started" and "claim" in kinds and "complete" in kinds
+    assert kinds[0] == "started" and "claim" in kinds and "complete" in kinds
 
 
 @pytest.mark.live
 def test_a_gated_child_never_opened_stops_gracefully_having_done_nothing(live):
-    with run_on(live, "gate", {}) as run:
-        q = Queue(live, "orders", prefix=run.prefix)
-        q.enqueue("J1")
-        events = q.base + "events"
-        with ProcessPool(live, q, t0_wall=time.time(), events_key=events) as pool:
-            pool.spawn("worker-1", gated=True, **OPTS)
-            pool.wait_ready(["worker-1"], 60)
-            pool.stop_all()
-            assert pool.procs["worker-1"].returncode == 0
+    with one_gated_child(live) as (q, events, pool):
+        pool.stop_all()
+        assert pool.procs["worker-1"].returncode == 0
         assert q.where("J1") == ["pending"] and _kinds(live, events, "worker-1") == []
 
 
