@@ -13,7 +13,6 @@ from another test file):
 from __future__ import annotations
 
 import ast
-import io
 import json
 import os
 import secrets
@@ -564,34 +563,6 @@ RUN_IN_KERNEL = """async ([path, code]) => {
 
 
 
-# Asks the live explorer (emqlab.view.widgets.ModeExplorer) where its lanes are, as fractions of the
-# figure, and tags its widgets so the page can find the same figure. Read-only otherwise.
-PROBE = """
-import gc as _gc, json as _json
-from emqlab.view.widgets import ModeExplorer as _Explorer
-def _emqlab_probe(label):
-    for ex in _gc.get_objects():
-        if isinstance(ex, _Explorer) and any(label in m.label for m in ex.modes.values()):
-            break
-    else:
-        print(_json.dumps({"error": "no explorer with a mode labelled " + repr(label)}))
-        return
-    ex.canvas.draw()
-    w, h = ex.fig.bbox.width, ex.fig.bbox.height
-    lanes = {}
-    for name in ex.modes:
-        b = ex.drawing.lanes[name].get_window_extent()
-        lanes[name] = [b.x0 / w, 1 - b.y1 / h, b.x1 / w, 1 - b.y0 / h]  # left, top, right, bottom
-    ex.widget.add_class("emqlab-probe")
-    ex.readout.add_class("emqlab-probe-readout")
-    ex.verdicts.add_class("emqlab-probe-verdicts")
-    print(_json.dumps({"modes": {n: m.label for n, m in ex.modes.items()}, "lanes": lanes,
-                       "lit": ex.lit, "pinned": ex.pinned}))
-_emqlab_probe(%r)
-"""
-
-
-
 def kernel_run(page, notebook: str, code: str) -> str:
     reply = page.evaluate(RUN_IN_KERNEL, [notebook, code])
     assert not reply["err"], reply["err"]
@@ -624,137 +595,70 @@ def open_and_run(page, server: Server, notebook: str) -> None:
 
 
 
-def ink(png: bytes, box: list[float]) -> float:
-    """How much is drawn in `box` (fractions of the image): mean darkness, 0 = white."""
-    from matplotlib.image import imread
-
-    img = imread(io.BytesIO(png), format="png")[..., :3]
-    h, w = img.shape[:2]
-    left, top, right, bottom = box
-    # stay inside the lane: the frame a lit lane gets is not what we measure
-    crop = img[int(top * h) + 4:int(bottom * h) - 4, int(left * w) + 4:int(right * w) - 4]
-    return float(1.0 - crop.mean())
-
+COUNT_SENT = """(path) => {
+  const panel = (""" + PANEL + """)(path);
+  const kernel = panel.sessionContext.session.kernel;
+  if (!window.emqlabSent) {
+    window.emqlabSent = [];
+    kernel.anyMessage.connect((_, m) => { if (m.direction === 'send') window.emqlabSent.push(m.msg.header.msg_type); });
+  }
+  window.emqlabSent.length = 0;
+}"""
 
 
-def point_in(box_px: dict, frac: list[float]) -> tuple[float, float]:
-    left, top, right, bottom = frac
-    return (box_px["x"] + (left + right) / 2 * box_px["width"],
-            box_px["y"] + (top + bottom) / 2 * box_px["height"])
+def figure_with(page, label: str):
+    """The interactive figure on the page that has a mode labelled `label`, scrolled into view (JupyterLab
+    may leave an output that is out of view undrawn), with its modes {key: label}."""
+    page.wait_for_function("""(label) => [...document.querySelectorAll('[data-figure] script[data-modes]')]
+      .some(s => Object.values(JSON.parse(s.textContent).modes).some(m => m.label.includes(label)))""",
+                           arg=label, timeout=UI_TIMEOUT)
+    name = page.evaluate("""(label) => [...document.querySelectorAll('[data-figure]')].find(f =>
+      Object.values(JSON.parse(f.querySelector('script[data-modes]').textContent).modes)
+        .some(m => m.label.includes(label))).dataset.figure""", label)
+    figure = page.locator(f"[data-figure='{name}']")
+    figure.wait_for(timeout=UI_TIMEOUT)
+    figure.scroll_into_view_if_needed()
+    modes = json.loads(figure.locator("script[data-modes]").text_content())["modes"]
+    return figure, {key: m["label"] for key, m in modes.items()}
 
 
-
-def hover_lights(page, notebook: str, label: str, shot: str, let_go: bool = True) -> None:
-    """Move the pointer onto the lane of the mode labelled `label`; check readout and lighting.
-    let_go: first click outside the lanes (a lesson may pin a mode); False: the lesson must leave
-    nothing pinned, so the hover has to work with no click at all."""
-    probe = json.loads(kernel_run(page, notebook, PROBE % label))
-    assert "error" not in probe, probe["error"]
-    modes, lanes = probe["modes"], probe["lanes"]
-    target = next(name for name, lab in modes.items() if label in lab)
-    other = next(name for name in modes if name != target)
-
-    figure = page.locator(".emqlab-probe")
-    readout = page.locator(".emqlab-probe-readout")
-    canvas = figure.locator(".jupyter-matplotlib-canvas-div canvas").first
-    wait_drawn(canvas)
-    canvas.scroll_into_view_if_needed()
-    page.wait_for_timeout(300)
-    box = canvas.bounding_box()
-    assert box and box["width"] > 200, f"the figure's canvas is not shown: {box}"
-
-    if let_go:  # a lesson may leave a mode pinned by its buttons; a click outside the lanes lets go
-        page.mouse.click(box["x"] + 6, box["y"] + 6)
-    else:
-        assert not probe["pinned"] and probe["lit"] is None, f"{notebook} leaves a mode pinned: {probe}"
-    # first light the other mode, so that what the target hover changes is visible
-    _hover_until(page, box, lanes[other], readout, modes[other])
-    page.wait_for_timeout(800)  # the canvas image follows the readout by one round trip
-    before = canvas.screenshot()
-    page.screenshot(path=str(ARTIFACTS / f"{shot}-1-{other}.png"))
-    before_text = readout.inner_text()
-
-    _hover_until(page, box, lanes[target], readout, modes[target])
-    after_text = readout.inner_text()
-    assert after_text != before_text, "the readout did not change when the pointer moved to the lane"
-    assert modes[other] not in after_text.split("—")[0], after_text
-
-    # the verdict list makes the lit mode bold
-    # (the list is re-rendered as the readout changes; a node read mid-swap has no computed style,
-    # so read until the rendered list has settled)
-    deadline = time.monotonic() + 10
-    while True:
-        weights = page.locator(".emqlab-probe-verdicts li").evaluate_all(
-            "items => items.map(li => [li.textContent, getComputedStyle(li).fontWeight])")
-        settled = weights and all(weight.isdigit() for _, weight in weights)
-        bold = [text for text, weight in weights if weight.isdigit() and int(weight) >= 600]
-        if (settled and len(bold) == 1 and bold[0].startswith(modes[target])) or time.monotonic() > deadline:
-            break
-        page.wait_for_timeout(200)
-    assert settled and len(bold) == 1 and bold[0].startswith(modes[target]), weights
-
-    # the canvas: the target lane gains ink (its artists at full strength), the other loses it
-    deadline = time.monotonic() + 15
-    while True:
-        after = canvas.screenshot()
-        gain = ink(after, lanes[target]) - ink(before, lanes[target])
-        loss = ink(before, lanes[other]) - ink(after, lanes[other])
-        if (gain > 0.02 and loss > 0.02) or time.monotonic() > deadline:
-            break
-        page.wait_for_timeout(300)
-    page.screenshot(path=str(ARTIFACTS / f"{shot}-2-{target}.png"))
-    assert gain > 0.02, f"the {modes[target]!r} lane was not lit on the canvas (ink gained {gain:.3f})"
-    assert loss > 0.02, f"the {modes[other]!r} lane was not dimmed on the canvas (ink lost {loss:.3f})"
-
-    state = json.loads(kernel_run(page, notebook, PROBE % label))
-    assert state["lit"] == target and not state["pinned"], state
-
-
-
-def wait_drawn(canvas) -> None:
-    """Wait until the figure's image has arrived on the canvas (it comes a round trip after the widget).
-    Scrolled into view first, as a person would look at it: JupyterLab may leave an output that is
-    out of view undrawn."""
-    canvas.wait_for()
-    canvas.scroll_into_view_if_needed()
-    canvas.evaluate("""(c) => new Promise((resolve, reject) => {
-      const t0 = Date.now();
-      const look = () => {
-        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-        let ink = 0;
-        for (let i = 0; i < d.length; i += 4 * 97) if (d[i + 3] > 0 && d[i] < 200) ink++;
-        if (ink > 50) resolve(ink);
-        else if (Date.now() - t0 > 90000) reject(new Error('the figure never arrived on the canvas'));  // a loaded machine rasterises slowly
-        else setTimeout(look, 200);
-      };
-      look();
+def lit_state(figure) -> dict:
+    """What a person sees lit: the figure's lit mode, the modes whose marks are dimmed, the verdict line
+    set in bold, and the readout's text."""
+    return figure.evaluate("""(f) => ({
+      lit: f.dataset.lit ?? null,
+      dimmed: [...new Set([...f.querySelectorAll('[data-mode].emq-dim')].map(m => m.dataset.mode))].sort(),
+      bold: [...f.querySelectorAll('[data-verdict]')].filter(li => Number(getComputedStyle(li).fontWeight) >= 600)
+                .map(li => li.dataset.verdict),
+      readout: f.querySelector('[data-readout]').innerText,
     })""")
 
 
-
-def _hover_until(page, box, lane, readout, text: str) -> None:
-    """Move the real pointer onto a lane and wait for the readout. ipympl drops pointer events that
-    arrive while the kernel is still busy (a freshly run lesson), so a person would nudge the mouse:
-    we do the same, within the same lane, at most three times. With no hover handler it still fails."""
-    from playwright.sync_api import Error as PlaywrightError
-
-    x, y = point_in(box, lane)
-    for attempt in range(3):
-        page.mouse.move(x + 4 * attempt, y, steps=8)
-        try:
-            _expect_text(readout, f"readout · {text}", timeout=8_000 if attempt < 2 else 15_000)  # the head names it
-            return
-        except (AssertionError, PlaywrightError):
-            if attempt == 2:
-                raise
-
-
-
-def _expect_text(locator, text: str, timeout: int = 15_000) -> None:
+def hover_lights(page, notebook: str, label: str, shot: str, let_go: bool = True) -> None:
+    """Move the real pointer onto the lane of the mode labelled `label` and check what a learner sees:
+    the readout names that mode, its verdict is the bold one, every other mode's marks fade — and the
+    browser sends the kernel nothing while it happens. let_go: first click the figure's margin (a lesson
+    may pin a mode); False: the lesson must leave nothing pinned, so the hover works with no click."""
     from playwright.sync_api import expect
 
-    expect(locator).to_contain_text(text, timeout=timeout)
-
+    figure, modes = figure_with(page, label)
+    target = next(key for key, text in modes.items() if label in text)
+    other = next(key for key in modes if key != target)
+    page.evaluate(COUNT_SENT, notebook)
+    if let_go:
+        box = figure.locator("svg").first.bounding_box()
+        page.mouse.click(box["x"] + 3, box["y"] + 3)
+    else:
+        assert lit_state(figure)["lit"] is None, f"{notebook} leaves a mode lit"
+    for key in (other, target):  # the other mode first, so that what the target hover changes is seen
+        figure.locator(f"[data-lane='{key}']").hover(position={"x": 3, "y": 3})
+        expect(figure).to_have_attribute("data-lit", key, timeout=UI_TIMEOUT)
+        state = lit_state(figure)
+        assert state["readout"].startswith(modes[key]), state
+        assert state["dimmed"] == sorted(k for k in modes if k != key) and state["bold"] == [key], state
+        page.screenshot(path=str(ARTIFACTS / f"{shot}-{key}.png"))
+    sent = page.evaluate("() => window.emqlabSent.slice()")
+    assert sent == [], f"hovering sent the kernel {sent}"
 
 
 def lesson(prefix: str) -> str:

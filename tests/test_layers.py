@@ -140,7 +140,7 @@ def test_argparse_and_plotting_live_where_they_belong():
                 continue
             if "argparse" in roots and not (name == "emqlab.queue.procs" or name.startswith("emqlab.cli")):
                 bad.add((name, "argparse"))
-            for lib in roots & {"matplotlib", "ipywidgets", "ipympl"}:
+            for lib in roots & {"matplotlib", "ipywidgets", "anywidget"}:
                 if name.count(".") and name.split(".")[1] in MODEL:
                     bad.add((name, lib))
     assert not bad, _show("argparse outside the CLI, or plotting in the model", bad)

@@ -4,9 +4,10 @@
 totals strip) redrawn about every second from a thread, a status line (the totals in words), a
 table of the learners (each one's state, verdict and story: the same words as the figure's), and
 the controls: enqueue a burst of N jobs, crash a learner's worker, pause one for N seconds,
-fencing on/off. The figure is a static PNG (no pointer to follow: the room watches); rendering
-it at slide size takes a while on a small machine, so the refresh waits at least twice as long as
-the last drawing took.
+fencing on/off. The figure is the course's interactive figure (`emqlab.view.widgets.LitFigure`):
+pointing at a learner's lane lights it and says that learner's story, in the browser, with no
+message to the kernel, and a pinned lane stays pinned across refreshes. Drawing it at slide size
+takes a while on a small machine, so the refresh waits at least twice as long as the last drawing took.
 
 The instructor's address comes from $EMQLAB_CLASS_URL (set by `class serve` in Voila's
 environment, or by `emqlab present class --join-file FILE`), never from the notebook's text.
@@ -30,6 +31,8 @@ from typing import Any
 import ipywidgets as w
 
 from ..core.errors import BadParameter
+from ..view.interactive import interactive_html
+from ..view.widgets import LitFigure
 from .draw import class_figure, learner_lane_figure
 from .board import Board, class_lanes, class_snapshot, class_words
 
@@ -54,7 +57,7 @@ class ClassBoard:
         self.table.add_class("emqlab-class-lanes")
         self.said = w.HTML()
         self.said.add_class("emqlab-class-said")
-        self.image = w.Image(format="png", layout=w.Layout(width="100%", max_width=f"{int(figsize[0] * dpi)}px"))
+        self.figure = LitFigure()
         self.errors = w.Output()
         wide = w.Layout(width="auto")
         self.burst = w.BoundedIntText(value=30, min=1, max=100_000, description="jobs", layout=w.Layout(width="210px"))
@@ -73,7 +76,7 @@ class ClassBoard:
         self._setting = False
         controls = w.HBox([self.burst, self.enqueue_button, self.who, self.crash_button, self.seconds,
                            self.pause_button, self.fence], layout=w.Layout(flex_flow="row wrap", align_items="center"))
-        self.widget = w.VBox([self.status, controls, self.said, self.image, self.table, self.errors])
+        self.widget = w.VBox([self.status, controls, self.said, self.figure, self.table, self.errors])
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self.thread: threading.Thread | None = None
@@ -166,9 +169,7 @@ class ClassBoard:
             snap = class_snapshot(self.board)
             words, views = class_words(snap), class_lanes(snap)
             drawing = self.drawing = class_figure(snap, figsize=self.figsize, window=self.window, readout=False)
-            buf = io.BytesIO()
-            drawing.figure.savefig(buf, format="png", dpi=self.dpi)
-            self.image.value = buf.getvalue()
+            self.figure.html = interactive_html(drawing, "class", slide=True)
             stamp = time.strftime("%H:%M:%S")
             where = "a practice class on this machine" if self._owned else "the class"
             self.status.value = (f"<div style='font-size:1.3em'><b>{where}</b> · {html.escape(words.prompt)} "
@@ -243,15 +244,22 @@ class ClassBoard:
     def _repr_mimebundle_(self, **kwargs):
         """The live widget, and beside it the figure as it stands and its words (for a reader with no
         widgets, and a checked cell)."""
-        import base64
-
         bundle = self.widget._repr_mimebundle_(**kwargs)
         data = bundle[0] if isinstance(bundle, tuple) else bundle
-        if self.image.value:
-            data["image/png"] = base64.b64encode(self.image.value).decode("ascii")
         if self.drawing is not None:
+            with self._lock:
+                data["image/png"] = _png(self.drawing, self.dpi)
             data["text/plain"] = f"{self.drawing.words.caption}\n{self.drawing.words.prompt}"
         return bundle
+
+
+def _png(drawing, dpi: float) -> str:
+    """The drawing as a base64 PNG: what a saved notebook shows a reader with no widgets."""
+    import base64
+
+    buf = io.BytesIO()
+    drawing.figure.savefig(buf, format="png", dpi=dpi)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
 def _close_all(owned: list[Any]) -> None:
@@ -271,9 +279,10 @@ class LearnerLane:
     def __init__(self, handle: Any, *, every: float = 1.0, figsize: tuple[float, float] = (12, 3.6),
                  dpi: float = 80, start: bool = True):
         self.handle, self.every, self.figsize, self.dpi = handle, every, figsize, dpi
-        self.image = w.Image(format="png", layout=w.Layout(width="100%", max_width=f"{int(figsize[0] * dpi)}px"))
+        self.figure = LitFigure()
         self.story = w.HTML()
-        self.widget = w.VBox([self.image, self.story])
+        self.drawing = None
+        self.widget = w.VBox([self.figure, self.story])
         self.failures: list[str] = []
         self._stop = threading.Event()
         self.thread: threading.Thread | None = None
@@ -283,10 +292,8 @@ class LearnerLane:
             self.thread.start()
 
     def refresh(self) -> None:
-        drawing = learner_lane_figure(self.handle, figsize=self.figsize, readout=False)
-        buf = io.BytesIO()
-        drawing.figure.savefig(buf, format="png", dpi=self.dpi)
-        self.image.value = buf.getvalue()
+        drawing = self.drawing = learner_lane_figure(self.handle, figsize=self.figsize, readout=False)
+        self.figure.html = interactive_html(drawing, f"lane-{drawing.modes[0]}" if drawing.modes else "lane")
         self.story.value = f"<div style='font-size:1.15em'>{html.escape(drawing.words.prompt)}</div>"
 
     def _loop(self) -> None:
@@ -307,4 +314,8 @@ class LearnerLane:
             self.thread.join(timeout=10)
 
     def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        data = bundle[0] if isinstance(bundle, tuple) else bundle
+        if self.drawing is not None:
+            data["image/png"] = _png(self.drawing, self.dpi)
+        return bundle

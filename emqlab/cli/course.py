@@ -1,5 +1,6 @@
-"""`emqlab figures`, `emqlab lab` and `emqlab present`: the course's figures for slides, the lessons in
-JupyterLab, and a lesson's figures as a Voila dashboard."""
+"""`emqlab figures`, `emqlab lab`, `emqlab present` and `emqlab site`: the course's figures for slides,
+the lessons in JupyterLab, a lesson's figures as a Voila dashboard, and the saved lessons as a static
+site."""
 
 from __future__ import annotations
 
@@ -32,6 +33,14 @@ def cmd_present(args) -> None:
     present(args.name, port=args.port, open_browser=not args.no_browser, env=env)
 
 
+def cmd_site(args) -> None:
+    from ..course.notebooks import NOTEBOOKS
+    from ..course.site import build
+
+    site = build(args.out, args.lessons or NOTEBOOKS)
+    emit(args, site.to_dict(), "\n".join(str(p) for p in site.pages))
+
+
 def add_verbs(sub, common) -> None:
     from ..course.present import DASHBOARDS
 
@@ -39,6 +48,17 @@ def add_verbs(sub, common) -> None:
     p.add_argument("--out", required=True, type=output_dir, help="folder to write into (created if missing)")
     p.add_argument("--format", choices=["png", "svg"], default="png")
     p.set_defaults(func=cmd_figures)
+
+    p = sub.add_parser("site", help="write the saved lessons as a static site: a page each and an index",
+                       description="Write one HTML page per saved lesson, and an index, into a folder. Every "
+                                   "figure that lights in the lab lights on its page; the pages fetch nothing, "
+                                   "so the folder opens from disk or from any static host.")
+    p.add_argument("--out", required=True, type=output_dir, metavar="DIR",
+                   help="folder to write into (created if missing)")
+    p.add_argument("--lessons", default=None, metavar="DIR",
+                   help="folder of saved lessons (default: the checkout's notebooks/)")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.set_defaults(func=cmd_site)
 
     p = sub.add_parser("lab", help="open the course in JupyterLab")
     p.add_argument("extra", nargs=argparse.REMAINDER, help="arguments passed on to jupyter lab")

@@ -2,6 +2,8 @@
 where it can, and replies with a `Feedback`: right or not yet, and why, in plain words.
 
 A check never raises on a wrong answer: being wrong is the normal first step of an exercise.
+Each exercise's right answer is kept here too (`right_answers`), and `answer(n)` runs exercise n's
+check on it: what lesson 10 keeps, folded away, under each exercise.
 """
 
 from __future__ import annotations
@@ -30,6 +32,14 @@ ASKED_MS = 60_000  # exercise 2: the time to live the check asks the learner's e
 LINK_DELAY_MAX, LINK_TOLERANCE = 60, 0.5  # exercise 6: the delays it runs, and how close to the bound is right
 STUCK_HEALTHY_S, STUCK_BACK_BY_S, STUCK_BEAT_S, STUCK_LIMIT_MAX = 40, 90, 5, 600  # exercise 7
 CAPACITY_TOLERANCE = 0.25  # exercise 4: an estimate within 25 % of the arithmetic is right  # exercise 3's stop-the-world pause: at 21 s, for 3 s
+
+
+EXTEND_LUA = """
+if redis.call("get", KEYS[1]) == ARGV[1] then
+  return redis.call("pexpire", KEYS[1], ARGV[2])
+end
+return 0
+"""  # exercise 2's answer: the token-checked extend of lesson 02, written out
 
 
 @dataclass(frozen=True)
@@ -303,18 +313,67 @@ def check_max_runtime(max_runtime: Any, backend: Any = None) -> Feedback:
                           f"within {STUCK_BACK_BY_S} s. The run: {run.summary}")
 
 
+# The exercises in lesson 10's order: each one's check, the names of the answers it takes (as the lesson
+# names them), and whether it runs on a store (exercise 4 is arithmetic on measured numbers).
+EXERCISES = (
+    (check_cadence, ("cadence",), True),
+    (check_extend_script, ("extend_lua",), True),
+    (check_lease, ("lease",), True),
+    (check_capacity, ("k_max",), False),
+    (check_fencing, ("reaped_at", "attempts", "refused"), True),
+    (check_link_budget, ("max_delay",), True),
+    (check_max_runtime, ("max_runtime",), True),
+)
+
+
+def _check(number: int, answers: dict[str, Any], backend: Any) -> Feedback:
+    check, names, on_store = EXERCISES[number - 1]
+    values = [answers.get(name) for name in names]
+    return check(*values, backend) if on_store else check(*values)
+
+
 def check_all(answers: dict[str, Any], backend: Any = None) -> list[Feedback]:
     """Every check, in order, from a dict of answers (keys: cadence, extend_lua, lease, k_max, reaped_at,
     attempts, refused, max_delay, max_runtime)."""
     try:
-        return [
-            check_cadence(answers.get("cadence"), backend),
-            check_extend_script(answers.get("extend_lua"), backend),
-            check_lease(answers.get("lease"), backend),
-            check_capacity(answers.get("k_max")),
-            check_fencing(answers.get("reaped_at"), answers.get("attempts"), answers.get("refused"), backend),
-            check_link_budget(answers.get("max_delay"), backend),
-            check_max_runtime(answers.get("max_runtime"), backend),
-        ]
+        return [_check(n, answers, backend) for n in range(1, len(EXERCISES) + 1)]
     except EmqlabError as exc:  # e.g. the store went away: say so, in one line
         return [Feedback(False, f"The check could not run: {exc}")]
+
+
+def right_answers() -> dict[str, Any]:
+    """Every exercise's right answer, under the names lesson 10 gives them (what `check_all` takes).
+    Exercise 4's is worked out from the measured cost it shows, rounded as a learner would."""
+    budget = renewal_budget()
+    return {"cadence": 0.5, "extend_lua": EXTEND_LUA, "lease": 8,
+            "k_max": int(round(budget["tick_s"] * 1_000_000 / budget["per_extend_us"], -3)),
+            "reaped_at": 22, "attempts": 2, "refused": "first",  # a 20 s lease; beats at 2, 6, …, 18, 22 s
+            "max_delay": 9.5, "max_runtime": 60}
+
+
+@dataclass(frozen=True)
+class Solution:
+    """An exercise's right answer, as the lesson's cell assigns it, and what the check says of it."""
+
+    answers: dict[str, Any]
+    feedback: Feedback
+
+    def __str__(self) -> str:
+        def value(v: Any) -> str:  # text as the lesson writes it: in double quotes, a script in triple quotes
+            if isinstance(v, str):
+                return f'"""{v}"""' if "\n" in v else f'"{v}"'
+            return repr(v)
+
+        lines = [f"{name} = {value(v)}" for name, v in self.answers.items()]
+        return "\n".join(lines + [str(self.feedback)])
+
+    __repr__ = __str__
+
+
+def answer(number: Any, backend: Any = None) -> Solution:
+    """Exercise `number`'s right answer (1 to 7), checked by its own check on `backend`, as a real run."""
+    if isinstance(number, bool) or number not in range(1, len(EXERCISES) + 1):
+        raise BadParameter(f"the exercises are numbered 1 to {len(EXERCISES)}; {number!r} is not one of them")
+    right = right_answers()
+    given = {name: right[name] for name in EXERCISES[number - 1][1]}
+    return Solution(given, _check(number, given, backend))

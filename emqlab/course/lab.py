@@ -12,6 +12,7 @@ import atexit
 import importlib.util
 import os
 import sys
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
@@ -232,15 +233,27 @@ def latency_boundary(lease: float = 30, cadences=None, latencies=None) -> dict:
     return grid(backend(), lease, cadences, latencies)
 
 
-def show(drawing, dpi: int = 80):
-    """A static figure (a Drawing, or a matplotlib Figure) as an image for the notebook."""
+def show(drawing, dpi: int = 80) -> "Picture":
+    """A static figure (a Drawing, or a matplotlib Figure) as an image for the notebook, with its
+    caption as the text a reader without images gets (the site's alt text, a screen reader's)."""
+    import base64
     import io
-
-    from IPython.display import Image
 
     buf = io.BytesIO()
     getattr(drawing, "figure", drawing).savefig(buf, format="png", dpi=dpi)
-    return Image(data=buf.getvalue(), format="png")
+    words = getattr(drawing, "words", None)
+    return Picture(base64.b64encode(buf.getvalue()).decode("ascii"), words.caption if words else "a figure")
+
+
+@dataclass(frozen=True)
+class Picture:
+    """A figure as a cell shows it: a PNG, and its caption for whoever cannot see the PNG."""
+
+    png: str  # base64
+    caption: str
+
+    def _repr_mimebundle_(self, **kwargs):
+        return {"image/png": self.png, "text/plain": self.caption}
 
 
 def wait(seconds: float) -> None:

@@ -5,6 +5,8 @@ notebook holds, so every lesson is executed on fakeredis's virtual clock (the sa
 and saved with its outputs: text, and a PNG beside every live figure. Each saved notebook records
 which sources its outputs came from (`metadata.emqlab.outputs_of`: a digest of its own code cells
 and of the emqlab package); `stale()` says which notebooks no longer match, and a test fails on them.
+It also records where and when its runs were made (`metadata.emqlab.store` and `saved_at`, an ISO UTC
+time), which `emqlab site` prints on the lesson's page; neither enters the digest.
 """
 
 from __future__ import annotations
@@ -12,12 +14,17 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"  # beside the package, in a checkout
 SOURCE_SUFFIXES = (".py", ".lua")
 TIMEOUT_S = 600
+# Where a saved lesson's runs are made: save() hands the kernel no EMQLAB_BACKEND or EMQLAB_URL, so the
+# lab's store is always the embedded default; a cell that needs a real server starts one of its own.
+STORE = ("fakeredis (in-process), virtual clock; cells that need a real server (a cluster, a failover, "
+         "a class) start an embedded valkey-server of their own")
 
 
 def package_digest() -> str:
@@ -76,7 +83,10 @@ def save(paths: list[Path] | None = None) -> list[Path]:
         for cell in nb.cells:
             if cell.cell_type == "code":
                 cell.metadata.pop("execution", None)  # timings change every run; keep diffs to what changed
-        nb.metadata.setdefault("emqlab", {})["outputs_of"] = outputs_of(nb)
+        record = nb.metadata.setdefault("emqlab", {})
+        record["outputs_of"] = outputs_of(nb)
+        record["store"] = STORE
+        record["saved_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
         nb.metadata.pop("widgets", None)  # widget state is a live kernel's; the PNG beside it is what stays
         nbformat.write(nb, path)
         saved.append(path)

@@ -160,4 +160,4 @@ def explorer(name: str, backend: Any = None):
         "fencing": (figures.fencing_figure, figures.fencing_modes),
         "failover": (figures.failover_figure, lambda be: figures.failover_modes()),  # its own servers, any store
     }[name]
-    return ModeExplorer(build, runs(be), figsize=SLIDE_FIGSIZE, dpi=SLIDE_DPI)
+    return ModeExplorer(build, runs(be), figsize=SLIDE_FIGSIZE, dpi=SLIDE_DPI, slide=True)

@@ -3,14 +3,15 @@
 Every drawing function has the shape `draw_x(timelines, words, fig=None, **kw) -> Drawing`:
 - `timelines` is one Timeline, a list, or {mode: Timeline}; `words` is the `FigureWords` the
   scenario wrote (`emqlab.view.figures` pairs each drawing function with its scenario's words);
-- with no `fig` it makes a plain `matplotlib.figure.Figure` (export); the explorer passes an
-  ipympl figure in, cleared, and the function draws into it from scratch;
+- with no `fig` it makes a plain `matplotlib.figure.Figure` (export); the explorer passes its own
+  figure in, cleared, and the function draws into it from scratch;
 - each artist that belongs to a mode carries `gid = "mode:<name>"`; each mode has exactly one
   lane background patch with `gid = "lane:<name>"`, the target a pointer hovers or clicks;
 - a figure-level readout line, if the figure has one, is returned as `Drawing.readout`.
 
-`Drawing.light(mode)` is the one place a mode is lit and the others dimmed: the widgets call it
-on hover, the export calls it for each lit frame.
+`Drawing.light(mode)` is the one place a mode is lit and the others dimmed in matplotlib: the
+export calls it for each lit frame, the explorer for a mode a cell pins (its picture). In the
+browser the page script lights the same tagged artists (`emqlab.view.interactive`).
 """
 
 from __future__ import annotations

@@ -77,9 +77,10 @@ def test_the_dashboard_shows_the_class_and_its_crash_control_works(classroom, pa
     expect(lanes).to_have_count(6, timeout=90_000)  # 6 learners joined: 6 lanes
     expect(page.locator(".emqlab-class-status")).to_contain_text("6 learners working", timeout=30_000)
     assert sorted(lanes.evaluate_all("rows => rows.map(r => r.dataset.name)")) == sorted(NAMES)
-    figure = page.locator(".widget-image").first
+    figure = page.locator("[data-figure='class']")
     expect(figure).to_be_visible()
-    assert figure.evaluate("img => img.naturalWidth") >= 1500  # the slide figure, 15 in at 120 dpi
+    expect(figure.locator("[data-lane]")).to_have_count(6, timeout=30_000)  # a lane per learner
+    assert figure.locator("svg").first.bounding_box()["width"] >= 1500  # a slide: the page's width
 
     page.locator(".widget-text input, .widget-inline-hbox input[type=number]").first.fill("60")
     page.get_by_role("button", name="enqueue a burst").click()
@@ -101,6 +102,11 @@ def test_the_dashboard_shows_the_class_and_its_crash_control_works(classroom, pa
     expect(status).to_contain_text("60 completed, 0 lost", timeout=45_000)
     expect(status).to_contain_text("invariants hold")
     assert "reaped" in lanes.filter(has_text=reaper).first.inner_text()
+    # pointing at bob's lane in the figure says his story, lit in the browser
+    slot = bob.get_attribute("data-slot")
+    figure.locator(f"[data-lane='{slot}']").hover(position={"x": 3, "y": 3})
+    expect(figure).to_have_attribute("data-lit", slot, timeout=30_000)
+    expect(figure.locator("[data-readout]")).to_contain_text("reaped it")
     page.wait_for_timeout(1500)
     page.screenshot(path=str(ARTIFACTS / "voila-class.png"), full_page=True)
     assert joiners[1].wait(timeout=10) == -signal.SIGKILL  # bob's worker really died

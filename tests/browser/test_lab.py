@@ -2,13 +2,13 @@
 installs) drives a real JupyterLab and a real Voila through Playwright.
 
 Lessons: open the lesson, run every cell, move the real pointer onto a mode's lane, and check
-what the learner would see: the readout names that mode, its verdict is the bold one, and its lane
-is drawn at full strength while the other lane fades (measured on the canvas pixels).
-Dashboard: `emqlab present heartbeat`'s Voila page shows both modes, the readout and the figure,
-with no request leaving the machine.
+what the learner would see: the readout names that mode, its verdict is the bold one, and the other
+modes' marks fade — with no message sent to the kernel (the lighting lives in the browser).
+Dashboards: `emqlab present heartbeat`'s Voila page shows the same interactive figure in large
+type, lights a mode under the pointer, and asks nothing of any other machine.
 
 Screenshots land in test-artifacts/ (git-ignored; CI keeps them). The servers, the browser and the
-page readers live in tests/browser_support.py.
+page readers live in tests/support.py.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 
 from emqlab.lease.designs import DESIGNS, design_names
 
-from support import ARTIFACTS, hover_lights, lesson, open_and_run, wait_drawn
+from support import ARTIFACTS, UI_TIMEOUT, figure_with, hover_lights, lesson, lit_state, open_and_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -46,6 +46,8 @@ def test_the_lab_opens_on_lesson_00_with_no_news_prompt(lab_server, page):
 
 
 def test_heartbeat_dashboard_renders_offline(voila_server, page):
+    from playwright.sync_api import expect
+
     ARTIFACTS.mkdir(exist_ok=True)
     server = voila_server("heartbeat")
     leaked: list[str] = []
@@ -60,25 +62,21 @@ def test_heartbeat_dashboard_renders_offline(voila_server, page):
     page.set_viewport_size({"width": 1600, "height": 1500})  # the whole slide, readout included
     page.route("**/*", only_loopback)
     page.goto(server.url("/"))
-    canvas = page.locator(".jupyter-matplotlib-canvas-div canvas").first
-    wait_drawn(canvas)
-    buttons = page.locator(".widget-toggle-buttons button")
-    from playwright.sync_api import expect
-
-    expect(buttons).to_have_count(2)
-    assert buttons.all_inner_texts() == ["no renewal", "renew at TTL/2"]
-    expect(page.locator(".widget-html-content").filter(has_text="readout ·")).to_have_count(1)
-    expect(page.get_by_text("lease ends at 30 s and lapses")).to_be_visible()
-    expect(page.get_by_text("pushed out every 15 s")).to_be_visible()
+    figure, modes = figure_with(page, "no renewal")
+    assert list(modes.values()) == ["no renewal", "renew at TTL/2"]
+    expect(figure.locator("[data-lane]")).to_have_count(2)
+    expect(figure.get_by_text("lease ends at 30 s and lapses")).to_be_visible()
+    expect(figure.get_by_text("pushed out every 15 s")).to_be_visible()
     # Voila strips the code: no source cell reaches the room
     assert page.locator(".jp-CodeCell .jp-InputArea, .cm-editor").count() == 0
-    box = canvas.bounding_box()
+    box = figure.locator("svg").first.bounding_box()
     assert box["width"] >= 1000, f"a slide figure should be wide; got {box}"
     # large type: the readout is set at 20 px or more
-    size = page.locator(".widget-html-content").filter(has_text="readout ·").evaluate(
-        "el => parseFloat(getComputedStyle(el).fontSize)")
+    size = figure.locator("[data-readout]").evaluate("el => parseFloat(getComputedStyle(el).fontSize)")
     assert size >= 20, size
-    page.wait_for_timeout(500)
+    figure.locator("[data-lane='none']").hover(position={"x": 3, "y": 3})
+    expect(figure).to_have_attribute("data-lit", "none", timeout=UI_TIMEOUT)
+    assert lit_state(figure)["readout"].startswith("no renewal")
     page.screenshot(path=str(ARTIFACTS / "voila-heartbeat.png"), full_page=True)
     assert not leaked, f"the dashboard reached off the machine: {leaked}"
 
@@ -94,11 +92,11 @@ def test_other_dashboards_render(voila_server, page, name, labels):
     server = voila_server(name)
     page.set_viewport_size({"width": 1600, "height": 1500})
     page.goto(server.url("/"))
-    wait_drawn(page.locator(".jupyter-matplotlib-canvas-div canvas").first)
-    buttons = page.locator(".widget-toggle-buttons button")
     labels = labels or [DESIGNS[d].label for d in design_names(renewing=True)]  # every renewing design
-    expect(buttons).to_have_count(len(labels))
-    assert buttons.all_inner_texts() == labels
-    expect(page.locator(".widget-html-content").filter(has_text="readout ·")).to_have_count(1)
-    page.wait_for_timeout(500)
+    figure, modes = figure_with(page, labels[0])
+    assert list(modes.values()) == labels
+    expect(figure.locator("[data-lane]")).to_have_count(len(labels))
+    last = list(modes)[-1]
+    figure.locator(f"[data-lane='{last}']").hover(position={"x": 3, "y": 3})
+    expect(figure).to_have_attribute("data-lit", last, timeout=UI_TIMEOUT)
     page.screenshot(path=str(ARTIFACTS / f"voila-{name}.png"))

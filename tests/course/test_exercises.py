@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from emqlab.core.errors import BadParameter
 from emqlab.course import exercises as ex
 
-GOOD_EXTEND = """
-if redis.call("get", KEYS[1]) == ARGV[1] then
-  return redis.call("pexpire", KEYS[1], ARGV[2])
-end
-return 0
-"""
+GOOD_EXTEND = ex.EXTEND_LUA  # exercise 2's right answer, as lesson 10's answer shows it
 
 
 def test_feedback_reads_as_a_sentence_and_is_falsy_when_wrong():
@@ -111,11 +107,30 @@ def test_extend_with_expire_in_milliseconds_is_caught(fake):
 
 
 def test_check_all_in_order(fake):
-    k = round(15_000_000 / ex.renewal_budget()["per_extend_us"])
-    results = ex.check_all({"cadence": 0.5, "extend_lua": GOOD_EXTEND, "lease": 8, "k_max": k, "reaped_at": 22,
-                            "attempts": 2, "refused": "first", "max_delay": 9.75, "max_runtime": 60}, fake)
-    assert [bool(r) for r in results] == [True] * 7
+    results = ex.check_all(ex.right_answers(), fake)
+    assert [bool(r) for r in results] == [True] * 7, [str(r) for r in results]
     assert [bool(r) for r in ex.check_all({}, fake)] == [False] * 7
+    k = ex.right_answers()["k_max"]
+    assert abs(k - 15_000_000 / ex.renewal_budget()["per_extend_us"]) < 1000  # the arithmetic, rounded
+
+
+@pytest.mark.parametrize("number", range(1, len(ex.EXERCISES) + 1))
+def test_each_answer_is_right_by_its_own_check_and_says_what_it_sets(fake, number):
+    solution = ex.answer(number, fake)
+    assert solution.feedback, str(solution)
+    names = ex.EXERCISES[number - 1][1]
+    assert list(solution.answers) == list(names)
+    lines = str(solution).splitlines()
+    assert lines[0].startswith(f"{names[0]} = ") and lines[-1] == str(solution.feedback)
+    namespace: dict = {}
+    exec("\n".join(lines[:-1]), namespace)  # the answer reads as the lesson's own assignments
+    assert {name: namespace[name] for name in names} == solution.answers
+
+
+@pytest.mark.parametrize("number", [0, 8, "1", True, None])
+def test_an_exercise_that_does_not_exist_is_refused(number):
+    with pytest.raises(BadParameter, match="numbered 1 to 7"):
+        ex.answer(number)
 
 
 @pytest.mark.parametrize("answer, ok, said", [

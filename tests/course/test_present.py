@@ -38,7 +38,7 @@ def labextensions() -> dict[str, str]:
     return found
 
 
-@pytest.mark.parametrize("name", ["@jupyter-widgets/jupyterlab-manager", "jupyter-matplotlib"])
+@pytest.mark.parametrize("name", ["@jupyter-widgets/jupyterlab-manager", "anywidget"])
 def test_widget_extensions_are_enabled_and_ok(labextensions, name):
     assert name in labextensions, f"{name} is not installed in JupyterLab: {sorted(labextensions)}"
     assert re.search(r"\benabled\b.*\bOK\b", labextensions[name]), f"{name}: {labextensions[name]}"
@@ -49,16 +49,24 @@ def _version(line: str) -> tuple[int, ...]:
 
 
 def test_browser_side_matches_python_side(labextensions):
+    import anywidget
     import ipywidgets
-    from ipympl import _version as ipympl_version
 
     # ipywidgets 8 speaks to the version 5 widget manager (ipywidgets 7 needed version 3)
     manager = _version(labextensions["@jupyter-widgets/jupyterlab-manager"])
     assert int(ipywidgets.__version__.split(".")[0]) == 8 and manager[0] == 5, (ipywidgets.__version__, manager)
-    # ipympl's Python side asks for a caret range of the jupyter-matplotlib front end, e.g. ^0.12
-    wanted = tuple(int(x) for x in ipympl_version.js_semver.lstrip("^").split("."))
-    have = _version(labextensions["jupyter-matplotlib"])
-    assert have[:len(wanted)] == wanted, f"ipympl wants jupyter-matplotlib {ipympl_version.js_semver}, found {have}"
+    # anywidget ships its front end with its Python package: the two must be the same release
+    have = _version(labextensions["anywidget"])
+    assert have == _version("v" + anywidget.__version__), f"anywidget {anywidget.__version__}, front end {have}"
+
+
+def test_nothing_needs_ipympl_any_more():
+    """The figures light in the browser (emqlab.view.widgets.LitFigure): no ipympl to install or import."""
+    import tomllib
+
+    project = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())["project"]
+    wanted = project["dependencies"] + [d for extra in project["optional-dependencies"].values() for d in extra]
+    assert not [d for d in wanted if d.lower().startswith("ipympl")]
 
 
 # -- the dashboards ---------------------------------------------------------------------------------------

@@ -142,6 +142,6 @@ def test_sentences_quote_times_to_the_tenth_of_a_second():
 
 def test_the_model_never_imports_matplotlib():
     code = ("import sys, emqlab, emqlab.scenarios, emqlab.course.lab, emqlab.course.exercises; "
-            "bad = [m for m in ('matplotlib', 'ipywidgets', 'ipympl') if m in sys.modules]; print(bad)")
+            "bad = [m for m in ('matplotlib', 'ipywidgets', 'anywidget') if m in sys.modules]; print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

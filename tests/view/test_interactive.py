@@ -34,7 +34,8 @@ def test_a_figure_carries_its_modes_and_their_words(fake, name):
     assert sorted(set(re.findall(r'data-mode="([^"]*)"', page))) == sorted(modes)  # every mode's marks, tagged
     lanes = re.findall(r'<g data-lane="([^"]*)" tabindex="0" role="button"', page)
     assert sorted(lanes) == sorted(modes)  # one focusable lane per mode
-    words = json.loads(re.search(r"<script type=\"application/json\" data-modes>(.*?)</script>", page).group(1))
+    words = json.loads(re.search(r"<script type=\"application/json\" data-modes>(.*?)</script>", page).group(1))["modes"]
+    assert list(words) == modes
     for key, m in drawing.words.modes.items():
         assert words[key]["verdict"] == m.verdict and m.html() in words[key]["html"]
     # with JavaScript off: the caption and every mode's readout, headline and facts, as text
@@ -53,3 +54,28 @@ def test_the_page_holds_its_script_and_style_inline(fake):
     assert "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "").replace(
         'xmlns:xlink="http://www.w3.org/1999/xlink"', "").replace("http://purl.org/dc", "").replace(
         "http://creativecommons.org/ns#", "").replace("http://www.w3.org/1999/02/22-rdf-syntax-ns#", "")
+
+
+def test_a_stepper_carries_each_modes_events_and_a_cursor_per_axes(fake):
+    drawing = BUILD["heartbeat"](fake)
+    page = interactive_html(drawing, "fig1", stepper=True)
+    words = json.loads(re.search(r"<script type=\"application/json\" data-modes>(.*?)</script>", page).group(1))["modes"]
+    steps = {key: [text for _, text in words[key]["steps"]] for key in words}
+    lapse = next(i for i, text in enumerate(steps["none"]) if "holder · lapse" in text)
+    assert steps["none"][lapse].startswith("t = 30 s · holder · lapse")
+    assert steps["none"][lapse + 1].startswith("t = 30.5 s · contender · acquire")
+    assert sum(" · renew" in text for text in steps["half"]) == 4
+    assert not any("acquire failed" in text for texts in steps.values() for text in texts)  # polling noise left out
+    assert [t for t, _ in words["none"]["steps"]] == sorted(t for t, _ in words["none"]["steps"])
+    # one cursor per axes, each with the scale matplotlib drew it at (SVG units per model second)
+    scales = [float(s) for s in re.findall(r'<g data-cursor data-scale="([^"]*)"', page)]
+    assert len(scales) == len(drawing.figure.axes) and all(s > 0 for s in scales)
+    assert "<div data-stepper>" in page and "<div data-stepper>" not in interactive_html(drawing, "fig1")
+
+
+def test_a_figure_asked_first_holds_its_verdicts_back(fake):
+    drawing = BUILD["heartbeat"](fake)
+    page = interactive_html(drawing, "fig1", held_back="Drawn: two runs.")
+    caption = re.search(r'<figcaption class="emqlab-text">(.*?)<ul', page).group(1)
+    assert caption == "Drawn: two runs." and "<ul data-held hidden>" in page
+    assert drawing.words.caption not in page

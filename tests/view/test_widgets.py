@@ -1,17 +1,22 @@
-"""The generic explorer, driven from Python as a learner would drive it: pointer events at a lane's
-pixels (the events ipympl sends), ToggleButtons, sliders and the event stepper. Also the lab helpers."""
+"""The generic explorer, driven from Python as a cell drives it: pinning a mode, sliders that re-run
+the scenario, the figure it sends to the browser (whose lighting is tested in Chromium, in
+tests/browser/), predictions asked first. Also the lab helpers."""
 
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
+
 import pytest
-from matplotlib.backend_bases import MouseEvent
 from matplotlib.text import Text
 
 from emqlab.course import lab
 from emqlab.core.errors import BadParameter
 from emqlab.view.figures import heartbeat_figure
+from emqlab.view.interactive import FIGURE_MIME
 from emqlab.scenarios.heartbeat import heartbeat
-from emqlab.view.widgets import ModeExplorer, Predict
+from emqlab.view.widgets import LitFigure, ModeExplorer, Predict
 
 
 def both(backend=None, lease=30):
@@ -27,98 +32,68 @@ def explorer(fake):
     x.close()
 
 
-def pointer(x, kind, where, **kw):
-    """Send the event ipympl would send for a pointer at display point `where` (a mode's lane or (x, y))."""
-    px, py = x.lane_center(where) if isinstance(where, str) else where
-    event = MouseEvent(kind, x.canvas, px, py, **kw)
-    x.canvas.callbacks.process(kind, event)
+def sent(x) -> dict:
+    """What the browser is given: the figure's modes and words, read back from the fragment."""
+    fragment = x.figure.html
+    return {"name": re.search(r'data-figure="([^"]*)"', fragment).group(1),
+            "lanes": re.findall(r'<g data-lane="([^"]*)"', fragment),
+            "modes": json.loads(re.search(r"<script type=\"application/json\" data-modes>(.*?)</script>",
+                                          fragment).group(1))["modes"],
+            "readout": re.search(r"<div data-readout[^>]*>(.*?)</div>", fragment).group(1)}
 
 
 def test_starts_with_nothing_pinned_so_hover_works_at_once(explorer):
-    assert explorer.buttons.options == (("no renewal", "none"), ("renew at TTL/2", "half"))
-    assert explorer.lit is None and not explorer.pinned and explorer.buttons.value is None
-    assert explorer.readout_text == explorer.drawing.words.prompt
-    assert "Point at" in explorer.readout.value
+    shown = sent(explorer)
+    assert shown["lanes"] == ["none", "half"] and list(shown["modes"]) == ["none", "half"]
+    assert explorer.lit is None and explorer.figure.pinned is None
+    assert explorer.readout_text == explorer.drawing.words.prompt and "Point at" in shown["readout"]
     assert not explorer.is_dimmed("half") and not explorer.is_dimmed("none")
-    assert not explorer.drawing.readout.get_visible()  # said once, below the canvas, not twice
+    for key, words in explorer.modes.items():  # the browser says the scenario's own words, nothing else
+        assert shown["modes"][key]["label"] == words.label and words.html() in shown["modes"][key]["html"]
+    assert "4 token-checked extends held the 30 s lease" in shown["modes"]["half"]["html"]
 
 
-def test_hover_lights_a_lane_and_leaving_restores(explorer):
-    pointer(explorer, "motion_notify_event", "half")
-    assert explorer.lit == "half"
+def test_pinning_from_a_cell_lights_the_mode_here_and_in_the_browser(explorer):
+    explorer.pin("half")
+    assert explorer.lit == "half" and explorer.figure.pinned == "half"
     assert explorer.is_dimmed("none") and not explorer.is_dimmed("half")
-    lanes = explorer.drawing.lanes
-    assert lanes["half"].get_linewidth() > 0 and lanes["none"].get_linewidth() == 0
-    assert explorer.buttons.value == "half"  # the buttons show the lit mode
-    assert "4 token-checked extends held the 30 s lease" in explorer.readout.value
-    assert explorer.drawing.readout_text == explorer.modes["half"].text
-    pointer(explorer, "motion_notify_event", (1, 1))  # the figure's corner: no lane there
-    assert explorer.lit is None and explorer.readout_text == explorer.drawing.words.prompt
+    assert explorer.readout_text == explorer.modes["half"].text
+    explorer.pin(None)
+    assert explorer.lit is None and explorer.figure.pinned is None and not explorer.is_dimmed("none")
+    with pytest.raises(BadParameter, match="no mode 'sweep'; it has: none, half"):
+        explorer.pin("sweep")
 
 
-def test_click_pins_until_a_click_outside(explorer):
-    pointer(explorer, "button_press_event", "half", button=1)
-    assert explorer.pinned and explorer.buttons.value == "half" and explorer.lit == "half"
-    assert "pinned" in explorer.readout.value
-    pointer(explorer, "motion_notify_event", "none")  # hovering does not move a pin
-    assert explorer.lit == "half" and explorer.is_dimmed("none")
-    pointer(explorer, "button_press_event", (1, 1), button=1)
-    assert not explorer.pinned
-    pointer(explorer, "motion_notify_event", "none")
-    assert explorer.lit == "none"
+def test_the_browser_lights_without_asking_the_kernel():
+    """The figure's only synced state is what the kernel sends (the figure and a pin); its front end,
+    the one page script, never writes back: a hover or a pin in the browser sends no message."""
+    import anywidget
+
+    own = set(LitFigure.class_trait_names(sync=True)) - set(anywidget.AnyWidget.class_trait_names(sync=True))
+    assert own == {"html", "pinned"}
+    script = (Path(__file__).resolve().parents[2] / "emqlab/view/static/light.js").read_text()
+    assert not re.search(r"model\.(set|save_changes|send)\b", script)
 
 
-def browser(x, kind, mode, **extra):
-    """The message ipympl's front end sends over the comm for a pointer at the middle of `mode`'s lane
-    (browser pixels: y grows downwards, so it is flipped from matplotlib's display coordinates)."""
-    px, py = x.lane_center(mode)
-    height = x.canvas.get_renderer().height
-    msg = {"type": kind, "x": px, "y": height - py, "button": 0, "buttons": 0, "modifiers": [], **extra}
-    x.canvas._handle_message(x.canvas, msg, [])
+def test_the_stepper_walks_the_lit_timeline_in_the_browser(explorer):
+    steps = {key: [text for _, text in m["steps"]] for key, m in sent(explorer)["modes"].items()}
+    assert steps["none"] == [f"t = {e.t:g} s · " + text.split(" · ", 1)[1] for e, text in
+                             zip(explorer.step_events("none"), steps["none"])]
+    lapse = next(i for i, e in enumerate(explorer.step_events("none")) if e.kind == "lapse")
+    assert steps["none"][lapse].startswith("t = 30 s · holder · lapse")
+    assert steps["none"][lapse + 1].startswith("t = 30.5 s · contender · acquire")
+    assert [e.kind for e in explorer.step_events("half")].count("renew") == 4
 
 
-def test_the_front_ends_own_messages_drive_it(explorer):
-    browser(explorer, "motion_notify", "half")
-    assert explorer.lit == "half" and "finished once" in explorer.readout_text
-    browser(explorer, "button_press", "half")
-    assert explorer.pinned and explorer.buttons.value == "half"
-    browser(explorer, "motion_notify", "none")
-    assert explorer.lit == "half"  # pinned
-    browser(explorer, "button_press", "none")  # pin the other one
-    assert explorer.lit == "none" and explorer.buttons.value == "none"
-
-
-def test_toggle_buttons_do_what_the_pointer_does(explorer):
-    explorer.buttons.value = "half"
-    assert explorer.lit == "half" and explorer.pinned
-    assert explorer.is_dimmed("none")
-    assert "<li style='font-weight:bold'>renew at TTL/2" in explorer.verdicts.value
-    explorer.buttons.value = "none"
-    assert "both ran it at once" in explorer.readout.value and explorer.is_dimmed("half")
-
-
-def test_stepper_walks_the_lit_timeline(explorer):
-    explorer.buttons.value = "none"
-    events = explorer.step_events()
-    assert all(e.kind != "acquire_failed" for e in events)
-    lapse = next(i for i, e in enumerate(events) if e.kind == "lapse")
-    explorer.step.value = lapse
-    assert "t = 30 s · holder · lapse" in explorer.event_label.value
-    assert all(line.get_xdata()[0] == 30 and line.get_visible() for line in explorer._cursors)
-    explorer.forward.click()
-    assert explorer.step.value == lapse + 1
-    assert "t = 30.5 s · contender · acquire" in explorer.event_label.value
-    explorer.buttons.value = "half"  # another timeline: the stepper's range follows it
-    assert explorer.step.max == len(explorer.step_events()) - 1
-    assert [e.kind for e in explorer.step_events()].count("renew") == 4
-
-
-def test_sliders_rerun_the_scenario(fake):
+def test_sliders_rerun_the_scenario_and_send_a_new_figure(fake):
     x = ModeExplorer(heartbeat_figure, run=lambda lease: both(fake, lease), sliders={"lease": (10, 90, 5, 30)})
     try:
         assert "lapsed at 30 s" in x.modes["none"].text
+        x.pin("none")
+        first = x.figure.html
         x.sliders["lease"].value = 60
-        assert "lapsed at 60 s" in x.modes["none"].text
+        assert "lapsed at 60 s" in x.modes["none"].text and "lapsed at 60 s" in sent(x)["modes"]["none"]["html"]
+        assert x.figure.html != first and x.figure.pinned == "none"  # the pin outlives the new figure
         x.sliders["lease"].value = 90  # longer than the job: nothing lapses, even without renewal
         assert "finished once" in x.modes["none"].text
         assert x.failures == []
@@ -146,11 +121,21 @@ def test_needs_something_to_draw():
         ModeExplorer(heartbeat_figure)
 
 
+def test_a_saved_explorer_keeps_a_picture_and_the_interactive_figure(explorer):
+    bundle = explorer._repr_mimebundle_()
+    data = bundle[0] if isinstance(bundle, tuple) else bundle
+    assert "application/vnd.jupyter.widget-view+json" in data  # the live widget
+    assert data["image/png"] and data[FIGURE_MIME] == explorer.figure.html  # a reader with no kernel; the site
+    assert data["text/plain"].startswith(explorer.drawing.words.caption)
+    explorer.pin("half")  # the picture shows what is pinned, its readout under it
+    assert explorer.png() != data["image/png"]
+
+
 @pytest.mark.live
 def test_live_runs_drive_the_same_explorer(live, fake):
     x = ModeExplorer(heartbeat_figure, both(live))
     try:
-        pointer(x, "motion_notify_event", "half")
+        x.pin("half")
         assert x.lit == "half" and "finished once" in x.readout_text
         words = ModeExplorer(heartbeat_figure, both(fake)).report()
         assert strip_times(x.report()) == strip_times(words)  # only the times may move on a real clock
@@ -159,7 +144,6 @@ def test_live_runs_drive_the_same_explorer(live, fake):
 
 
 def strip_times(text):
-    import re
     return re.sub(r"\b\d+(?:\.\d+)? s\b", "T s", text)
 
 
@@ -226,22 +210,20 @@ def _heartbeat(be):
 
 @pytest.mark.parametrize("figure", [_heartbeat, _renewal, _queue_heartbeat, _fencing],
                          ids=["heartbeat", "renewal-cost", "queue-heartbeat", "fencing"])
-def test_every_mode_figure_answers_pointer_and_buttons(fake, figure):
+def test_every_mode_figure_sends_a_lane_and_words_per_mode(fake, figure):
     draw, data = figure(fake)
     x = ModeExplorer(draw, data, stepper=True)
     try:
         names = list(x.modes)
-        assert len(names) == 2 and set(x.drawing.lanes) == set(names)
+        shown = sent(x)
+        assert len(names) == 2 and set(x.drawing.lanes) == set(names) == set(shown["lanes"])
+        assert sorted(set(re.findall(r'data-mode="([^"]*)"', x.figure.html))) == sorted(names)
         first, second = names
         assert x.modes[first].text != x.modes[second].text
-        browser(x, "motion_notify", second)
-        assert x.lit == second and x.readout_text == x.modes[second].text
-        assert x.is_dimmed(first) and not x.is_dimmed(second)
-        assert x.drawing.lanes[second].get_linewidth() > 0 and x.drawing.lanes[first].get_linewidth() == 0
-        x.buttons.value = second  # the keyboard's way: choosing a button pins that mode
-        x.buttons.value = first
-        assert x.pinned and x.lit == first and x.readout_text == x.modes[first].text and x.is_dimmed(second)
-        assert x.step_events()  # the stepper has the lit run's events to walk
+        assert shown["modes"][second]["html"] != shown["modes"][first]["html"]
+        x.pin(second)
+        assert x.readout_text == x.modes[second].text and x.is_dimmed(first) and x.figure.pinned == second
+        assert all(m["steps"] for m in shown["modes"].values())  # each lit run has events to walk
         assert x.failures == []
     finally:
         x.close()
