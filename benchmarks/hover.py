@@ -1,9 +1,9 @@
 """How long pointing at a mode takes to light it, in the browser, with no kernel: the interactive
-figures of lessons 01 and 04 (emqlab.view.interactive) in headless Chromium — on a page opened from
-file:// (what `emqlab site` writes) and in JupyterLab (the lessons run, the figures shown by the
+figures of lessons 01 and 04 (emqlab.view.interactive) in headless Chromium — on their pages as
+`emqlab site` writes them, opened from file://, and in JupyterLab (the lessons run, the figures shown by the
 explorer's widget).
 
-    .venv/bin/python benchmarks/hover.py [--rounds 30] [--where page|lab|both]
+    .venv/bin/python benchmarks/hover.py [--rounds 30] [--where site|lab|both]
 
 For every mode of each figure, `rounds` times: the time from the pointer event to the frame that
 shows the lit state (performance.now() at dispatch, then at the next requestAnimationFrame after the
@@ -22,9 +22,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-from emqlab import connect
-from emqlab.view import figures
-from emqlab.view.interactive import interactive_html, interactive_page
 
 OUT = Path(__file__).resolve().parent / "results"
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,7 +42,7 @@ MEASURE = """async ([name, rounds]) => {
 }"""
 
 
-LESSONS = {"01": "01 · figure 1", "04": "04 · figure 2"}
+LESSONS = ("01", "04")
 
 
 def rows_of(page, name: str, label: str, rounds: int, where: str) -> list[dict]:
@@ -96,28 +93,28 @@ def measure_lab(rounds: int) -> list[dict]:
 
 
 def measure(rounds: int) -> list[dict]:
+    """Lessons 01 and 04 as `emqlab site` writes them (from the saved lessons), opened from file://."""
     sys.path.insert(0, str(ROOT / "tests"))
-    from support import CHROMIUM, CHROMIUM_ARGS  # Debian's chromium, as the browser tests drive it
+    from support import CHROMIUM, CHROMIUM_ARGS, lesson  # Debian's chromium, as the browser tests drive it
     from playwright.sync_api import sync_playwright
 
-    be = connect("fake")
-    drawings = {"01 · figure 1": figures.heartbeat_figure(figures.heartbeat_modes(be)),
-                "04 · figure 2": figures.renewal_figure(figures.renewal_designs(be))}
+    from emqlab.course.site import build
+
+    rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        page_path = Path(tmp) / "figures.html"
-        page_path.write_text(interactive_page([interactive_html(d, n) for n, d in drawings.items()], "hover"),
-                             encoding="utf-8")
-        rows = []
+        build(tmp)
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
             try:
                 page = browser.new_page(viewport={"width": 1280, "height": 900})
-                page.goto(page_path.as_uri())
-                for name in drawings:
-                    rows += rows_of(page, name, name, rounds, "page (file://)")
+                for prefix in LESSONS:
+                    page.goto((Path(tmp) / lesson(prefix).replace(".ipynb", ".html")).as_uri())
+                    for name in page.evaluate("() => [...document.querySelectorAll('[data-figure]')]"
+                                              ".map(f => f.dataset.figure)"):
+                        page.locator(f"[data-figure='{name}']").scroll_into_view_if_needed()
+                        rows += rows_of(page, name, f"{prefix} · {name}", rounds, "site (file://)")
             finally:
                 browser.close()
-    be.close()
     return rows
 
 
@@ -132,9 +129,9 @@ def table(rows: list[dict]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=30)
-    parser.add_argument("--where", choices=["page", "lab", "both"], default="both")
+    parser.add_argument("--where", choices=["site", "lab", "both"], default="both")
     args = parser.parse_args()
-    rows = measure(args.rounds) if args.where in ("page", "both") else []
+    rows = measure(args.rounds) if args.where in ("site", "both") else []
     rows += measure_lab(args.rounds) if args.where in ("lab", "both") else []
     out = table(rows)
     print(out)

@@ -308,11 +308,11 @@ PACKAGE = Path(emqlab.__file__).resolve().parent
 
 
 # bottom first: a package may import from itself and from the ones before it, never after
-LAYERS = ("core", "store", "faults", "lease", "queue", "scenarios", "plot", "view", "classroom", "course", "cli")
+LAYERS = ("core", "store", "faults", "lease", "queue", "scenarios", "tools", "plot", "view", "classroom", "course", "cli")
 
 
 
-MODEL = LAYERS[:LAYERS.index("scenarios") + 1]  # never imports matplotlib or ipywidgets
+MODEL = LAYERS[:LAYERS.index("tools") + 1]  # never imports matplotlib or ipywidgets
 
 
 

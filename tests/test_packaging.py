@@ -122,11 +122,11 @@ def test_license_is_an_spdx_string_the_build_backend_reads():
 
 def test_lab_and_test_share_one_install():
     script = (ROOT / "run").read_text()
-    assert 'pip install --quiet -e ".[lab,test]"' in script
+    assert 'pip install --quiet -e ".[lab,test,tools]"' in script
     [stamp] = re.findall(r'^\s*local stamp=(.*)$', script, re.M)
     assert "$" + "extras" not in stamp and "$1" not in stamp  # one stamp, whatever the command
-    calls = re.findall(r"^\s*(?:\w+\)\s*)?install(?!\(\))\b(.*)$", script, re.M)  # lab, test, bench, notebooks, install
-    assert len(calls) == 5 and all(args.strip() in ("", ";;") for args in calls), f"install called with {calls}"
+    calls = re.findall(r"^\s*(?:\w+\)\s*)?install(?!\(\))\b(.*)$", script, re.M)  # lab, test, bench, notebooks, site, install
+    assert len(calls) == 6 and all(args.strip() in ("", ";;") for args in calls), f"install called with {calls}"
 
 
 def test_ci_says_the_second_pass_runs_on_live_valkey():

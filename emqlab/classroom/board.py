@@ -4,11 +4,13 @@ controls (enqueue a burst, crash a learner's worker, pause it, fencing on/off).
 Everything here runs with the instructor's credential (`emqlab.classroom.server.open_class` on the line of
 `FILE.instructor`); the dashboard and `emqlab class status|enqueue|crash|pause|fence` call it.
 
-Invariants (`Board.status()["invariants"]`), checked over every job j1 … jN the instructor enqueued:
-- placed: each job sits in exactly one of pending, active, schedule, done (none: `lost`);
-- state: its hash's `state` names the set it sits in;
-- effects: with fencing on for the whole class, no job's effect was applied more than once;
-- attempts: a job's attempts never went down since the last check (kept in `P seen`).
+Invariants (`Board.status()["invariants"]`: {name: the jobs that break it}), the queue's own
+(`emqlab.queue.invariants`), checked over every job j1 … jN the instructor enqueued:
+- one_place: no job in two of pending, active, schedule, done, dead; its hash's `state` names its set;
+- never_lost: each job in one of them (the jobs in none are `lost`);
+- attempts_grow: a job's attempts never went down since the last check (kept in `P seen`);
+- one_effect: with fencing on for the whole class, no job's effect was applied more than once;
+- no_resurrection: (a history's invariant; a snapshot alone shows no refusal).
 A learner can break them with the plain commands the queue's functions need (see classroom.py):
 the check is how that damage is seen, not silent.
 """
@@ -23,7 +25,8 @@ from typing import Any
 from .server import QUEUE, ClassStore, open_class
 from ..core.errors import BadParameter
 from ..core.ranges import check
-from ..queue.jobs import PLACES, STATE_OF_PLACE, Queue
+from ..queue import invariants
+from ..queue.jobs import PLACES, Queue
 from ..core.words import FigureWords, ModeWords, plural, times, told
 
 LANE_KEEP = 200  # events each learner's lane keeps (the newest)
@@ -129,55 +132,41 @@ class Board:
         return seats
 
     def status(self) -> dict[str, Any]:
-        """Totals and the invariants, from the server (a consistent-enough snapshot: one pipeline)."""
+        """Totals and the queue's invariants (`emqlab.queue.invariants`), from the server: one snapshot of
+        every job, judged by the same functions the explorer, the chaos runs and the tests use."""
         k, q = self.keys, self.queue
         n = int(self.client.get(k.key("enqueued")) or 0)
         ids = [f"j{i}" for i in range(1, n + 1)]
+        snap = invariants.read(q, ids)
         pipe = self.client.pipeline(transaction=False)
-        for job in ids:
-            pipe.hmget(q.job_key(job), "state", "attempts")
-            pipe.zscore(q.pending, job)
-            pipe.zscore(q.active, job)
-            pipe.zscore(q.schedule, job)
-            pipe.sismember(q.done, job)
-            pipe.zscore(q.dead, job)
-        pipe.hgetall(q.effects)
         pipe.hgetall(k.key("seen"))
         pipe.get(k.key("fence-was-off"))
         pipe.get(q.reaped_key)
-        got = pipe.execute()
-        effects, seen, was_off, reaped = got[-4:]
-        broken: dict[str, list[str]] = {"placed": [], "state": [], "effects": [], "attempts": []}
-        lost, counts, now_seen = [], dict.fromkeys(PLACES, 0), {}
-        for i, job in enumerate(ids):
-            (state, attempts), pending, active, schedule, done, dead = got[6 * i: 6 * i + 6]
-            # a reaped job sits in pending at score 0: test scores for presence, not truth
-            found = (pending is not None, active is not None, schedule is not None, bool(done), dead is not None)
-            where = [place for place, there in zip(PLACES, found) if there]
-            if not where:
-                lost.append(job)
-            elif len(where) > 1:
-                broken["placed"].append(job)
-            else:
-                counts[where[0]] += 1
-                if state != STATE_OF_PLACE[where[0]]:
-                    broken["state"].append(job)
-            applied = int(effects.get(job, 0))
-            if applied > 1 and not was_off:
-                broken["effects"].append(job)
-            now_seen[job] = int(attempts or 0)
-            if now_seen[job] < int(seen.get(job, 0)):
-                broken["attempts"].append(job)
+        seen, was_off, reaped = pipe.execute()
+        # attempts "never go down" since the last check: the last check's values are what was handed out
+        facts = invariants.Facts(snapshot=snap, issued={job: int(a) for job, a in seen.items()})
+        broken: dict[str, list[str]] = {name: [] for name in invariants.INVARIANTS}
+        for b in invariants.check(facts):
+            if b.invariant == "one_effect" and was_off:
+                continue  # duplicates are expected once fencing was off for the class
+            if b.job not in broken[b.invariant]:
+                broken[b.invariant].append(b.job)
+        counts = dict.fromkeys(PLACES, 0)
+        for row in snap.jobs.values():
+            if len(row.places) == 1:
+                counts[row.places[0]] += 1
+        now_seen = {job: row.attempts for job, row in snap.jobs.items() if row.attempts is not None}
         if now_seen:
             self.client.hset(k.key("seen"), mapping=now_seen)
+        lost = broken["never_lost"]
         learners = self.learners()
         return {
             "learners": sum(s["alive"] for s in learners), "seats": len(learners), "enqueued": n,
             "completed": counts["done"], "pending": counts["pending"], "active": counts["active"],
             "scheduled": counts["schedule"], "dead": counts["dead"], "lost": len(lost),
-            "duplicate_effects": sum(max(0, int(v) - 1) for v in effects.values()),
+            "duplicate_effects": sum(max(0, v - 1) for v in snap.effects.values()),
             "reaped": int(reaped or 0), "fencing": self.fenced(), "fencing_was_off": bool(was_off),
-            "invariants_ok": not any(broken.values()) and not lost,
+            "invariants_ok": not any(broken.values()),
             "invariants": {name: jobs[:20] for name, jobs in broken.items()}, "lost_jobs": lost[:20],
         }
 

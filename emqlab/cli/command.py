@@ -4,7 +4,9 @@ Bad input: one line `emqlab: error: …` on stderr, exit 2. A runtime failure (s
 …): one line, exit 1. `--json` prints one JSON object on stdout. The verbs live in one module per
 family, each adding its own (`add_verbs(sub, common)`): `lease` (heartbeat, renewal-cost), `queue`
 (reaper, chaos, stuck), `faults` (failover), `course` (figures, lab, present), `store` (valkey,
-clean), `classroom` (class …).
+clean), `classroom` (class …), `tools` (the libraries learners ship), `check` (explore, check: every
+interleaving searched, any history judged). A verb may return an exit code: `check` returns 1 when a history
+broke an invariant.
 """
 
 from __future__ import annotations
@@ -19,10 +21,10 @@ import redis
 
 from ..core.errors import EmqlabError
 from ..store.backend import redact
-from . import classroom, course, faults, lease, queue, store
+from . import check, classroom, course, faults, lease, queue, store, tools
 from .options import Parser, common_options
 
-FAMILIES = (lease, queue, course, store, faults, classroom)
+FAMILIES = (lease, queue, course, store, faults, classroom, tools, check)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -82,8 +84,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         args = build_parser().parse_args(argv)
         with _endings_unwind(args.verb):
-            args.func(args)
-        return 0
+            code = args.func(args)
+        return code if isinstance(code, int) else 0
     except EmqlabError as exc:
         return _fail(f"error: {exc}", exc.exit_code)
     except redis.RedisError as exc:

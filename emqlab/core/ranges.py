@@ -32,6 +32,10 @@ STEP_LIMIT = 150_000  # a run takes at most this many store steps (round trips, 
 # fakeredis 52 s; renewal-cost --design sweep --jobs 100000 --ticks 4 31 s; --design per-job --jobs 74000
 # 27 s; heartbeat on live Valkey near the 60 s real-time limit 30 s. The bound keeps a margin over them.
 RUN_BOUND = "about 90 s"
+# A library's run (emqlab tools) keeps the library's own clock, which no scale can speed up, and RQ alone
+# waits a fixed 60 s past a killed worker's last heartbeat before it calls the job abandoned: such a run
+# may last this long (real seconds, its story; the workers' boot is on top, ~5 s here).
+TOOLS_SECONDS_LIMIT = 80.0
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,16 @@ RANGES: dict[str, Range] = dict([
     _r("learners", 1, 200, "learners", True, "seats of a class (emqlab class serve): one ACL user each"),
     _r("line", 1, 200, "", True, "which line of a join file (emqlab class join --line)"),
     _r("work", 0.01, 60, "seconds", bounds="how long a class worker works each job (emqlab class join --work)"),
+    # a library's run (emqlab tools): real seconds, on the library's own clock
+    _r("task", 0.5, 20, "seconds", bounds="how long the task body of a library's run works (emqlab tools --task)"),
+    _r("timeout", 0.2, 60, "seconds", bounds="a library's own timeout (emqlab tools --timeout): Celery's "
+       "visibility_timeout, BullMQ's lockDuration, RQ's job_monitoring_interval, a lock's timeout or expire"),
+    # the explorer's small world (emqlab explore): every order of every step, so the world stays small
+    _r("explore_workers", 1, 3, "workers", True, "workers in the explorer's world: each one multiplies the orders"),
+    _r("explore_jobs", 1, 2, "jobs", True, "jobs in the explorer's world"),
+    _r("depth", 1, 24, "steps", True, "the longest schedule the explorer tries (every shorter one too)"),
+    _r("states", 1, 8_000, "states", True, "the explorer's state budget: it stops (incomplete) at this many "
+       "distinct states; the largest budget runs under a minute on fakeredis here"),
     # the library's own numbers (no flag)
     _r("ttl_ms", 1, 86_400_000, "model milliseconds", bounds="a lease's time to live in the library API"),
     _r("delay_ms", 0, 86_400_000, "model milliseconds", bounds="a retry or enqueue delay"),

@@ -1,9 +1,9 @@
-"""Checks for the recap exercises (lesson 10). Each runs the learner's answer against the store
+"""Checks for the recap exercises (lesson 12). Each runs the learner's answer against the store
 where it can, and replies with a `Feedback`: right or not yet, and why, in plain words.
 
 A check never raises on a wrong answer: being wrong is the normal first step of an exercise.
 Each exercise's right answer is kept here too (`right_answers`), and `answer(n)` runs exercise n's
-check on it: what lesson 10 keeps, folded away, under each exercise.
+check on it: what lesson 12 keeps, folded away, under each exercise.
 """
 
 from __future__ import annotations
@@ -313,7 +313,7 @@ def check_max_runtime(max_runtime: Any, backend: Any = None) -> Feedback:
                           f"within {STUCK_BACK_BY_S} s. The run: {run.summary}")
 
 
-# The exercises in lesson 10's order: each one's check, the names of the answers it takes (as the lesson
+# The exercises in lesson 12's order: each one's check, the names of the answers it takes (as the lesson
 # names them), and whether it runs on a store (exercise 4 is arithmetic on measured numbers).
 EXERCISES = (
     (check_cadence, ("cadence",), True),
@@ -342,7 +342,7 @@ def check_all(answers: dict[str, Any], backend: Any = None) -> list[Feedback]:
 
 
 def right_answers() -> dict[str, Any]:
-    """Every exercise's right answer, under the names lesson 10 gives them (what `check_all` takes).
+    """Every exercise's right answer, under the names lesson 12 gives them (what `check_all` takes).
     Exercise 4's is worked out from the measured cost it shows, rounded as a learner would."""
     budget = renewal_budget()
     return {"cadence": 0.5, "extend_lua": EXTEND_LUA, "lease": 8,

@@ -398,3 +398,32 @@ def join(address: str, name: str | None = None, **options):
     from ..classroom.learner import Joined
 
     return Joined(address, name, **options)
+
+
+# -- lesson 10: the tools learners ship -----------------------------------------------------------------
+def in_background(function, *args, **kwargs):
+    """Start `function(*args, **kwargs)` in a thread now and go on; `.result()` waits for it (and raises what it
+    raised). For a library's runs that take long on the library's own clock (RQ waits a minute before it calls
+    a job abandoned) while the lesson goes on. The runs start their own servers and processes and stop them;
+    if the kernel exits first, every server and process they started is stopped with it."""
+    import threading
+    from concurrent.futures import Future
+
+    future: Future = Future()
+
+    def work() -> None:
+        if future.set_running_or_notify_cancel():
+            try:
+                future.set_result(function(*args, **kwargs))
+            except BaseException as exc:  # noqa: BLE001 - handed to whoever asks for the result
+                future.set_exception(exc)
+
+    threading.Thread(target=work, name="emqlab-background", daemon=True).start()
+    return future
+
+
+def versions() -> str:
+    """The installed version of every library lesson 10 runs, in one line."""
+    from ..tools import versions as installed
+
+    return " · ".join(f"{name} {version}" for name, version in installed().items())

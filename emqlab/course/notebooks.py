@@ -24,7 +24,7 @@ TIMEOUT_S = 600
 # Where a saved lesson's runs are made: save() hands the kernel no EMQLAB_BACKEND or EMQLAB_URL, so the
 # lab's store is always the embedded default; a cell that needs a real server starts one of its own.
 STORE = ("fakeredis (in-process), virtual clock; cells that need a real server (a cluster, a failover, "
-         "a class) start an embedded valkey-server of their own")
+         "a class, a library's run) start an embedded valkey-server of their own")
 
 
 def package_digest() -> str:

@@ -25,7 +25,7 @@ from .notebooks import NOTEBOOKS, lessons
 
 INDEX = "index.html"
 COURSE = "Keep the lease fresh"
-ANSWER_TAG = "answer"  # lesson 10: a cell holding an exercise's right answer, hidden in the lab
+ANSWER_TAG = "answer"  # lesson 12 (the recap): a cell holding an exercise's right answer, hidden in the lab
 NBVAL_MARK = re.compile(r"^# NBVAL_\w+\n?", re.M)  # the test runner's marks say nothing to a reader
 LESSON_LINK = re.compile(r'href="(\d\d-[\w-]+)\.ipynb(#[^"]*)?"')
 STATIC_ALT = "a figure from the lesson; its words are drawn in it"  # for an image saved without words

@@ -18,6 +18,8 @@ RECORDS = {
     "stuck": ("stuck", "Params", "StuckVerdict"),
     "cluster": ("cluster", "Params", "PlacementVerdict"),
     "failover": ("failover", "Params", "FailoverVerdict"),
+    "explore": ("explore", "Params", "ExploreVerdict"),
+    "explore-replay": ("explore", "Params", "ReplayVerdict"),
 }
 
 

@@ -24,6 +24,7 @@ from ..core import ranges
 from ..queue.consumer import Consumer, unusual
 from ..core.errors import BadParameter
 from ..lease.designs import DESIGNS, NONE, lookup_design
+from ..queue import invariants
 from ..queue.jobs import Queue, check_name
 from ..core.timeline import Filtered, Record, Timeline, Verdict
 from ..core.words import ModeWords, plural, seconds
@@ -213,18 +214,25 @@ def _chaos_in_process(run: Run, q: Queue, params: Params, plan, bar) -> None:
     clock.run(until=clock.now_ms + 1)
 
 
-def chaos_counts(q: Queue, timeline: Timeline, jobs: int) -> dict[str, int]:
-    sizes = q.sizes()
-    done, dead = sizes["done"], sizes["dead"]
-    effects = q.effects_applied()
+def chaos_counts(q: Queue, timeline: Timeline, jobs: int) -> dict[str, Any]:
+    """The run's counts, from one snapshot of every job (`emqlab.queue.invariants.read`), and the queue's
+    invariants judged on it (`invariants_broken`: how many jobs break each; one_effect is the duplicate
+    effects a run with fencing off shows)."""
+    ids = [f"J{i:06d}" for i in range(jobs)]
+    snap = invariants.read(q, ids)
+    places = [row.places for row in snap.jobs.values()]
+    done, dead = places.count(("done",)), places.count(("dead",))
+    effects = snap.effects
+    broken = invariants.check(invariants.Facts(snapshot=snap))
     return {
         "jobs": jobs,
         "completed": done,
         "dead": dead,  # a place too: a job that used up its attempts is accounted for, not lost
         "lost": jobs - done - dead,
         "duplicate_effects": sum(n - 1 for n in effects.values() if n > 1),
-        "jobs_with_duplicates": sum(1 for n in effects.values() if n > 1),
-        "effects_missing": sum(1 for i in range(jobs) if effects.get(f"J{i:06d}", 0) == 0),
+        "jobs_with_duplicates": sum(1 for b in broken if b.invariant == "one_effect"),
+        "effects_missing": sum(1 for job in ids if effects.get(job, 0) == 0),
+        "invariants_broken": {name: sum(1 for b in broken if b.invariant == name) for name in invariants.INVARIANTS},
         "kills": len(timeline.of("crash")),
         "pauses": len(timeline.of("pause_start")),
         "refused_writes": len(timeline.of("complete_refused")),

@@ -10,7 +10,7 @@ import os
 import re
 import secrets
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 from urllib.parse import urlparse
 
 import redis
@@ -148,7 +148,8 @@ class Backend:
     """One store, one client, one clock. Use `connect()` to make one; close it (or use `with`)."""
 
     def __init__(self, kind: str, client: redis.Redis, clock, counter: Counter, *, url: str | None = None,
-                 server: EmbeddedValkey | None = None, prefix: str = PREFIX):
+                 server: EmbeddedValkey | None = None, prefix: str = PREFIX,
+                 scripts: Mapping[str, str] | None = None):
         self.kind = kind
         self.client = client
         self.clock = clock
@@ -156,7 +157,8 @@ class Backend:
         self.url = url
         self.prefix = prefix
         self._server = server
-        self.scripts = ScriptRegistry(client)
+        self._script_texts = dict(scripts or {})
+        self.scripts = ScriptRegistry(client, self._script_texts)
         try:
             client.ping()
             self.scripts.load_all()
@@ -217,7 +219,7 @@ class Backend:
                                              decode_responses=True, socket_connect_timeout=5, socket_timeout=60)
         pool.connection_kwargs.update(host=host, port=port)
         return Backend("url", redis.Redis(connection_pool=pool), self.clock, self.counter,
-                       url=f"redis://{host}:{port}", prefix=self.prefix)
+                       url=f"redis://{host}:{port}", prefix=self.prefix, scripts=self._script_texts)
 
     # -- housekeeping ------------------------------------------------------------------------
     def keys(self, pattern_prefix: str | None = None) -> list[str]:
@@ -275,10 +277,11 @@ class Backend:
 
 
 def connect(spec: str | None = None, *, clock: str | VirtualClock | None = None, scale: float = DEFAULT_SCALE,
-            prefix: str = PREFIX) -> Backend:
+            prefix: str = PREFIX, scripts: Mapping[str, str] | None = None) -> Backend:
     """Open a backend. `spec`: fake (default), valkey (embedded), or a URL; EMQLAB_URL / EMQLAB_BACKEND
     choose when `spec` is None. `clock`: virtual (default on fake) or real (default, and the only
-    choice, on a live server)."""
+    choice, on a live server). `scripts`: {name: Lua text} this backend runs instead of the package's
+    script of that name (a model of another system's script; see `emqlab.store.scripts`)."""
     kind, url = (spec.kind, spec.url) if isinstance(spec, StoreSpec) else parse_backend(spec)
     scale = check("scale", scale)  # even where the clock is virtual: a bad number is refused, not ignored
     if not re.fullmatch(r"[A-Za-z0-9_.-]+:", prefix):
@@ -298,7 +301,7 @@ def connect(spec: str | None = None, *, clock: str | VirtualClock | None = None,
         conn_class = _counting_class(fakeredis.FakeRedisConnection, counter, clock if not clock.real else None)
         client = fakeredis.FakeRedis(server=fakeredis.FakeServer(), connection_class=conn_class,
                                      decode_responses=True)
-        return Backend(kind, client, clock, counter, prefix=prefix)
+        return Backend(kind, client, clock, counter, prefix=prefix, scripts=scripts)
 
     if kind == "valkey":
         server = EmbeddedValkey().start()
@@ -306,7 +309,7 @@ def connect(spec: str | None = None, *, clock: str | VirtualClock | None = None,
             pool = redis.ConnectionPool(connection_class=_counting_class(redis.Connection, counter, None),
                                         decode_responses=True, **server.connection_kwargs)
             return Backend(kind, redis.Redis(connection_pool=pool), clock, counter, url=server.url, server=server,
-                           prefix=prefix)
+                           prefix=prefix, scripts=scripts)
         except BaseException:
             server.stop()
             raise
@@ -320,4 +323,4 @@ def connect(spec: str | None = None, *, clock: str | VirtualClock | None = None,
     except (TypeError, ValueError) as exc:
         reason = str(exc).rstrip(".")
         raise BadParameter(f"backend URL {redact(url)!r} is not usable ({reason}); allowed: {BACKEND_HELP}") from None
-    return Backend(kind, redis.Redis(connection_pool=pool), clock, counter, url=url, prefix=prefix)
+    return Backend(kind, redis.Redis(connection_pool=pool), clock, counter, url=url, prefix=prefix, scripts=scripts)

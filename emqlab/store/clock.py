@@ -56,6 +56,14 @@ class VirtualClock:
     def run(self, until=None) -> None:
         self.env.run(until=until)
 
+    def rewind(self, at_ms: int) -> None:
+        """Start the clock afresh at model time `at_ms`, earlier or later, with nothing scheduled: what
+        lets a search put the store back into a state it saw *and* the clock back to when it saw it
+        (`emqlab.scenarios.explore`). Only a virtual clock moves so; real time does not go back."""
+        if self.real:
+            raise BadParameter("a real clock cannot be rewound: only the virtual clock's time is the model's to set")
+        self.env = simpy.Environment(initial_time=int(at_ms))
+
     def to_server_ms(self, model_ms: float) -> int:
         """A model duration as the milliseconds to send to the store (PX, PEXPIRE, lease scores)."""
         return int(round(model_ms))

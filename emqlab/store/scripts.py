@@ -11,13 +11,17 @@ takes it with a line of its own (BullMQ's form):
 `source(name)` replaces that line with the include's text (includes may include others), each
 include at most once per script, so everything that reads a script (the registry, the class
 server's function library, a lesson showing it) reads what the server runs.
+
+A registry may run a caller's own text in place of one of the package's scripts (`overrides`, e.g.
+a test's model of another system's script, or a deliberately broken copy): same name, same key
+count, its includes resolved from the package's; only the client it was made for runs it.
 """
 
 from __future__ import annotations
 
 import re
 from importlib import resources
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 # name -> how many KEYS the script takes
 KEY_COUNTS: dict[str, int] = {
@@ -98,12 +102,23 @@ def source(name: str) -> str:
     return resolve(name, text, _package_include)
 
 
-class ScriptRegistry:
-    """Scripts registered on one client. Made by a Backend; not a module global."""
+def source_of(name: str, text: str) -> str:
+    """`text` standing in for the package's script `name` (a model of another system's script, a broken
+    copy): its includes resolved from the package's, as `source` resolves the package's own."""
+    if name not in KEY_COUNTS:
+        raise KeyError(f"no Lua script named {name!r} to replace; known: {', '.join(sorted(KEY_COUNTS))}")
+    return resolve(name, text, _package_include)
 
-    def __init__(self, client: Any):
+
+class ScriptRegistry:
+    """Scripts registered on one client. Made by a Backend; not a module global. `overrides`: {name:
+    Lua text} run instead of the package's script of that name, on this client only."""
+
+    def __init__(self, client: Any, overrides: Mapping[str, str] | None = None):
         self._client = client
-        self._scripts = {name: client.register_script(source(name)) for name in KEY_COUNTS}
+        texts = {name: source_of(name, text) for name, text in (overrides or {}).items()}
+        self.overridden = tuple(sorted(texts))
+        self._scripts = {name: client.register_script(texts.get(name) or source(name)) for name in KEY_COUNTS}
 
     def load_all(self) -> None:
         """SCRIPT LOAD every script, so that the first real call is one EVALSHA, not three round trips."""

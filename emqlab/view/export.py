@@ -62,7 +62,29 @@ def course_figures() -> list[CourseFigure]:
         CourseFigure("fig9-failover", failover),
         CourseFigure("fig9-failover-no-guard", failover, lit="none"),
         CourseFigure("fig9-failover-fence-wait", failover, lit="fence-wait"),
+        *tools_figures(),
     ]
+
+
+def tools_figures() -> list[CourseFigure]:
+    """Lesson 10's figures, one per library (its failure, its fix, emqlab's design facing the same story), when
+    the `tools` extra is installed. The libraries' runs start their own servers, all of them side by side, once
+    per export (about RQ's minute); emqlab's own runs are made on the export's store."""
+    from ..tools import LIBRARIES, all_runs, installed
+
+    if not installed():
+        return []
+    made: dict = {}
+
+    def build(library: str) -> Callable[[Backend], Drawing]:
+        def drawing(be: Backend) -> Drawing:
+            if not made:
+                made.update(all_runs())
+            return figures.tools_figure(figures.tools_modes(library, be, runs=made[library]))
+
+        return drawing
+
+    return [CourseFigure(f"fig10-tools-{library}", build(library)) for library in LIBRARIES]
 
 
 def _once(build: Callable[[], Drawing]) -> Callable[[Backend], Drawing]:

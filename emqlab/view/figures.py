@@ -214,3 +214,72 @@ def beats_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None)
     return _build(draw_beats, beats_figure_words,
                   lambda tl: "processes" if tl.params.procs else tl.scenario, "beats_figure",
                   timelines, fig, labels)
+
+
+# -- every interleaving (the explorer) -------------------------------------------------------------
+def explore_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None, **kw: Any) -> Drawing:
+    """A schedule step by step: an exploration's counterexample (`scenarios.explore.explore`) and its
+    replay (`replay`), one panel each, the step where an invariant broke shaded."""
+    from ..plot.explore import draw_schedule
+    from ..scenarios.explore import ExploreVerdict
+    from ..scenarios.explore import figure_words as explore_words
+
+    modes = as_modes(timelines, lambda tl: tl.params.mode, "explore_figure")
+    breaks = {}
+    for name, tl in modes.items():
+        v = tl.verdict
+        step = (len(v.counterexample) if v.counterexample else None) if isinstance(v, ExploreVerdict) else v.broke_at
+        if step:
+            breaks[name] = (step, v.invariant)
+    return draw_schedule(modes, explore_words(modes, labels), fig=fig, breaks=breaks, **kw)
+
+
+def growth_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None, **kw: Any) -> Drawing:
+    """How an exploration's space grows with depth: new states per depth and in all, one colour per run."""
+    from ..plot.explore import draw_growth
+    from ..scenarios.explore import growth_words
+
+    modes = as_modes(timelines, lambda tl: tl.params.mode, "growth_figure")
+    said = [tl.verdict.label for tl in modes.values()]
+    if labels is None and len(set(said)) < len(said):  # the same world but for one number: name each by its key
+        labels = {name: f"{name} · {tl.verdict.label}" for name, tl in modes.items()}
+    return draw_growth(modes, growth_words(modes, labels), fig=fig, **kw)
+
+
+def check_figure(checked: Any, fig=None, **kw: Any) -> Drawing:
+    """A checked history (`scenarios.history.check`): each violation's window of events, one panel each."""
+    from ..plot.explore import draw_schedule
+    from ..scenarios.history import figure_words as check_words
+
+    windows = checked.windows()
+    breaks = {name: (None, tl.params["invariant"]) for name, tl in windows.items()}  # None: its last step
+    return draw_schedule(windows, check_words(windows), fig=fig, breaks=breaks, **kw)
+
+
+# -- lesson 10: the tools learners ship --------------------------------------------------------------
+def tools_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None, **kw: Any) -> Drawing:
+    """One library's runs (`emqlab.tools`: its failure and its fix) beside emqlab's own design facing the same
+    story: one panel per run, lanes per process and the server's; light a run with `Drawing.light(mode)`."""
+    from ..plot.tools import draw_tools
+    from ..tools import module
+    from ..tools.story import mode_of
+
+    runs = list(timelines.values()) if isinstance(timelines, dict) else (
+        [timelines] if not isinstance(timelines, (list, tuple)) else list(timelines))
+    library = next((tl.counts.get("library") for tl in runs if tl.scenario.startswith("tools-")), None)
+    if library is None:
+        from ..core.errors import BadParameter
+
+        raise BadParameter("tools_figure draws a library's runs (emqlab.tools); none was given")
+    return _build(draw_tools, module(library).figure_words, mode_of, "tools_figure", timelines, fig, labels, **kw)
+
+
+def tools_modes(library: str, backend: Backend | None = None, runs: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The lesson's runs of `library` (its failure and its fix, each on a server of its own: `runs` if they
+    were made already) and emqlab's own design facing the same story, on `backend` (the lab's store)."""
+    from ..tools import runs as library_runs
+    from ..tools.ours import ours
+    from ..tools.story import EMQLAB
+
+    made = dict(runs) if runs is not None else library_runs(library)
+    return {**made, EMQLAB: ours(library, backend)}

@@ -43,7 +43,9 @@ def test_pointing_at_a_mode_lights_it_and_says_its_readout(page, site):
             figure.locator(f"[data-lane='{key}']").hover(position={"x": 3, "y": 3})  # the lane's own corner
             assert figure.get_attribute("data-lit") == key
             said = readout.inner_text()
-            assert said.startswith(f"{m.label} — {m.readout}") and all(fact in said for fact in m.facts)
+            # the readout names its mode first: by its headline, or by its label before it
+            named = m.readout if m.readout.startswith(m.label) else f"{m.label} — {m.readout}"
+            assert said.startswith(named) and all(fact in said for fact in m.facts)
             others = [k for k in fw.modes if k != key]
             assert figure.locator(f"[data-mode='{key}'].emq-dim").count() == 0
             assert all(figure.locator(f"[data-mode='{k}']:not(.emq-dim)").count() == 0 for k in others)

@@ -57,7 +57,7 @@ def snapshot(n=6, seats=None):
     dee["notes"] += pause
     totals = {"learners": n - 1, "seats": seats or n, "enqueued": k + 2, "completed": k + 2, "lost": 0,
               "duplicate_effects": 0, "reaped": 2, "fencing": True, "invariants_ok": True,
-              "invariants": {"placed": [], "state": [], "effects": [], "attempts": []}}
+              "invariants": {"one_place": [], "never_lost": [], "attempts_grow": [], "one_effect": [], "no_resurrection": []}}
     return {"lanes": lanes, "totals": totals, "server_ms": int((T0 + 12) * 1000), "local": T0 + 12}
 
 

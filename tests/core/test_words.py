@@ -39,8 +39,9 @@ def test_cli_caption_and_widget_say_the_same_sentence(fake, capsys, tmp_path, re
     _, caption = export_figure(drawing, tmp_path / "chosen", "png", lit="chosen")
     explorer = ModeExplorer(heartbeat_figure, {"chosen": run})
     try:
-        explorer.buttons.value = "chosen"
+        explorer.pin("chosen")
         assert said == caption_readout(caption) == explorer.readout_text == drawing.readout_text
+        assert explorer.modes["chosen"].html() in explorer.html  # and the browser's readout says it too
     finally:
         explorer.close()
 

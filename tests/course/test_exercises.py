@@ -7,7 +7,7 @@ import pytest
 from emqlab.core.errors import BadParameter
 from emqlab.course import exercises as ex
 
-GOOD_EXTEND = ex.EXTEND_LUA  # exercise 2's right answer, as lesson 10's answer shows it
+GOOD_EXTEND = ex.EXTEND_LUA  # exercise 2's right answer, as lesson 12's answer shows it
 
 
 def test_feedback_reads_as_a_sentence_and_is_falsy_when_wrong():

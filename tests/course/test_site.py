@@ -105,19 +105,19 @@ def test_every_page_says_which_store_and_when_its_runs_were_made(site, saved):
     for stem, nb in saved.items():
         record = nb.metadata.get("emqlab", {})
         assert record.get("store") and record.get("saved_at"), f"{stem}: saved without its store and date"
-        made = re.search(r'<p class="made">(.*?)</p>', page_of(site, stem)).group(1)
+        made = html.unescape(re.search(r'<p class="made">(.*?)</p>', page_of(site, stem)).group(1))
         assert record["store"] in made and f'datetime="{record["saved_at"]}"' in made
 
 
 def test_the_exercises_fold_each_answer_away_with_the_saved_run_and_how_to_run_it(site, saved):
-    nb = saved["10-recap-and-exercises"]
+    nb = saved["12-recap-and-exercises"]
     answers = [c for c in nb.cells if ANSWER_TAG in c.metadata.get("tags", [])]
     assert len(answers) == len(exercises.EXERCISES) == 7
     for number, cell in enumerate(answers, 1):
         assert cell.metadata["jupyter"] == {"source_hidden": True, "outputs_hidden": True}  # folded in the lab
         assert cell.source == f"exercises.answer({number}, be)"
         assert "✔ Right." in cell.outputs[0]["data"]["text/plain"]  # the saved run confirmed it
-    page = page_of(site, "10-recap-and-exercises")
+    page = page_of(site, "12-recap-and-exercises")
     folded = re.findall(r'<details class="answer"><summary>Show the answer</summary>(.*?)</details>', page, re.S)
     assert len(folded) == len(answers)
     for cell, body in zip(answers, folded):

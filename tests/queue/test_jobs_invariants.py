@@ -5,6 +5,8 @@ stale or current, and however the clock moves:
   dead (its third attempt failed), it stays dead;
 - attempts never decrease;
 - a completion (or fenced effect) is accepted at most once per job;
+(these three are the queue's own invariants, `emqlab.queue.invariants`, judged on a snapshot read after
+every rule: the same functions the explorer, the chaos runs and the class board use)
 - (session) every job a session holds is active under that worker, and nothing else is indexed.
 
 The machine runs once per design: none (nobody extends), per-job (one extend per job), sweep (a
@@ -19,7 +21,8 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from emqlab.store.backend import connect
 from emqlab.core.errors import StaleToken, StoreError
-from emqlab.queue.jobs import STATE_OF_PLACE, Queue
+from emqlab.queue import invariants
+from emqlab.queue.jobs import Queue
 
 IDS = st.sampled_from([f"J{i}" for i in range(6)])
 
@@ -116,24 +119,27 @@ class QueueMachine(RuleBasedStateMachine):
             held = held[:1]
         self.q.extend(dict(held).items(), lease)
 
-    # -- invariants ------------------------------------------------------------------------
+    # -- invariants: the queue's own (emqlab.queue.invariants), on a snapshot read after every rule ------------
+    def _broken(self, *names):
+        snap = invariants.read(self.q, sorted(self.known))
+        facts = invariants.Facts(snapshot=snap, issued=self.attempts, effects=self.accepted)
+        return snap, invariants.check(facts, names)
+
     @invariant()
     def exactly_one_place(self):
-        for job in self.known:
-            places = self.q.where(job)
-            assert len(places) == 1, (job, places)
-            assert self.q.job(job)["state"] == STATE_OF_PLACE[places[0]]
+        snap, broken = self._broken("one_place", "never_lost")
+        assert not broken, broken
+        for job, row in snap.jobs.items():
             if job in self.dead:  # the dead set is the end: nothing brings a job back from it
-                assert places == ["dead"]
-            elif places == ["dead"]:
+                assert row.places == ("dead",), (job, row)
+            elif row.places == ("dead",):
                 self.dead.add(job)
 
     @invariant()
     def attempts_never_decrease(self):
-        for job in self.known:
-            now = int(self.q.job(job)["attempts"])
-            assert now >= self.attempts.get(job, 0)
-            self.attempts[job] = now
+        snap, broken = self._broken("attempts_grow")
+        assert not broken, broken
+        self.attempts = {job: row.attempts for job, row in snap.jobs.items()}
 
     @invariant()
     def a_session_holds_exactly_its_active_jobs(self):
@@ -151,8 +157,9 @@ class QueueMachine(RuleBasedStateMachine):
 
     @invariant()
     def accepted_at_most_once(self):
-        assert all(n <= 1 for n in self.accepted.values()), self.accepted
-        assert all(n <= 1 for n in self.q.effects_applied().values())
+        """Completions and fenced effects the store accepted (counted here) and effects it applied (its hash)."""
+        _, broken = self._broken("one_effect")
+        assert not broken, broken
 
 
 def _machine(design: str):

@@ -259,9 +259,9 @@ def test_a_figure_asked_first_keeps_every_verdict_back_until_the_answer(fake, fi
 NOTEBOOKS = sorted(lab.NOTEBOOKS.glob("[0-9][0-9]-*.ipynb"))
 
 
-def test_all_eleven_lessons_are_there_the_recap_last():
-    assert [p.name[:2] for p in NOTEBOOKS] == [f"{i:02d}" for i in range(11)]
-    assert NOTEBOOKS[-1].name == "10-recap-and-exercises.ipynb"
+def test_all_thirteen_lessons_are_there_the_recap_last():
+    assert [p.name[:2] for p in NOTEBOOKS] == [f"{i:02d}" for i in range(13)]
+    assert NOTEBOOKS[-1].name == "12-recap-and-exercises.ipynb"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name[:2])

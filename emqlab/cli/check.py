@@ -1,0 +1,126 @@
+"""`emqlab explore` and `emqlab check`: every interleaving of a small world searched on the real scripts
+(`emqlab.scenarios.explore`), and the queue's invariants judged on any history (`emqlab.scenarios.history`).
+The CLI parses; the library checks every value (one line, exit 2) before anything runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..core.errors import BadParameter
+from ..lease.designs import NONE, design_names
+from ..queue.invariants import INVARIANTS
+from ..store.backend import store_spec
+from .options import help_text, number, output_file
+
+INVARIANT_HELP = "; ".join(f"{i.name}: {i.rule}" for i in INVARIANTS.values())
+
+
+def _scripts(pairs: list[str] | None) -> dict[str, Path]:
+    out = {}
+    for pair in pairs or []:
+        name, sep, path = pair.partition("=")
+        if not sep or not name or not path:
+            raise BadParameter(f"--script takes NAME=FILE (e.g. extend_active=model.lua), got {pair!r}")
+        out[name] = Path(path)
+    return out
+
+
+def cmd_explore(args) -> None:
+    from ..scenarios.explore import explore, replay, steps_told
+
+    found = explore(workers=args.explore_workers, jobs=args.explore_jobs, depth=args.depth, states=args.states, lease=args.lease,
+                    beat=args.beat, design=args.design, fencing=args.fencing, scripts=_scripts(args.script),
+                    invariants=args.invariant or None, scale=args.scale)
+    replayed = None
+    if args.replay and found.verdict.counterexample:
+        spec = args.backend or store_spec(None)
+        replayed = replay(found, backend=spec if spec.kind != "fake" else "valkey")
+    if args.plot:  # drawn here, after the runs: the scenarios never import plotting
+        from ..view.figures import explore_figure
+
+        runs = {"search": found, **({"replay": replayed} if replayed is not None else {})}
+        explore_figure(runs).fit((12, 7.2 if replayed is not None else 5.0), 120).figure.savefig(args.plot, dpi=120)
+    if args.json:
+        v = found.verdict
+        payload = {**v.to_dict(), "params": found.params.to_dict()}
+        payload["replay"] = replayed.verdict.to_dict() if replayed is not None else None
+        if replayed is not None:
+            payload["replay"]["events"] = [e.to_dict() for e in replayed.events]
+        print(json.dumps(payload))
+    else:
+        print(found.summary)
+        if found.verdict.counterexample:
+            print("the shortest schedule:\n" + steps_told(found.verdict))
+        if replayed is not None:
+            print(replayed.summary)
+        elif args.replay:
+            print("(no counterexample: nothing to replay)")
+
+
+def cmd_check(args) -> int:
+    from ..scenarios.history import check
+
+    checked = check(args.file, invariants=args.invariant or None)
+    if args.plot and checked.found:
+        from ..view.figures import check_figure
+
+        size = (12, max(4.0, 3.2 * len(checked.found) + 1.5))
+        check_figure(checked).fit(size, 120).figure.savefig(args.plot, dpi=120)
+    if args.json:
+        print(json.dumps(checked.to_dict()))
+    else:
+        print(checked.verdict.told)
+        for f in checked.found:
+            print(f"\n{f.broken.invariant}, events {f.first}–{f.last}:")
+            for i, e in enumerate(checked.window_events(f), start=f.first):
+                fields = " ".join(f"{k}={v}" for k, v in e.data.items())
+                print(f"  [{i}] t={e.t:g} {e.actor} {e.kind} {fields}".rstrip())
+    return 1 if checked.found else 0
+
+
+def add_verbs(sub, common) -> None:
+    p = sub.add_parser("explore", parents=[common],
+                       help="every order of a small world's steps on the real scripts (fakeredis, virtual clock): "
+                            "the shortest way to break an invariant",
+                       epilog="The search always runs on fakeredis on the virtual clock; --replay plays its "
+                              "counterexample on --backend when it names a live store, else on an embedded Valkey, "
+                              "in real time at --scale or slower (every race with the server's clock decided by 0.5 s "
+                              "of real time or more). A bounded search proves nothing beyond its bound.")
+    # dest names the range: the explorer's world has its own (a small one), not chaos's workers and jobs
+    p.add_argument("--workers", dest="explore_workers", type=number("explore_workers"), default=2,
+                   help=help_text("explore_workers", "workers (default 2)"))
+    p.add_argument("--jobs", dest="explore_jobs", type=number("explore_jobs"), default=1,
+                   help=help_text("explore_jobs", "jobs (default 1)"))
+    p.add_argument("--depth", type=number("depth"), default=12,
+                   help=help_text("depth", "the longest schedule tried, in steps (default 12)"))
+    p.add_argument("--states", type=number("states"), default=8_000,
+                   help=help_text("states", "the state budget: the search stops there, incomplete (default 8000)"))
+    p.add_argument("--lease", type=number("lease"), default=30.0, help=help_text("lease", "lease, model seconds (default 30)"))
+    p.add_argument("--beat", type=number("beat"), default=20.0,
+                   help=help_text("beat", "how far the clock moves at a reaper's beat, model seconds (default 20)"))
+    p.add_argument("--design", choices=design_names(), default=NONE,
+                   help="how workers keep their jobs: none (default), per-job, sweep or session")
+    p.add_argument("--fencing", choices=["on", "off"], default="on",
+                   help="on: each effect is one fenced write that settles the job (default); off: unchecked, "
+                        "then a completion")
+    p.add_argument("--script", action="append", metavar="NAME=FILE",
+                   help="run FILE (Lua) instead of the package's script NAME, e.g. extend_active=model.lua (repeat)")
+    p.add_argument("--invariant", action="append", choices=list(INVARIANTS), metavar="NAME",
+                   help=f"check only this invariant (repeat; default all): {INVARIANT_HELP}")
+    p.add_argument("--replay", action="store_true", help="play the counterexample on a live server and say whether "
+                                                          "it breaks the same invariant")
+    p.add_argument("--plot", default=None, metavar="FILE", type=output_file(("png", "svg")),
+                   help="also draw the counterexample (and its replay) step by step (png or svg)")
+    p.set_defaults(func=cmd_explore)
+
+    p = sub.add_parser("check", parents=[common],
+                       help="the queue's invariants over any history (a Timeline JSON): exit 1 if one broke",
+                       epilog="The history format is in README (a history any system can write). Each violation "
+                              "is printed with the smallest window of events that shows it.")
+    p.add_argument("file", metavar="FILE.json", help="a history: a run's JSON (emqlab … --json), or any system's")
+    p.add_argument("--invariant", action="append", choices=list(INVARIANTS), metavar="NAME",
+                   help=f"check only this invariant (repeat; default all): {INVARIANT_HELP}")
+    p.add_argument("--plot", default=None, metavar="FILE", type=output_file(("png", "svg")),
+                   help="also draw each violation's window of events (png or svg)")
+    p.set_defaults(func=cmd_check)

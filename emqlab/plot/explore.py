@@ -1,0 +1,305 @@
+"""The explorer's figures: a schedule drawn step by step, and the search space growing with depth.
+
+`draw_schedule(timelines, words, fig=None, breaks=None) -> Drawing`: one panel per mode (the schedule
+the search found on fakeredis, its replay on a live server, a violation's window in any history). The
+x axis counts steps, not seconds: most of a schedule's steps take no model time, and only a freeze or
+a beat moves the clock, so each step's model time is printed under its number. A lane per actor
+(workers, the reaper), each step a mark in its actor's lane with what the store answered; a worker's
+band runs from its claim to the step it lets go (outlined: what it believes it holds), filled where the
+store's own snapshot after the step shows it the job's holder (blue while its lease runs, by the
+server's ZSCORE against TIME; vermillion once it has lapsed unreaped). Under the lanes, the store lane
+says where each job is after each step. `breaks` {mode: (step, invariant)}: the step shaded where an
+invariant broke.
+
+`draw_growth(timelines, words, fig=None)`: the states the search found at each depth (bars) and in all
+(a line), one colour per mode.
+
+Every artist of a mode carries `gid = "mode:<name>"`, each panel one `lane:<name>` patch; the legend is
+built from the marks (`legend_of_marks`); titles are the words' labels and static verdicts.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Mapping
+from typing import Any
+
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from ..core.timeline import Event, Timeline
+from ..core.words import FigureWords
+from . import Drawing, figure_for, legend_of_marks, modes_of, style
+
+STORE = "store"
+QUIET = ("snapshot", "enqueue")  # events that are no step of their own
+ACCEPT, REFUSE = style.OKABE_ITO["green"], style.LAPSE
+BELIEF = "#555555"
+
+# kind -> (marker, colour, what the mark means in the legend); `held`/`accepted` flags pick the second
+MARKS: dict[str, tuple[str, str, str]] = {
+    "claim": (">", style.LEASE, "claim (a new attempts value)"),
+    "acquire": (">", style.LEASE, "claim (a new attempts value)"),
+    "token": (">", style.LEASE, "claim (a new attempts value)"),
+    "extend": ("^", ACCEPT, "extend: still held"),
+    "extend-lost": ("v", REFUSE, "refused: not the holder"),
+    "effect": ("o", ACCEPT, "effect applied"),
+    "write": ("o", ACCEPT, "effect applied"),
+    "work_done": ("*", style.RUN, "ran to its end"),
+    "complete": ("s", ACCEPT, "completion accepted"),
+    "effect_refused": ("X", REFUSE, "refused: not the holder"),
+    "complete_refused": ("X", REFUSE, "refused: not the holder"),
+    "write-refused": ("X", REFUSE, "refused: not the holder"),
+    "release_refused": ("X", REFUSE, "refused: not the holder"),
+    "reap": ("D", style.CONTENDER, "the reaper's beat (reaps what lapsed)"),
+    "freeze": ("P", style.PAUSE, "freeze: a lease and a beat pass"),
+    "pause_start": ("P", style.PAUSE, "freeze: a lease and a beat pass"),
+    "crash": ("x", "black", "crash"),
+}
+OTHER = (".", "#777777", "another event")
+CARD_W, CARD_H = 0.46, 0.12  # a growth figure's card per mode (axes fractions)
+
+
+def _kind(e: Event) -> str:
+    if e.kind in ("extend", "late_extend") and e.data.get("held") is False:
+        return "extend-lost"
+    if e.kind == "write" and not e.data.get("accepted", True):
+        return "write-refused"
+    return e.kind
+
+
+def _text(e: Event) -> str:
+    """What one step's mark says: the event's own fields, no sentence about the run."""
+    d, kind = e.data, _kind(e)
+    job = d.get("job", "")
+    if kind == "claim":
+        return f"claim {job} · attempts {d.get('attempts')}"
+    if kind in ("extend", "extend-lost"):
+        return f"extend {job}: {'held' if kind == 'extend' else 'lost'}".replace("  ", " ")
+    if kind == "effect":
+        return f"effect {job} · ×{d.get('applied')}"
+    if kind == "write":
+        return f"write · ×{d['applied']}" if d.get("applied") else "write accepted"
+    if kind in ("effect_refused", "complete_refused", "write-refused"):
+        return f"{'effect' if kind != 'complete_refused' else 'complete'} {job} refused".replace("  ", " ")
+    if kind == "complete":
+        return f"complete {job}"
+    if kind == "reap":
+        jobs = d.get("jobs") or []
+        return f"reap {', '.join(jobs)}" if jobs else "reap: none due"
+    if kind == "freeze":
+        return f"freeze {d.get('seconds', 0):g} s"
+    if kind == "crash":
+        return "crash"
+    if kind == "claim_empty":
+        return "claim: none ready"
+    return kind.replace("_", " ")
+
+
+def _steps(tl: Timeline) -> list[tuple[int, Event, Event | None]]:
+    """(step number, the step's event, the store's snapshot after it); step 0 is the start."""
+    events = tl.events
+    numbered = any("step" in e.data for e in events)
+    out: list[tuple[int, Event, Event | None]] = []
+    for e in events:
+        if e.kind in QUIET or (e.actor == STORE and e.kind == "snapshot"):
+            continue
+        k = e.data["step"] if numbered else len(out) + 1
+        if numbered and out and out[-1][0] == k:
+            continue  # one mark per step: its first event says what it was
+        out.append((k, e, None))
+    snaps = {e.data["step"]: e for e in events if e.kind == "snapshot" and "step" in e.data}
+    return [(k, e, snaps.get(k)) for k, e, _ in out]
+
+
+def _lanes(tl: Timeline, steps) -> list[str]:
+    actors = [e.actor for _, e, _ in steps]
+    workers = sorted({a for a in actors if a.startswith("worker")} | {a for a in tl.actors if a.startswith("worker")})
+    others = list(dict.fromkeys(a for a in actors if a not in workers))
+    return workers + others
+
+
+def _where(snap: Event | None) -> str:
+    if snap is None:
+        return ""
+    lines = []
+    left = snap.data.get("lease_left", {})
+    for job, row in snap.data.get("jobs", {}).items():
+        places = " + ".join(row.get("places") or ["nowhere"])
+        lease = left.get(job)
+        tail = "" if lease is None or "active" not in (row.get("places") or []) else (
+            f" {round(lease, 1):g} s" if lease > 0 else " lapsed")
+        lines.append(f"{job} {places}{tail}")
+    return "\n".join(lines)
+
+
+def _holder(tl: Timeline, snap: Event | None, job: str, upto: float) -> str | None:
+    """The worker whose claim gave the job the attempts the snapshot shows (the store's holder)."""
+    if snap is None:
+        return None
+    row = snap.data.get("jobs", {}).get(job, {})
+    if "active" not in (row.get("places") or []) or row.get("state") != "active":
+        return None
+    for e in reversed(tl.events):
+        if e.kind == "claim" and e.data.get("job") == job and e.data.get("attempts") == row.get("attempts") and \
+                e.data.get("step", 0) <= upto:
+            return e.actor
+    return None
+
+
+def _beliefs(tl: Timeline, steps) -> list[tuple[str, int, int]]:
+    """(worker, from step, to step): from a claim to the step the worker let the job go."""
+    out: list = []
+    open_: dict = {}
+    last = steps[-1][0] if steps else 0
+    for k, e, _ in steps:
+        kind = _kind(e)
+        if kind == "claim":
+            open_[e.actor] = k
+        elif e.actor in open_ and (kind in ("complete", "effect_refused", "complete_refused", "extend-lost", "crash")
+                                   or (kind == "effect" and e.data.get("fenced"))):
+            out.append((e.actor, open_.pop(e.actor), k))
+    out += [(a, k, last + 0.5) for a, k in open_.items()]
+    return out
+
+
+def _panel(ax, name: str, tl: Timeline, words: FigureWords, n_max: int, brk: tuple[int, str] | None) -> None:
+    gid = f"mode:{name}"
+    ax.add_patch(Rectangle((0, 0), 1, 1, transform=ax.transAxes, facecolor="#F2F2F2", lw=0, zorder=-10,
+                           gid=f"lane:{name}", label="_lane"))
+    steps = _steps(tl)
+    lanes = _lanes(tl, steps)
+    snaps = [e for e in tl.events if e.kind == "snapshot"]
+    jobs = max((len(e.data.get("jobs", {})) for e in snaps), default=0)
+    store_h = 0.0 if not snaps else 0.45 + 0.42 * jobs
+    ys = {a: store_h + (0.75 if snaps else 0.5) + (len(lanes) - 1 - k) for k, a in enumerate(lanes)}
+    width_in = ax.get_figure().get_figwidth() * 0.86 / (n_max + 1)
+    chars = max(9, int(width_in * 72 / (style.FONT["tick"] * 0.56)))
+    # what each worker believes it holds, and where the store says it does
+    for actor, a, b in _beliefs(tl, steps):
+        y = ys[actor]
+        ax.add_patch(Rectangle((a, y + 0.12), b - a, 0.22, facecolor="none", edgecolor=BELIEF, ls="--", lw=1.2,
+                               gid=gid, label="what a worker believes it holds"))
+    by_step = {k: snap for k, _, snap in steps}
+    first_snap = next((e for e in snaps if e.data.get("step") == 0), None)
+    for k, _, snap in steps:
+        if snap is None:
+            continue
+        for job in snap.data.get("jobs", {}):
+            holder = _holder(tl, snap, job, k)
+            if holder is None or holder not in ys:
+                continue
+            left = snap.data.get("lease_left", {}).get(job)
+            lapsed = left is not None and left <= 0
+            nxt = min((j for j in by_step if j > k), default=k + 0.5)
+            ax.add_patch(Rectangle((k, ys[holder] + 0.12), nxt - k, 0.22, lw=0, alpha=0.75,
+                                   color=REFUSE if lapsed else style.LEASE, gid=gid,
+                                   label="the store's holder: lease lapsed, not reaped" if lapsed
+                                   else "the store's holder: lease running"))
+    for k, e, snap in steps:
+        marker, colour, means = MARKS.get(_kind(e), OTHER)
+        y = ys[e.actor]
+        edge = colour if marker in ("x", "*") else "white"
+        ax.plot([k], [y], marker=marker, markersize=15 if marker == "*" else 12, color=colour, markeredgecolor=edge,
+                markeredgewidth=2.5 if marker == "x" else 1.5, linestyle="none", gid=gid, label=means, zorder=3)
+        if e.actor.startswith("worker"):  # under the mark: the lane below starts with a band, clear of it
+            ax.annotate(textwrap.fill(_text(e), chars), (k, y), xytext=(0, -11), textcoords="offset points",
+                        ha="center", va="top", fontsize=style.FONT["tick"], gid=gid)
+        else:  # beside the mark: the lane below may be the store's, whose words sit right under its edge
+            ax.annotate(_text(e), (k, y), xytext=(10, 0), textcoords="offset points", ha="left", va="center",
+                        fontsize=style.FONT["tick"], gid=gid)
+    if snaps:
+        ax.axhline(store_h, color="#999999", lw=1, gid=gid, label="_the store lane's edge")
+        for k, snap in ([(0, first_snap)] if first_snap else []) + [(k, s) for k, _, s in steps]:
+            text = _where(snap)
+            if text:
+                ax.text(k, store_h - 0.12, "\n".join(textwrap.fill(line, chars) for line in text.split("\n")),
+                        ha="center", va="top", fontsize=style.FONT["tick"], color="#333333", gid=gid)
+    if brk is not None:
+        k, invariant = brk
+        k = steps[-1][0] if k is None and steps else k
+        ax.axvspan(k - 0.45, k + 0.45, color=REFUSE, alpha=0.12, lw=0, gid=gid, label="the step an invariant breaks")
+        ax.annotate(f"{invariant} breaks", (k, 1.0), xycoords=("data", "axes fraction"), xytext=(0, -3),
+                    textcoords="offset points", ha="center", va="top", fontsize=style.FONT["tick"],
+                    color=REFUSE, fontweight="bold", gid=gid)
+    ticks = [0] * bool(first_snap) + [k for k, _, _ in steps]
+    times = {0: 0.0, **{k: (snap or e).t for k, e, snap in steps}}  # when the step ended: the store read after it
+    ax.set_xticks(ticks, [("start" if k == 0 else f"{k}") + f"\n{times[k]:g} s" for k in ticks])
+    ax.set_yticks([*ys.values(), *([store_h / 2] if snaps else [])], [*ys, *(["store"] if snaps else [])])
+    ax.set_xlim(-0.6 if first_snap else 0.4, n_max + 0.6)
+    ax.set_ylim(0 if snaps else min(ys.values()) - 0.9, max(ys.values()) + (1.0 if brk is not None else 0.6))
+    ax.tick_params(labelsize=style.FONT["tick"], length=0)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    mode = words.modes[name]
+    ax.set_title(f"{mode.label}\n{mode.verdict}", fontsize=style.FONT["label"], loc="left")
+
+
+def draw_schedule(timelines: Any, words: FigureWords, fig: Figure | None = None, *,
+                  breaks: Mapping[str, tuple[int, str]] | None = None,
+                  figsize: tuple[float, float] = (12, 7.2)) -> Drawing:
+    """Schedules step by step (runs of `emqlab.scenarios.explore` and `replay`, or a history's windows),
+    one panel per mode; `breaks`: {mode: (step, invariant)} shades the step where an invariant broke (step
+    None: the last)."""
+    modes = modes_of(timelines, words, "draw_schedule")
+    fig = figure_for(fig, figsize)
+    n_max = max((max((k for k, _, _ in _steps(tl)), default=1) for tl in modes.values()), default=1)
+    axes = fig.subplots(len(modes), 1, squeeze=False)[:, 0]
+    for ax, (name, tl) in zip(axes, modes.items()):
+        _panel(ax, name, tl, words, n_max, (breaks or {}).get(name))
+    numbered = any("step" in e.data for tl in modes.values() for e in tl.events)
+    axes[-1].set_xlabel("step, and the model time it ended at" if numbered else "event, and its time (model seconds)",
+                        fontsize=style.FONT["label"])
+    legend_of_marks(fig, loc="outside upper center", fontsize=style.FONT["tick"], frameon=False, handlelength=1.4,
+                    columnspacing=1.0)
+    readout = fig.text(0.01, 0.01, words.prompt, fontsize=style.FONT["readout"], ha="left", va="bottom",
+                       gid="readout")
+    return Drawing(fig, words, dict(modes), readout)
+
+
+def draw_growth(timelines: Any, words: FigureWords, fig: Figure | None = None, *,
+                figsize: tuple[float, float] = (12, 6)) -> Drawing:
+    """How the search space grows: new states at each depth (bars) and all states so far (a line), one
+    colour per mode (runs of `emqlab.scenarios.explore`: their verdicts' `levels`)."""
+    modes = modes_of(timelines, words, "draw_growth")
+    fig = figure_for(fig, figsize)
+    ax = fig.subplots()
+    colours = [style.LEASE, style.RENEW, style.RUN, style.CONTENDER]
+    width = 0.8 / len(modes)
+    top = 1
+    for k, (name, tl) in enumerate(modes.items()):
+        gid = f"mode:{name}"
+        levels = list(tl.verdict.levels)
+        xs = [d + (k - (len(modes) - 1) / 2) * width for d in range(len(levels))]
+        colour = colours[k % len(colours)]
+        label = f"new states at each depth: {words.modes[name].label}"
+        for bar in ax.bar(xs, levels, width=width * 0.95, color=colour, alpha=0.55):
+            bar.set_gid(gid)
+            bar.set_label(label)
+        running, total = [], 0
+        for n in levels:
+            total += n
+            running.append(total)
+        ax.plot(range(len(levels)), running, color=colour, marker="o", lw=2, gid=gid,
+                label=f"states in all: {words.modes[name].label}")
+        ax.annotate(f"{total:,}", (len(levels) - 1, total), xytext=(6, 0), textcoords="offset points", va="center",
+                    fontsize=style.FONT["tick"], color=colour, gid=gid)
+        top = max(top, total)
+        # each mode's lane: a card at the top left with its label and verdict, the target a pointer hovers
+        mode = words.modes[name]
+        y0 = 0.985 - CARD_H * (k + 1)
+        ax.add_patch(Rectangle((0.01, y0), CARD_W, CARD_H * 0.9, transform=ax.transAxes, facecolor="#F2F2F2",
+                               edgecolor=colour, lw=0, gid=f"lane:{name}", label="_lane"))
+        ax.text(0.02, y0 + CARD_H * 0.45, f"{mode.label}\n{mode.verdict}", transform=ax.transAxes, va="center",
+                ha="left", fontsize=style.FONT["tick"], color=colour, gid=gid)
+    ax.set_ylim(0, top * (1.25 + 0.15 * len(modes)))
+    ax.set_xlabel("depth: steps from the start", fontsize=style.FONT["label"])
+    ax.set_ylabel("distinct states", fontsize=style.FONT["label"])
+    ax.tick_params(labelsize=style.FONT["tick"])
+    ax.set_title("distinct states the search met, by depth", fontsize=style.FONT["label"], loc="left")
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    legend_of_marks(fig, loc="outside upper center", fontsize=style.FONT["tick"], frameon=False)
+    readout = fig.text(0.01, 0.01, words.prompt, fontsize=style.FONT["readout"], ha="left", va="bottom",
+                       gid="readout")
+    return Drawing(fig, words, dict(modes), readout)

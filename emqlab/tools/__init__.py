@@ -1,0 +1,117 @@
+"""The tools learners ship, run for real (`emqlab tools`): the same lapses the course teaches, in Celery, RQ,
+BullMQ, redis-py's `Lock` and python-redis-lock.
+
+Each library has one module here (`celery_run`, `bullmq_run`, `rq_run`, `redis_lock_run`,
+`python_redis_lock_run`: named so that none shadows the library it runs): its story, run with the real,
+unmodified package from the registry (the `tools` extra: `pip install 'emqlab[tools]'`) against an
+embedded Valkey of the run's own, once the way its users report the failure and once with the library's
+own fix or knob; its typed Params and Verdict; its one words function. What they share: `harness` (the
+server, the processes, the sampler that records what the library's keys say on the server's clock),
+`report` (what a task body or a holder reports from inside the library's process), `story` (reading a run:
+its lanes, its counts).
+
+Nothing here imports a library until a run asks for it: `emqlab` works without the extra, and
+`emqlab tools` without it says which extra to install.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+# the command line's name -> (its module here, its run function, the story's own options beyond fix/task/timeout)
+LIBRARIES: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "celery": ("celery_run", "celery", ("crash",)),
+    "bullmq": ("bullmq_run", "bullmq", ()),
+    "rq": ("rq_run", "rq", ("fate",)),
+    "redis-lock": ("redis_lock_run", "redis_lock", ()),
+    "python-redis-lock": ("python_redis_lock_run", "python_redis_lock", ()),
+}
+
+
+def module(library: str):
+    """The module that runs `library` (imported now: nothing of it loads before)."""
+    from ..core.errors import BadParameter
+
+    if library not in LIBRARIES:
+        raise BadParameter(f"no library named {library!r}; known: {', '.join(LIBRARIES)}")
+    return import_module(f"{__name__}.{LIBRARIES[library][0]}")
+
+
+def run(library: str, fix: bool = False, task: float | None = None, timeout: float | None = None, **own: Any):
+    """Run one library's story (its failure, or with `fix` the library's fix) and return its Timeline.
+
+    task, timeout: seconds (None: the story's own); `own`: the story's own options (celery: crash; rq: fate),
+    None meaning the default. An option another library's story has is refused."""
+    from ..core.errors import BadParameter
+
+    mod = module(library)
+    _, function, options = LIBRARIES[library]
+    given = {k: v for k, v in own.items() if v is not None and v is not False}
+    foreign = sorted(set(given) - set(options))
+    if foreign:
+        raise BadParameter(f"{library}'s run takes no {', '.join('--' + k for k in foreign)}"
+                           + (f" (it takes {', '.join('--' + o for o in options)})" if options else ""))
+    kw: dict[str, Any] = {"fix": fix, "timeout": timeout, **given}
+    if task is not None:
+        kw["task"] = task
+    return getattr(mod, function)(**kw)
+
+
+def load(data: dict[str, Any]):
+    """A library's run read back from its JSON (`emqlab tools … --json`), its params and verdict typed."""
+    from ..core.errors import BadParameter
+    from ..core.timeline import Timeline
+
+    library = data.get("library") or str(data.get("scenario", "")).removeprefix("tools-")
+    if library not in LIBRARIES:
+        raise BadParameter(f"not a library's run: {data.get('scenario')!r}")
+    mod = module(library)
+    return Timeline.from_dict(data, mod.Params, mod.VERDICT)
+
+
+def runs(library: str, at_once: bool = False) -> dict[str, Any]:
+    """The lesson's runs of `library` ({mode: Timeline}: its failure and its fix, as its module's `RUNS` says),
+    one after another, or `at_once` (each on a server of its own, in threads: RQ's take a minute each)."""
+    mod = module(library)
+    if not at_once:
+        return {mode: run(library, **options) for mode, options in mod.RUNS.items()}
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=len(mod.RUNS), thread_name_prefix=f"emqlab-{library}") as pool:
+        futures = {mode: pool.submit(run, library, **options) for mode, options in mod.RUNS.items()}
+        return {mode: future.result() for mode, future in futures.items()}
+
+
+def all_runs() -> dict[str, dict[str, Any]]:
+    """Every library's lesson runs ({library: {mode: Timeline}}), the libraries side by side (each library's own
+    runs one after another, RQ's at once): about as long as RQ's minute. For the exported figures."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=len(LIBRARIES), thread_name_prefix="emqlab-tools") as pool:
+        futures = {library: pool.submit(runs, library, library == "rq") for library in LIBRARIES}
+        return {library: future.result() for library, future in futures.items()}
+
+
+def installed() -> bool:
+    """Whether the `tools` extra is installed (every library importable; nothing is imported to tell)."""
+    from importlib.util import find_spec
+
+    return all(find_spec(name) is not None for name in ("celery", "kombu", "bullmq", "rq", "redis_lock"))
+
+
+DISTRIBUTIONS = {"celery": "celery", "kombu": "kombu", "bullmq": "bullmq", "rq": "rq", "redis-py": "redis",
+                 "python-redis-lock": "python-redis-lock"}
+
+
+def versions() -> dict[str, str]:
+    """{library: its installed version, or "not installed"}: what the runs and the lesson used."""
+    from importlib import metadata
+
+    found = {}
+    for name, distribution in DISTRIBUTIONS.items():
+        try:
+            found[name] = metadata.version(distribution)
+        except metadata.PackageNotFoundError:
+            found[name] = "not installed (pip install 'emqlab[tools]')"
+    return found

@@ -1,0 +1,315 @@
+"""BullMQ (the `bullmq` Python package, which runs BullMQ's own Lua scripts): a handler that blocks the
+event loop stops the renewal of its job's lock, and the stalled-job checker runs the job again or fails it.
+
+What the library does (`bullmq/worker.py`, `bullmq/lock_manager.py`, `commands/extendLocks-1.lua`,
+`commands/moveStalledJobsToWait-9.lua`, read and then run here): a worker takes a job with a lock
+`bull:<queue>:<id>:lock` (PX `lockDuration`, default 30 000 ms) and renews every lock it holds from one
+asyncio task that wakes every `lockRenewTime / 2` (`lockRenewTime` defaults to half the lock). Every
+`stalledInterval` (default 30 000 ms) each worker's timer runs `moveStalledJobsToWait`: a job that was
+active at the previous check and has no lock now is moved back to wait (its `stc` counter incremented), or,
+once `stc` passes `maxStalledCount` (default 1), marked to fail with "job stalled more than allowable
+limit". A processor that does synchronous work holds the event loop: the renewal task cannot run, the lock
+runs out, another worker takes the job again (taskforcesh/bullmq#2857, #3056). The blocked worker's own
+completion is then refused ("Missing lock for job … moveToFinished"), after its work is done.
+
+The run: two BullMQ `Worker`s, each its own OS process with its own event loop, one job of `task` seconds.
+- failure: the processor calls the work directly (it blocks the loop for the whole task);
+- fix: the processor awaits `asyncio.to_thread(work)`: the loop stays free and the renewal keeps the lock.
+The sampler reads the job's lock (its owner and PTTL), its `stc`, and the active, wait, failed and
+completed sets. BullMQ's key prefix is set under emqlab's (`prefix`), on a server of the run's own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.ranges import check
+from ..core.timeline import Timeline
+from ..core.words import ModeWords, plural, seconds, times
+from .harness import LibraryRun, Probe, check_budget, require
+from .report import PREFIX_ENV, URL_ENV, Reporter, work
+from .story import ToolParams, ToolVerdict, add_work_lanes, bodies, counts, lease, states, words_of
+
+LIBRARY, DISTRIBUTION, MODULE = "bullmq", "bullmq", "bullmq"
+QUEUE, JOB_ID = "q", "job-1"
+WORKERS = ("worker-1", "worker-2")
+TASK_S = 3.0
+STALLED_INTERVAL_S = 0.5
+MAX_STALLED = 1  # BullMQ's default
+DEFAULTS = {"lockDuration": 30_000, "stalledInterval": 30_000, "maxStalledCount": 1}
+HANDLERS = {False: "blocks the event loop", True: "runs its work in a thread (asyncio.to_thread)"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Params(ToolParams):
+    """A BullMQ run: the task (seconds), the lock's duration and the stalled check's interval (seconds),
+    maxStalledCount; with `fix` the processor runs the work in a thread."""
+
+    lock_duration: float
+    stalled_interval: float = STALLED_INTERVAL_S
+    max_stalled_count: int = MAX_STALLED
+
+    def span(self) -> float:
+        """The story at most: each run of the body, a lapse and two stalled checks between them."""
+        return (self.max_stalled_count + 1) * (self.task + self.lock_duration + 2 * self.stalled_interval) + 3
+
+
+@dataclass(frozen=True, kw_only=True)
+class BullmqVerdict(ToolVerdict):
+    """A BullMQ run's facts: the job's end on the server (completed, failed and why), how often the stalled
+    checker moved it back (`stc`), when its lock first ran out, how often the lock's deadline moved on (a
+    renewal), and which workers' completions the server refused."""
+
+    lock_duration: float
+    stalled_interval: float
+    max_stalled_count: int
+    handler: str
+    final_state: str
+    failed_reason: str | None
+    stalled_count: int
+    lapsed_at: float | None
+    renewals: int
+    refused: list
+
+
+VERDICT = BullmqVerdict  # what `emqlab.tools.load` reads a run's verdict back as
+
+
+def default_timeout(task: float) -> float:
+    """The story's lockDuration: half the task, so a blocked loop lets it run out well inside the task."""
+    return round(task / 2, 3)
+
+
+def opts(p: Params, prefix: str) -> dict[str, Any]:
+    """The Worker's options, in BullMQ's names and units (milliseconds)."""
+    return {"prefix": prefix + "bull", "lockDuration": int(p.lock_duration * 1000),
+            "stalledInterval": int(p.stalled_interval * 1000), "maxStalledCount": p.max_stalled_count}
+
+
+class BullmqProbe(Probe):
+    """BullMQ's keys for the job: its lock (owner and PTTL), its hash (stc, failedReason), the queue's lists."""
+
+    def __init__(self, prefix: str):
+        self.k = f"{prefix}bull:{QUEUE}:"
+
+    def commands(self, pipe) -> None:
+        job = self.k + JOB_ID
+        pipe.get(job + ":lock")
+        pipe.pttl(job + ":lock")
+        pipe.hmget(job, "stc", "failedReason")
+        pipe.lrange(self.k + "active", 0, -1)
+        pipe.llen(self.k + "wait")
+        pipe.zscore(self.k + "failed", JOB_ID)
+        pipe.zscore(self.k + "completed", JOB_ID)
+
+    def state(self, replies: list[Any], now: float) -> dict[str, Any]:
+        owner, pttl, (stc, reason), active, waiting, failed, completed = replies
+        where = ("completed" if completed is not None else "failed" if failed is not None
+                 else "active" if JOB_ID in active else "wait" if waiting else "added")
+        return {"lock_owner": owner, "lock_deadline": now + pttl / 1000 if owner is not None and pttl > 0 else None,
+                "stc": int(stc or 0), "state": where, "failed_reason": reason}
+
+
+def bullmq(fix: bool = False, task: float = TASK_S, timeout: float | None = None) -> Timeline:
+    """Run BullMQ's story (see the module) on a server of its own; the Timeline, verdict included.
+
+    fix: the processor runs the work in a thread; timeout: lockDuration (seconds), by default half the task."""
+    task = float(check("task", task))
+    lock = float(check("timeout", timeout)) if timeout is not None else default_timeout(task)
+    params = Params(fix=bool(fix), task=task, lock_duration=lock)
+    check_budget(LIBRARY, params.span())
+    version = require(MODULE, DISTRIBUTION, LIBRARY)
+    with LibraryRun(LIBRARY, params, BullmqProbe, version) as run:
+        mode = "thread" if fix else "block"
+        for name in WORKERS:
+            run.spawn(name, ["-m", __name__, "worker", name, mode, repr(lock), repr(params.stalled_interval),
+                             str(params.max_stalled_count)])
+        run.wait_ready(("bzpopmin",), len(WORKERS))
+        run.begin()
+        run.record("producer", "send", job=JOB_ID)
+        _add(run.url, opts(params, run.prefix)["prefix"], task)
+        deadline = run.t + params.span()
+
+        def settled() -> bool:
+            reports = run.reports()
+            begun = sum(1 for r in reports if r["kind"] == "start")
+            over = sum(1 for r in reports if r["kind"] == "end")
+            return (run.sampler.last.get("state") in ("completed", "failed") and begun == over) or run.t > deadline
+
+        run.wait_until("the story's end", settled, params.span() + 30)
+        run.sleep_until(run.t + 0.3)
+        tl = run.timeline()
+    lanes(tl)
+    tl.verdict = verdict(tl)
+    return tl
+
+
+def _add(url: str, prefix: str, task: float) -> None:
+    """Add the job with BullMQ's own Queue, on an event loop of its own in a thread of its own (the caller may
+    be running a loop already: a notebook's kernel does)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from bullmq import Queue
+
+    async def add() -> None:
+        queue = Queue(QUEUE, {"connection": url, "prefix": prefix})
+        try:
+            await queue.add("work", {"seconds": task}, {"jobId": JOB_ID})
+        finally:
+            await queue.close()
+
+    with ThreadPoolExecutor(1, thread_name_prefix="emqlab-bullmq-producer") as pool:
+        pool.submit(asyncio.run, add()).result()
+
+
+# -- reading the run ---------------------------------------------------------------------------------
+def owners(tl: Timeline) -> dict[str, str]:
+    """{lock token: the worker whose body reported it}."""
+    return {e.data["token"]: e.actor for e in tl.of("start") if e.data.get("token")}
+
+
+def lanes(tl: Timeline) -> None:
+    """The work lanes; on each worker's lane the job's lock while it was that worker's: from the first
+    reading that showed it to the last deadline the server gave it (its PTTL), or its release."""
+    add_work_lanes(tl)
+    if not tl.params.fix:  # the processor did its work on the event loop: drawn as a body holding its loop
+        for run in tl.spans("run"):
+            run.data["loop"] = "blocked"
+    who = owners(tl)
+    held: dict[str, Any] = {}  # the lock being read: token, first seen, last deadline, renewals
+    stc = 0
+
+    def close(t: float) -> None:
+        if held:
+            deadline = held["deadline"]
+            lapsed = t >= deadline - 0.06
+            lease(tl, who.get(held["token"], "server"), held["start"], deadline,
+                  "lapsed" if lapsed else "released", None if lapsed else t, renewals=held["renewals"])
+            if lapsed:
+                tl.add(deadline, "server", "lock_lapsed", holder=who.get(held["token"], "?"))
+            held.clear()
+
+    for t, s in states(tl):
+        token, deadline = s.get("lock_owner"), s.get("lock_deadline")
+        if held and token != held["token"]:
+            close(t)
+        if token is not None and deadline is not None:
+            if not held:
+                held.update(token=token, start=t, deadline=deadline, renewals=0)
+            elif deadline > held["deadline"] + 0.05:
+                held["deadline"], held["renewals"] = deadline, held["renewals"] + 1
+        if s.get("stc", 0) > stc:
+            stc = s["stc"]
+            tl.add(t, "server", "stalled", stc=stc)
+        if s.get("state") in ("completed", "failed") and not tl.of(s["state"], "server"):
+            tl.add(t, "server", s["state"], reason=s.get("failed_reason"))
+    if held:
+        close(held["deadline"] if held["deadline"] <= max(e.t for e in tl.events) else max(e.t for e in tl.events))
+    tl.finish()
+
+
+def verdict(tl: Timeline) -> BullmqVerdict:
+    p = tl.params
+    c = counts(tl)
+    last = states(tl)[-1][1] if states(tl) else {}
+    lapses = tl.of("lock_lapsed", "server")
+    refused = sorted({e.actor for e in tl.of("library_error") if any(
+        why in e.data.get("message", "") for why in ("Missing lock", "Lock mismatch"))})
+    first_body = bodies(tl)[0] if bodies(tl) else None
+    lost_it = bool(lapses) and first_body is not None
+    v = BullmqVerdict(
+        **c, lost=c["effects"] == 0,
+        # the blocked handler cannot hear anything until its work is done: told is whether the first worker's
+        # processor learned of the lapse before its body ended (BullMQ tells the worker, never the processor)
+        holder_told=False if lost_it else None,
+        lock_duration=p.lock_duration, stalled_interval=p.stalled_interval, max_stalled_count=p.max_stalled_count,
+        handler=HANDLERS[p.fix], final_state=last.get("state", "unknown"), failed_reason=last.get("failed_reason"),
+        stalled_count=int(last.get("stc", 0)), lapsed_at=lapses[0].t if lapses else None,
+        renewals=sum(i.data.get("renewals", 0) for i in tl.spans("lease")), refused=refused)
+    w = words(p, v)
+    return v.but(label=w.label, summary=w.readout, facts=w.facts, static=w.verdict)
+
+
+# -- the one place a BullMQ run is put into words --------------------------------------------------------
+def words(p: Params, v: BullmqVerdict) -> ModeWords:
+    label = f"the handler {v.handler.split(' (')[0]}"
+    said = [f"bullmq {v.version}; lockDuration {seconds(p.lock_duration)}, stalledInterval "
+            f"{seconds(p.stalled_interval)}, maxStalledCount {p.max_stalled_count}; the task works {seconds(p.task)}"]
+    if v.renewals:
+        said.append(f"the lock's deadline moved on {plural(v.renewals, 'time')} (renewed from the event loop)")
+    if v.lapsed_at is not None:
+        said.append(f"{v.workers[0] if v.workers else 'the worker'}'s lock ran out at {seconds(v.lapsed_at)}, "
+                    "its event loop blocked")
+    if v.stalled_count:
+        said.append(f"the stalled checker moved the job back {times(v.stalled_count)} (stc {v.stalled_count})")
+    said.append(f"the body ran to its end {times(v.runs)} ({plural(v.effects, 'effect')}), in "
+                f"{', '.join(v.finished_in) or 'no worker'}")
+    if v.refused:
+        said.append(f"the server refused the completion of {', '.join(v.refused)} (Missing lock, Lock mismatch)")
+    said.append(f"the job ended {v.final_state}" + (f": {v.failed_reason}" if v.failed_reason else ""))
+    if v.runs >= 2 and v.final_state == "failed":
+        head = f"{label}: its lock ran out, the job ran {times(v.runs)}, then BullMQ failed it as stalled."
+        static = f"runs {times(v.runs)}, then fails as stalled"
+    elif v.runs >= 2:
+        head = f"{label}: its lock ran out and the job ran {times(v.runs)}."
+        static = f"runs {times(v.runs)}"
+    elif v.final_state == "failed":
+        head = f"{label}: its lock ran out and BullMQ failed the job as stalled."
+        static = "fails as stalled"
+    else:
+        head = f"{label}: the lock was renewed throughout and the job ran once."
+        static = "runs once"
+    return ModeWords(label, head, static, tuple(said))
+
+
+
+# -- the figure's words -------------------------------------------------------------------------------
+CAPTION = ("BullMQ (Python): two workers, one job whose processor does synchronous work, with the work on the "
+           "event loop and in a thread, and emqlab's own design facing a worker that stops past its lease. "
+           "Bands: the job's lock, to the deadline the server reported.")
+RUNS = {"failure": {}, "fix": {"fix": True}}
+figure_words = words_of(CAPTION)
+
+# -- a worker, as its own process -------------------------------------------------------------------------
+def worker_main(argv: list[str]) -> int:
+    """`python -m emqlab.tools.bullmq_run worker NAME block|thread LOCK_S STALLED_S MAX_STALLED`: one BullMQ
+    Worker with its own event loop, on the server in $EMQLAB_TOOLS_URL, until it is ended."""
+    name, mode, lock, stalled, max_stalled = argv[0], argv[1], float(argv[2]), float(argv[3]), int(argv[4])
+    p = Params(fix=mode == "thread", lock_duration=lock, stalled_interval=stalled, max_stalled_count=max_stalled)
+    asyncio.run(_serve(name, mode, opts(p, os.environ[PREFIX_ENV])))
+    return 0
+
+
+async def _serve(name: str, mode: str, options: dict[str, Any]) -> None:
+    from bullmq import Worker
+
+    reporter = Reporter(name)
+
+    async def processor(job, token):
+        seconds_ = float(job.data["seconds"])
+        if mode == "thread":  # the fix: the loop stays free, so the lock's renewal keeps running
+            await asyncio.to_thread(work, seconds_, name, token=token)
+        else:  # synchronous work in the processor: the loop is held for the whole task
+            work(seconds_, name, token=token)
+        return "done"
+
+    worker = Worker(QUEUE, processor, {"connection": os.environ[URL_ENV], "name": name, **options})
+    # what the worker itself emits (its public events), reported as it happens: how it learns, and when
+    worker.on("error", lambda err, *job: reporter.event("library_error", message=str(err)[:200]))
+    worker.on("failed", lambda job, err: reporter.event("library_failed", message=str(err)[:200]))
+    try:
+        await asyncio.Event().wait()  # until the run ends this process
+    finally:
+        await worker.close(force=True)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["worker"]:
+        sys.exit(worker_main(sys.argv[2:]))
+    print("usage: python -m emqlab.tools.bullmq_run worker NAME block|thread LOCK_S STALLED_S MAX_STALLED",
+          file=sys.stderr)
+    sys.exit(2)

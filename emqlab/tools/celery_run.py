@@ -1,0 +1,298 @@
+"""Celery on a Redis broker: a task that runs longer than the transport's `visibility_timeout` runs twice.
+
+What the library does (kombu's Redis transport, `kombu/transport/redis.py`, read and then run here): with
+`acks_late`, a message a worker has taken stays on the server until the task returns, in two keys, `unacked`
+(the message) and `unacked_index` (a sorted set scored with the time the worker took it). Every worker's
+event loop calls `restore_visible` every `unacked_restore_interval` seconds (default 10, and only every
+`unacked_restore_throttle`-th call scans: 10): it puts back on the queue every message whose score is
+older than `visibility_timeout` (default 3600 s), whether or not a worker is still running it. Another
+worker takes it and runs the task again (celery/celery#5935, #2599; kombu#337). Nothing tells the first
+worker.
+
+The run: two Celery workers (`celery worker`, prefork pool, concurrency 1, started as OS processes from
+Celery's own entry point), one task of `task` seconds sent with `acks_late`. The sampler reads the
+`unacked_index` score (when the server will let the message be restored: score + visibility_timeout), how
+many messages are unacked and queued; each body reports its start, its effect and its end.
+- failure: visibility_timeout below the task (2/3 of it): the message is restored while the first worker
+  still runs it, the second worker runs it again: two effects, two pids.
+- fix: visibility_timeout above the longest task (task + 2 s): the task runs once. Its cost, with `crash`:
+  the first worker is killed (SIGKILL, pool child included) `CRASH_AT_S` into the task, and the task waits
+  on the server until its whole visibility timeout has passed since it was taken.
+The kombu key prefix is set under emqlab's (`global_keyprefix`), on a server of the run's own.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.errors import BadParameter
+from ..core.ranges import check
+from ..core.timeline import Timeline
+from ..core.words import ModeWords, plural, seconds, times
+from .harness import LibraryRun, Probe, check_budget, require
+from .report import PREFIX_ENV, URL_ENV, work
+from .story import ToolParams, ToolVerdict, add_work_lanes, bodies, counts, first, lease, states, words_of
+
+LIBRARY, DISTRIBUTION, MODULE = "celery", "celery", "celery"
+TASK_NAME = "emqlab.tools.work"
+ACTOR_ENV = "EMQLAB_TOOLS_ACTOR"
+WORKERS = ("worker-1", "worker-2")
+TASK_S = 3.0
+CRASH_AT_S = 1.0  # into the task, with `crash`
+RESTORE_EVERY_S = 0.2  # unacked_restore_interval here; kombu's default is 10 s (× a throttle of 10)
+DEFAULTS = {"visibility_timeout": 3600, "unacked_restore_interval": 10, "unacked_restore_throttle": 10}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Params(ToolParams):
+    """A Celery run: the task (seconds), the transport's visibility_timeout, whether the first worker is
+    killed `crash_at` seconds into the task, and how often each worker looks for messages to restore."""
+
+    visibility_timeout: float
+    crash: bool = False
+    crash_at: float = CRASH_AT_S
+    restore_interval: float = RESTORE_EVERY_S
+
+    @property
+    def mode(self) -> str:
+        return ("fix" if self.fix else "failure") + ("+crash" if self.crash else "")
+
+    def span(self) -> float:
+        """The story's length at most (seconds): a redelivery per timeout while the task can be restored."""
+        return self.crash_at + 2 * self.visibility_timeout + 2 * self.task + 3
+
+
+@dataclass(frozen=True, kw_only=True)
+class CeleryVerdict(ToolVerdict):
+    """A Celery run's facts: when each worker took the message (the unacked_index score), when it was
+    delivered again, the crash, how long the task waited after it, and how long a body ran after another
+    worker's ack had removed the message's unacked entry (nothing left to restore it from)."""
+
+    visibility_timeout: float
+    task: float
+    delivered_at: list
+    redelivered_at: float | None
+    acked_at: float | None
+    crash_at: float | None
+    waited_after_crash: float | None
+    unprotected_s: float
+
+
+VERDICT = CeleryVerdict  # what `emqlab.tools.load` reads a run's verdict back as
+
+
+def default_timeout(task: float, fix: bool) -> float:
+    """The story's visibility_timeout: above the task by 2 s (the fix), or 2/3 of it, so the message is
+    restored once while the first worker runs it and not again before that worker's ack removes it."""
+    return round(task + 2.0, 3) if fix else round(task * 2 / 3, 3)
+
+
+def make_app(url: str, prefix: str, visibility_timeout: float, restore_interval: float):
+    """The Celery app, the same in the producer and in each worker: the Redis broker on the run's server,
+    acks_late, one message per worker at a time, the transport's keys under emqlab's prefix."""
+    from celery import Celery
+
+    app = Celery("emqlab-tools", broker=url, set_as_current=False)
+    app.conf.update(
+        broker_transport_options={"visibility_timeout": visibility_timeout, "global_keyprefix": prefix + "celery:",
+                                  "unacked_restore_interval": restore_interval, "unacked_restore_throttle": 1},
+        task_acks_late=True,
+        worker_prefetch_multiplier=1,
+        broker_connection_retry_on_startup=True,
+        worker_hijack_root_logger=False,
+        worker_redirect_stdouts=False,
+    )
+
+    @app.task(name=TASK_NAME, acks_late=True)
+    def body(seconds: float) -> int:
+        return work(float(seconds), os.environ.get(ACTOR_ENV, "worker"))
+
+    return app
+
+
+class CeleryProbe(Probe):
+    """kombu's keys: the unacked_index (its score: when a worker took the message), the unacked hash, the queue."""
+
+    def __init__(self, prefix: str, visibility_timeout: float):
+        self.kp, self.vt = prefix + "celery:", visibility_timeout
+
+    def commands(self, pipe) -> None:
+        pipe.zrange(self.kp + "unacked_index", 0, -1, withscores=True)
+        pipe.hlen(self.kp + "unacked")
+        pipe.llen(self.kp + "celery")
+
+    def state(self, replies: list[Any], now: float) -> dict[str, Any]:
+        index, unacked, queued = replies
+        taken = max((score for _, score in index), default=None)
+        return {"visible_deadline": None if taken is None else taken + self.vt, "unacked": unacked, "queued": queued}
+
+
+def celery(fix: bool = False, task: float = TASK_S, timeout: float | None = None, crash: bool = False) -> Timeline:
+    """Run Celery's story (see the module) on a server of its own; the Timeline, verdict included.
+
+    fix: visibility_timeout above the task; crash: kill the first worker `CRASH_AT_S` into the task.
+    timeout: the visibility_timeout (seconds), by default 2/3 of the task, or with `fix` the task + 2 s."""
+    task = float(check("task", task))
+    vt = float(check("timeout", timeout)) if timeout is not None else default_timeout(task, fix)
+    if crash and task <= CRASH_AT_S:
+        raise BadParameter(f"with a crash the task must outlast the crash at {CRASH_AT_S:g} s, got {task:g} s")
+    params = Params(fix=bool(fix), task=task, visibility_timeout=vt, crash=bool(crash))
+    check_budget(LIBRARY, params.span())
+    version = require(MODULE, DISTRIBUTION, LIBRARY)
+    with LibraryRun(LIBRARY, params, lambda prefix: CeleryProbe(prefix, vt), version) as run:
+        for name in WORKERS:
+            run.spawn(name, ["-m", __name__, "worker", name, repr(vt), repr(params.restore_interval)],
+                      **{ACTOR_ENV: name})
+        run.wait_ready(("brpop",), len(WORKERS))
+        app = make_app(run.url, run.prefix, vt, params.restore_interval)
+        try:
+            run.begin()
+            run.record("producer", "send", task=TASK_NAME, acks_late=True)
+            app.send_task(TASK_NAME, args=[task])
+        finally:
+            app.close()
+        started = run.wait_until("the task's start", lambda: run.reported("start"), 30)[0]
+        if crash:
+            run.sleep_until(started["ts"] - run.t0 + params.crash_at)
+            run.crash(started["actor"])
+        deadline = run.t + params.span()
+
+        def settled() -> bool:
+            state, reports = run.sampler.last, run.reports()
+            begun = sum(1 for r in reports if r["kind"] == "start")
+            over = sum(1 for r in reports if r["kind"] == "end") + (1 if crash else 0)
+            return (state.get("unacked") == 0 and state.get("queued") == 0 and begun == over) or run.t > deadline
+
+        run.wait_until("the story's end", settled, params.span() + 30)
+        run.sleep_until(run.t + 0.3)  # a last reading after the end
+        tl = run.timeline()
+    lanes(tl)
+    tl.verdict = verdict(tl)
+    return tl
+
+
+# -- reading the run ---------------------------------------------------------------------------------
+def deliveries(tl: Timeline) -> tuple[list[float], float | None]:
+    """(when a worker took the message, each time: its unacked_index score), and when the entry went."""
+    vt = tl.params.visibility_timeout
+    taken, gone, last = [], None, None
+    for t, s in states(tl):
+        d = s.get("visible_deadline")
+        if d is not None and (last is None or abs(d - last) > 0.03):
+            taken.append(round(d - vt, 3))
+            gone = None
+        elif d is None and last is not None:
+            gone = t
+        last = d
+    return taken, gone
+
+
+def lanes(tl: Timeline) -> None:
+    """The work lanes, and on each worker's lane the visibility it had from the server: from when it took
+    the message to the deadline its score gave (score + visibility_timeout), or the ack that removed it."""
+    add_work_lanes(tl)
+    vt = tl.params.visibility_timeout
+    taken, gone = deliveries(tl)
+    starts = bodies(tl)
+    for k, at in enumerate(taken):
+        body = min(starts, key=lambda b: abs(b.start - at), default=None)
+        actor = body.actor if body is not None else "server"
+        nxt = taken[k + 1] if k + 1 < len(taken) else None
+        if nxt is not None:
+            ended, end = "delivered again", nxt
+        elif gone is not None and body is not None and body.end is not None and body.end > gone + 0.05:
+            ended, end = "removed by another worker's ack", gone
+        elif gone is not None:
+            ended, end = "acked", gone
+        else:
+            ended, end = "held at the end", None
+        lease(tl, actor, at, at + vt, ended, end, what="visible again at")
+        tl.add(at, "server", "redelivered" if k else "delivered", to=actor)
+    if gone is not None:
+        tl.add(gone, "server", "acked")
+    tl.finish()
+
+
+def verdict(tl: Timeline) -> CeleryVerdict:
+    p = tl.params
+    c = counts(tl)
+    taken, gone = deliveries(tl)
+    crash = first(tl, "crash")
+    redelivered = taken[1] if len(taken) > 1 else None
+    done = [b for b in bodies(tl) if b.end is not None]
+    unprotected = max([round(b.end - gone, 3) for b in done if gone is not None and b.start < gone < b.end] + [0.0])
+    v = CeleryVerdict(
+        **c, lost=c["effects"] == 0, holder_told=(False if redelivered is not None and crash is None else None),
+        visibility_timeout=p.visibility_timeout, task=p.task, delivered_at=taken, redelivered_at=redelivered,
+        acked_at=gone, crash_at=crash.t if crash else None,
+        waited_after_crash=round(redelivered - crash.t, 3) if crash and redelivered is not None else None,
+        unprotected_s=unprotected)
+    w = words(p, v)
+    return v.but(label=w.label, summary=w.readout, facts=w.facts, static=w.verdict)
+
+
+# -- the one place a Celery run is put into words ------------------------------------------------------
+def words(p: Params, v: CeleryVerdict) -> ModeWords:
+    vt, task = seconds(p.visibility_timeout), seconds(p.task)
+    label = f"visibility_timeout {vt}" + (", first worker killed" if p.crash else "")
+    said = [f"Celery {v.version}, two workers, acks_late; the task works {task}"]
+    first_worker = v.workers[0] if v.workers else "no worker"
+    if v.delivered_at:
+        said.append(f"{first_worker} took it at {seconds(v.delivered_at[0])}: the server would let it be restored "
+                    f"from {seconds(v.delivered_at[0] + p.visibility_timeout)}")
+    if v.crash_at is not None:
+        said.append(f"{first_worker} was killed at {seconds(v.crash_at)}, its pool child with it")
+    if v.redelivered_at is not None:
+        again = v.workers[1] if len(v.workers) > 1 else "another worker"
+        said.append(f"{again} took it again at {seconds(v.redelivered_at)}"
+                    + (f", {seconds(v.waited_after_crash)} after the crash" if v.waited_after_crash is not None
+                       else f" while {first_worker} still ran it"))
+    said.append(f"the body ran to its end {times(v.runs)} ({plural(v.effects, 'effect')} on the server)")
+    if v.holder_told is False:
+        said.append(f"nothing told {first_worker}")
+    if v.unprotected_s >= 0.1:
+        said.append(f"{first_worker}'s ack removed the message's unacked entry while the second run went on: for "
+                    f"{seconds(v.unprotected_s)} nothing on the server could have restored it")
+    if v.runs >= 2:
+        head = f"{label} < the {task} task: Celery delivered it again and the body ran {times(v.runs)}, in two workers."
+        static = f"runs {times(v.runs)}"
+    elif v.crash_at is not None and v.waited_after_crash is not None:
+        head = (f"{label}: the task ran once, but after the crash it waited {seconds(v.waited_after_crash)} "
+                f"for its visibility timeout.")
+        static = f"runs once, {seconds(v.waited_after_crash)} after the crash"
+    elif v.runs == 1:
+        head = f"{label} > the {task} task: it ran once, and was acked."
+        static = "runs once"
+    else:
+        head = f"{label}: the task never ran to its end."
+        static = "never finished"
+    return ModeWords(label, head, static, tuple(said))
+
+
+
+# -- the figure's words -------------------------------------------------------------------------------
+CAPTION = ("Celery on a Redis broker: two workers, one acks_late task, with the transport's visibility_timeout "
+           "under the task and above it (the first worker killed mid-task), and emqlab's own design facing a "
+           "worker that dies. Bands: what the server granted each worker, to the deadline it reported.")
+RUNS = {"failure": {}, "fix+crash": {"fix": True, "crash": True}}  # the lesson's runs: mode -> options
+figure_words = words_of(CAPTION)
+
+# -- a worker, as its own process -------------------------------------------------------------------------
+def worker_main(argv: list[str]) -> int:
+    """`python -m emqlab.tools.celery_run worker NAME VISIBILITY_TIMEOUT RESTORE_INTERVAL`: one Celery
+    worker, from Celery's own entry point (`celery worker`), on the server in $EMQLAB_TOOLS_URL."""
+    name, vt, restore = argv[0], float(argv[1]), float(argv[2])
+    app = make_app(os.environ[URL_ENV], os.environ[PREFIX_ENV], vt, restore)
+    app.worker_main(["worker", "--concurrency=1", "--pool=prefork", f"--hostname={name}@emqlab", "--without-gossip",
+                     "--without-mingle", "--without-heartbeat", "--loglevel=WARNING"])
+    return 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["worker"]:
+        sys.exit(worker_main(sys.argv[2:]))
+    print("usage: python -m emqlab.tools.celery_run worker NAME VISIBILITY_TIMEOUT RESTORE_INTERVAL", file=sys.stderr)
+    sys.exit(2)

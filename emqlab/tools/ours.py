@@ -1,0 +1,40 @@
+"""emqlab's own design facing each library's story: the run the lesson draws beside the library's.
+
+Each library's failure has a counterpart among the course's own runs, made on the lab's store (fakeredis on
+its virtual clock, or live Valkey), with the course's numbers (a 30 s lease, model seconds):
+
+- Celery (a long task delivered again) and RQ (a killed worker's job abandoned): `reaper` with one session
+  per worker: the session keeps every job of a live worker held however long it runs, and a worker that
+  dies is found on the server's clock within one lease and a beat, its job re-claimed with attempts 2;
+- BullMQ (a blocked loop's lock runs out) and python-redis-lock (a frozen holder never told): `fencing`,
+  the attempts fence: a worker stopped past its lease is overtaken, and its late write is refused by the
+  store, so the effect lands once;
+- redis-py's Lock (an extend that adds): `heartbeat` at TTL/2 with a pause past the lease: the token-checked
+  extend sets the TTL to the lease (PEXPIRE), never adds to it, and its 0 reply tells the holder at once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+COUNTERPARTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "celery": ("reaper", {"design": "session"}),
+    "bullmq": ("fencing", {"fencing": "on"}),
+    "rq": ("reaper", {"design": "session"}),
+    "redis-lock": ("heartbeat", {"renew": "half", "pause": "20:40"}),
+    "python-redis-lock": ("fencing", {"fencing": "on"}),
+}
+
+
+def ours(library: str, backend: Any = None):
+    """emqlab's own run facing `library`'s story, on `backend` (a Backend, or fake / valkey / a URL)."""
+    from ..core.errors import BadParameter
+    from ..scenarios.fencing import fencing
+    from ..scenarios.heartbeat import heartbeat
+    from ..scenarios.reaper import reaper
+
+    if library not in COUNTERPARTS:
+        raise BadParameter(f"no library named {library!r}; known: {', '.join(COUNTERPARTS)}")
+    scenario, options = COUNTERPARTS[library]
+    run = {"reaper": reaper, "fencing": fencing, "heartbeat": heartbeat}[scenario]
+    return run(**options, backend=backend)

@@ -1,0 +1,237 @@
+"""python-redis-lock: `auto_renewal=True` renews the lock from one thread per lock; a holder frozen past the
+expiry loses the lock to a second holder and is never told.
+
+What the library does (`redis_lock/__init__.py`, read and then run here): `Lock(redis, name, expire=E,
+auto_renewal=True)` takes `lock:<name>` with SET NX EX E (whole seconds) and starts a daemon thread that
+every 2/3 × E runs an EXTEND script (EXPIRE E if the value is still its id). When the process is frozen (a
+SIGSTOP, a long GC pause, a gevent loop blocked: ionelmc/python-redis-lock#85, #91) that thread is frozen
+too, the key expires, and a second holder's acquire (SET NX, retried on a BLPOP of `lock-signal:<name>`)
+succeeds. When the first process thaws, its renewal thread's extend finds another id and raises
+`NotAcquired` — inside that thread, which dies; the holder's own code hears nothing, goes on, writes the
+job's effect, and only its `release()` raises `NotAcquired`, after the fact.
+
+The run: a holder and a second holder, each its own process with python-redis-lock's `Lock` (auto_renewal,
+`expire` seconds), each doing the job (`task` seconds) if nobody has done it; emqlab freezes the holder
+(SIGSTOP) `FREEZE_AT_S` into its job for `FREEZE_S` seconds.
+- failure: expire 1 s, under the freeze: the second holder takes the lock and does the job, the first thaws
+  and does it too: two holders at once, two effects, the first never told;
+- fix: expire above the longest freeze (the freeze + 2 s): the lock outlasts the freeze, the second holder
+  waits, finds the job done: once. (The cost: a holder that dies keeps everyone out for up to `expire`.)
+The sampler reads `lock:<name>` (whose id, its PTTL). The renewal thread's death is reported from the
+holder's process by `threading.excepthook` (Python's hook for an exception that ends a thread): the library
+itself is not touched. The library's key is `lock:` + the name, and the name starts with emqlab's prefix.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.errors import BadParameter
+from ..core.ranges import check
+from ..core.timeline import Timeline
+from ..core.words import ModeWords, plural, seconds, times
+from .harness import LibraryRun, check_budget, require
+from .redis_lock_run import LockProbe, holds, lock_bands
+from .report import PREFIX_ENV, URL_ENV, Reporter
+from .story import ToolParams, ToolVerdict, add_work_lanes, counts, most_at_once, words_of
+
+LIBRARY, DISTRIBUTION, MODULE = "python-redis-lock", "python-redis-lock", "redis_lock"
+ROLES = ("holder", "second")
+TASK_S = 3.0
+FREEZE_AT_S = 0.5  # into the holder's job
+FREEZE_S = 2.0
+EXPIRE_S = 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class Params(ToolParams):
+    """A python-redis-lock run: the job (seconds), the lock's `expire` (whole seconds; the renewal thread
+    runs every 2/3 of it), when the holder is frozen and for how long (seconds)."""
+
+    expire: int
+    freeze_at: float = FREEZE_AT_S
+    freeze: float = FREEZE_S
+
+    def span(self) -> float:
+        return self.freeze_at + self.freeze + 2 * self.task + 2 * self.expire + 3
+
+
+@dataclass(frozen=True, kw_only=True)
+class PythonRedisLockVerdict(ToolVerdict):
+    """A python-redis-lock run's facts: the freeze, when the holder's lock ran out on the server and the
+    second holder took it, what the holder's renewal thread raised (it dies with it), what the holder's
+    release raised, and whether the holder wrote its effect after it had lost the lock."""
+
+    expire: int
+    renewal_every: float
+    frozen: list
+    lapsed_at: float | None
+    second_acquired_at: float | None
+    renewal_thread_error: str | None
+    release_error: str | None
+    effect_after_loss: bool
+
+
+VERDICT = PythonRedisLockVerdict  # what `emqlab.tools.load` reads a run's verdict back as
+
+
+def default_timeout(fix: bool) -> int:
+    """The story's expire: 1 s (under the freeze), or with `fix` the freeze + 2 s."""
+    return int(FREEZE_S) + 2 if fix else EXPIRE_S
+
+
+def python_redis_lock(fix: bool = False, task: float = TASK_S, timeout: float | None = None) -> Timeline:
+    """Run python-redis-lock's story (see the module) on a server of its own; the Timeline, verdict included.
+
+    fix: expire above the freeze; timeout: the lock's expire (whole seconds, default 1, or 4 with fix)."""
+    task = float(check("task", task))
+    expire = check("timeout", timeout) if timeout is not None else default_timeout(fix)
+    if float(expire) != int(expire) or int(expire) < 1:
+        raise BadParameter(f"python-redis-lock's expire (--timeout) is whole seconds, at least 1, got {expire:g}")
+    if task <= FREEZE_AT_S:
+        raise BadParameter(f"the task must outlast the freeze at {FREEZE_AT_S:g} s, got {task:g} s")
+    params = Params(fix=bool(fix), task=task, expire=int(expire))
+    check_budget(LIBRARY, params.span())
+    version = require(MODULE, DISTRIBUTION, LIBRARY)
+    with LibraryRun(LIBRARY, params, lambda prefix: LockProbe("lock:" + prefix + "job"), version) as run:
+        for role in ROLES:
+            run.spawn(role, ["-m", __name__, role, str(params.expire), repr(task)])
+        run.wait_ready(("blpop",), len(ROLES))
+        run.begin()
+        run.open_gate("holder")
+        started = run.wait_until("the holder's start", lambda: run.reported("start", "holder"), 30)[0]
+        run.open_gate("second")
+        run.sleep_until(started["ts"] - run.t0 + params.freeze_at)
+        run.freeze("holder")
+        run.sleep_until(run.t + params.freeze)
+        run.thaw("holder")
+        deadline = run.t + params.span()
+
+        def settled() -> bool:
+            return all(c.proc.poll() is not None for c in run.children.values()) or run.t > deadline
+
+        run.wait_until("the story's end", settled, params.span() + 30)
+        run.sleep_until(run.t + 0.2)
+        tl = run.timeline()
+    lanes(tl)
+    tl.verdict = verdict(tl)
+    return tl
+
+
+# -- reading the run --------------------------------------------------------------------------------------
+def lanes(tl: Timeline) -> None:
+    add_work_lanes(tl)
+    tokens = {e.data["token"]: e.actor for e in tl.of("acquire") if e.data.get("token")}
+    lock_bands(tl, tokens)
+    holds(tl)
+    tl.finish()
+
+
+def verdict(tl: Timeline) -> PythonRedisLockVerdict:
+    p = tl.params
+    c = counts(tl)
+    lapse = next(iter(tl.of("lock_lapsed", "server")), None)
+    got = next(iter(tl.of("acquire", "second")), None)
+    thread = next(iter(tl.of("renewal_thread_died", "holder")), None)
+    refused = next(iter(tl.of("release_refused", "holder")), None)
+    effect = next(iter(tl.of("effect", "holder")), None)
+    lost_it = lapse is not None and lapse.data.get("holder") == "holder"
+    frozen = [[round(i.start, 3), round(i.end, 3)] for i in tl.spans("pause", "holder")]
+    v = PythonRedisLockVerdict(
+        **{**c, "holders_at_once": most_at_once([(i.start, i.end) for i in tl.spans("holds")])},
+        lost=c["effects"] == 0,
+        # told: an exception in the holder's own code before it wrote its effect (none comes: the renewal
+        # thread's NotAcquired ends that thread; release() raises only after the effect is written)
+        holder_told=(False if effect is not None or not refused else True) if lost_it else None,
+        expire=p.expire, renewal_every=round(p.expire * 2 / 3, 3), frozen=frozen,
+        lapsed_at=lapse.t if lapse else None, second_acquired_at=got.t if got else None,
+        renewal_thread_error=thread.data.get("error") if thread else None,
+        release_error=refused.data.get("error") if refused else None,
+        effect_after_loss=bool(lost_it and effect is not None and effect.t > lapse.t))
+    w = words(p, v)
+    return v.but(label=w.label, summary=w.readout, facts=w.facts, static=w.verdict)
+
+
+# -- the one place a python-redis-lock run is put into words -----------------------------------------------
+def words(p: Params, v: PythonRedisLockVerdict) -> ModeWords:
+    label = f"expire={p.expire} s, auto_renewal"
+    said = [f"python-redis-lock {v.version}; renewal thread every {seconds(v.renewal_every)}; the job works "
+            f"{seconds(p.task)}"]
+    for a, b in v.frozen:
+        said.append(f"the holder was frozen (SIGSTOP) from {seconds(a)} to {seconds(b)}, its renewal thread with it")
+    if v.lapsed_at is not None:
+        said.append(f"its lock ran out on the server at {seconds(v.lapsed_at)}")
+    if v.second_acquired_at is not None:
+        said.append(f"the second holder took the lock at {seconds(v.second_acquired_at)}")
+    if v.renewal_thread_error:
+        said.append(f"thawed, the holder's renewal thread raised {v.renewal_thread_error} and died, telling no one")
+    if v.effect_after_loss:
+        said.append("the holder wrote its effect after it had lost the lock")
+    if v.release_error:
+        said.append(f"only its release() raised {v.release_error}, after the effect")
+    said.append(f"the job ran {times(v.runs)} ({plural(v.effects, 'effect')}); "
+                + (f"{v.holders_at_once} holders at once" if v.holders_at_once > 1 else "one holder at a time"))
+    if v.holders_at_once >= 2 and v.holder_told is False:
+        head = (f"{label}: frozen past its expiry, the holder lost the lock, was never told, and the job ran "
+                f"{times(v.runs)}.")
+        static = f"2 holders, never told, runs {times(v.runs)}"
+    elif v.holders_at_once >= 2:
+        head = f"{label}: the lock passed to a second holder while the first was frozen."
+        static = "2 holders at once"
+    else:
+        head = f"{label} outlasted the {seconds(p.freeze)} freeze: one holder at a time, the job ran {times(v.runs)}."
+        static = f"one holder, runs {times(v.runs)}"
+    return ModeWords(label, head, static, tuple(said))
+
+
+
+# -- the figure's words -------------------------------------------------------------------------------
+CAPTION = ("python-redis-lock with auto_renewal: the holder is frozen mid-job, with an expire under the freeze "
+           "and above it, and emqlab's attempts fence facing a worker that stops past its lease. Bands: the lock, "
+           "to the deadline its PTTL gave.")
+RUNS = {"failure": {}, "fix": {"fix": True}}
+figure_words = words_of(CAPTION)
+
+# -- a holder, as its own process ---------------------------------------------------------------------------
+def holder_main(argv: list[str]) -> int:
+    """`python -m emqlab.tools.python_redis_lock_run holder|second EXPIRE TASK`: take the lock (auto_renewal),
+    do the job unless it is done, release."""
+    import redis
+    import redis_lock
+
+    role, expire, task = argv[0], int(argv[1]), float(argv[2])
+    report = Reporter(role)
+    # a thread that ends with an exception is reported (Python's own hook: the renewal thread's NotAcquired)
+    threading.excepthook = lambda hook: report.event("renewal_thread_died", error=hook.exc_type.__name__,
+                                                     message=str(hook.exc_value)[:160])
+    client = redis.StrictRedis.from_url(os.environ[URL_ENV])
+    lock = redis_lock.Lock(client, os.environ[PREFIX_ENV] + "job", expire=expire, auto_renewal=True)
+    report.wait_gate()
+    lock.acquire(blocking=True)
+    report.event("acquire", token=lock.id)
+    if report.done():
+        report.event("skipped", why="the job was done")
+    else:
+        report.start()
+        time.sleep(task)
+        report.effect()
+        report.mark_done()
+        report.end()
+    try:
+        lock.release()
+        report.event("release")
+    except redis_lock.NotAcquired as exc:
+        report.event("release_refused", error=type(exc).__name__, message=str(exc)[:160])
+    return 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] and sys.argv[1] in ROLES:
+        sys.exit(holder_main(sys.argv[1:]))
+    print("usage: python -m emqlab.tools.python_redis_lock_run holder|second EXPIRE TASK", file=sys.stderr)
+    sys.exit(2)

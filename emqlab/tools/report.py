@@ -1,0 +1,98 @@
+"""What a library's worker or holder reports, from inside its own process (the child side of `emqlab tools`).
+
+A task body (a Celery task, an RQ job, a BullMQ processor) and a lock holder are emqlab's code running
+inside the library's process: they report what the job itself did, and nothing of the library's insides.
+Each report is one JSON line pushed to the run's list, stamped with the server's TIME (one clock for
+every process of the run, the same one the sampler reads): `start` when the body begins, `effect` when it
+writes the job's effect (an INCR of the run's counter: the count the verdict reads), `end` when it
+returns; a holder also reports `acquire`, what the done flag said, and what the library raised.
+
+The server's address and the run's prefix come from the environment (`EMQLAB_TOOLS_URL`,
+`EMQLAB_TOOLS_PREFIX`), never from a command line, where `ps` would show them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+URL_ENV = "EMQLAB_TOOLS_URL"
+PREFIX_ENV = "EMQLAB_TOOLS_PREFIX"
+
+
+def keys(prefix: str) -> dict[str, str]:
+    """The run's own keys, under emqlab's prefix: the reports, the effect counter, the job's done flag."""
+    return {"reports": prefix + "reports", "effects": prefix + "effects", "done": prefix + "done",
+            "gate": prefix + "gate:"}
+
+
+class Reporter:
+    """One process's reports, stamped on the server's clock. `actor`: the lane it is drawn on."""
+
+    def __init__(self, actor: str):
+        import redis
+
+        url, prefix = os.environ.get(URL_ENV), os.environ.get(PREFIX_ENV)
+        if not url or not prefix:
+            raise RuntimeError(f"a library's worker reads the server from ${URL_ENV} and ${PREFIX_ENV}; they are not set")
+        self.actor = actor
+        self.keys = keys(prefix)
+        self.client = redis.Redis.from_url(url, decode_responses=True, socket_timeout=30)
+
+    def now(self) -> float:
+        """The server's clock, in seconds."""
+        sec, usec = self.client.time()
+        return sec + usec / 1e6
+
+    def event(self, kind: str, **data: Any) -> float:
+        """Push one report now; returns its server time."""
+        ts = self.now()
+        self.client.rpush(self.keys["reports"], json.dumps({"ts": ts, "actor": self.actor, "kind": kind,
+                                                            "pid": os.getpid(), **data}))
+        return ts
+
+    # -- a task body: start, effect, end ------------------------------------------------------
+    def start(self, **data: Any) -> None:
+        self.event("start", **data)
+
+    def effect(self, **data: Any) -> int:
+        """The job's effect: one increment of the run's counter, then its report (the count it reached)."""
+        count = int(self.client.incr(self.keys["effects"]))
+        self.event("effect", count=count, **data)
+        return count
+
+    def end(self, **data: Any) -> None:
+        self.event("end", **data)
+
+    # -- a lock's job: done once -----------------------------------------------------------------
+    def done(self) -> bool:
+        """Whether the job has been done (a holder checks before it works, as a careful holder does)."""
+        return self.client.exists(self.keys["done"]) == 1
+
+    def mark_done(self) -> None:
+        self.client.set(self.keys["done"], self.actor)
+
+    def wait_gate(self) -> None:
+        """Block until the run opens this process's gate (a BLPOP: the server shows the process is ready)."""
+        while not self.client.blpop([self.keys["gate"] + self.actor], timeout=1):
+            pass
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def work(seconds: float, actor: str, **data: Any) -> int:
+    """A task body: report its start, work `seconds` (a blocking sleep, as synchronous work is), write the
+    effect, report its end. Returns the effect count it reached."""
+    import time
+
+    reporter = Reporter(actor)
+    try:
+        reporter.start(**data)
+        time.sleep(seconds)
+        count = reporter.effect(**data)
+        reporter.end(**data)
+        return count
+    finally:
+        reporter.close()

@@ -1,0 +1,295 @@
+"""RQ: a worker killed mid-job leaves its job in the started registry until its heartbeat lapses; then the job
+is moved to the failed registry as abandoned — not run twice, but not run at all unless it is retried.
+
+What the library does (`rq/worker/base.py`, `rq/executions.py`, `rq/registry.py`, read and then run here):
+a worker forks a work horse per job and, every `job_monitoring_interval` (default 30 s), renews the job's
+entry in the started registry (`rq:wip:<queue>`, scored with its expiry) to now + that interval + 60 s:
+the 60 s are fixed. Every `maintenance_interval` (default 600 s) a worker cleans the registries:
+`StartedJobRegistry.cleanup` takes each entry whose score has passed and, if the job has retries left
+(`Retry`), requeues it, else moves it to the failed registry ("AbandonedJobError"). So a job whose worker
+died is noticed no sooner than 60 s after its last heartbeat (rq/rq#550, #1349). A retry is blind: a
+worker that was only slow (frozen, not dead) still finishes the job when it comes back, and so does the
+retry.
+
+The run: two RQ workers (`rq.Worker`, forking work horses, `job_monitoring_interval` `timeout` and
+`maintenance_interval` 1 s), one job of `task` seconds; `KILL_AT_S` into it the worker that took it and its
+work horse are SIGKILLed (fate `killed`), or SIGSTOPped until the job is run again (fate `slow`).
+- failure: no retry: the job ends in the failed registry, never done;
+- fix: `Retry(max=1)`: the abandoned job is requeued and the other worker runs it; once when the first
+  worker was killed, twice when it was only slow.
+The sampler reads the started registry's entry (its score: the heartbeat's expiry), the failed registry,
+the queue and the job's status. RQ's keys always start with `rq:` (it has no prefix option): they live on a
+server of the run's own.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.errors import BadParameter
+from ..core.ranges import check
+from ..core.timeline import Timeline
+from ..core.words import ModeWords, plural, seconds, times
+from .harness import LibraryRun, Probe, check_budget, require
+from .report import URL_ENV, work
+from .story import ToolParams, ToolVerdict, add_work_lanes, bodies, counts, first, lease, states, words_of
+
+LIBRARY, DISTRIBUTION, MODULE = "rq", "rq", "rq"
+QUEUE, JOB_ID = "emqlab-tools", "job-1"
+ACTOR_ENV = "EMQLAB_TOOLS_ACTOR"
+WORKERS = ("worker-1", "worker-2")
+TASK_S = 2.0
+KILL_AT_S = 0.5  # into the job
+FIXED_S = 60  # what RQ adds to every heartbeat's expiry (`get_heartbeat_ttl`)
+MONITOR_S = 1.0  # job_monitoring_interval here (RQ's default: 30 s)
+FATES = ("killed", "slow")
+DEFAULTS = {"job_monitoring_interval": 30, "maintenance_interval": 600, "heartbeat ttl": "interval + 60 s"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Params(ToolParams):
+    """An RQ run: the task (seconds), what happens to the first worker (`killed`: SIGKILL with its work
+    horse; `slow`: SIGSTOP until the job is run again), the heartbeat interval (job_monitoring_interval,
+    seconds); with `fix` the job carries `Retry(max=1)`."""
+
+    fate: str = "killed"
+    monitoring_interval: float = MONITOR_S
+    kill_at: float = KILL_AT_S
+
+    @property
+    def mode(self) -> str:
+        return ("fix" if self.fix else "failure") + ("" if self.fate == "killed" else "+slow")
+
+    def span(self) -> float:
+        """The story at most: the heartbeat's expiry (interval + RQ's 60 s, in whole seconds), a cleaning,
+        and the retry's run."""
+        return self.kill_at + self.monitoring_interval + FIXED_S + 3 + self.task + 2
+
+
+@dataclass(frozen=True, kw_only=True)
+class RqVerdict(ToolVerdict):
+    """An RQ run's facts: the first worker's fate and when, the expiry the started registry held for the job
+    (a whole second: RQ scores it so), when the entry left the registry (the job abandoned), whether it was
+    retried, and where the job ended (its status, its registry)."""
+
+    fate: str
+    retry: bool
+    monitoring_interval: float
+    fate_at: float | None
+    heartbeat_deadline: float | None
+    abandoned_at: float | None
+    retried: bool
+    final_status: str | None
+    in_failed_registry: bool
+
+
+VERDICT = RqVerdict  # what `emqlab.tools.load` reads a run's verdict back as
+
+
+def body(seconds_: float) -> int:
+    """The job (run by a work horse): the task body, reported on the lane of the worker that forked it."""
+    import os
+
+    return work(float(seconds_), os.environ.get(ACTOR_ENV, "worker"))
+
+
+class RqProbe(Probe):
+    """RQ's keys: the started registry's entry for the job (scored with its expiry), the failed registry,
+    the queue, the job's status and retries left."""
+
+    def commands(self, pipe) -> None:
+        pipe.zrange(f"rq:wip:{QUEUE}", 0, -1, withscores=True)
+        pipe.zscore(f"rq:failed:{QUEUE}", JOB_ID)
+        pipe.llen(f"rq:queue:{QUEUE}")
+        pipe.hmget(f"rq:job:{JOB_ID}", "status", "retries_left")
+
+    def state(self, replies: list[Any], now: float) -> dict[str, Any]:
+        wip, failed, queued, (status, retries) = replies
+        entry = next(((member, score) for member, score in wip if member.startswith(JOB_ID + ":")), None)
+        return {"execution": entry[0].split(":", 1)[1][:8] if entry else None,
+                "started_deadline": entry[1] if entry else None,
+                "failed": failed is not None, "queued": queued, "status": status, "retries_left": retries}
+
+
+def rq(fix: bool = False, task: float = TASK_S, timeout: float | None = None, fate: str = "killed") -> Timeline:
+    """Run RQ's story (see the module) on a server of its own; the Timeline, verdict included.
+
+    fix: the job carries Retry(max=1); fate: killed | slow; timeout: job_monitoring_interval (seconds, RQ
+    adds 60 to it)."""
+    task = float(check("task", task))
+    monitor = float(check("timeout", timeout)) if timeout is not None else MONITOR_S
+    if not monitor.is_integer():
+        raise BadParameter(f"RQ's job_monitoring_interval (--timeout) is whole seconds, got {monitor:g}")
+    if fate not in FATES:
+        raise BadParameter(f"fate must be one of {', '.join(FATES)}, got {fate!r}")
+    if task <= KILL_AT_S:
+        raise BadParameter(f"the task must outlast the worker's {fate} moment at {KILL_AT_S:g} s, got {task:g} s")
+    params = Params(fix=bool(fix), task=task, fate=fate, monitoring_interval=monitor)
+    check_budget(LIBRARY, params.span())
+    version = require(MODULE, DISTRIBUTION, LIBRARY)
+    with LibraryRun(LIBRARY, params, lambda prefix: RqProbe(), version) as run:
+        for name in WORKERS:
+            run.spawn(name, ["-m", __name__, "worker", name, repr(monitor)], **{ACTOR_ENV: name})
+        run.wait_ready(("blmove", "blpop", "brpoplpush"), len(WORKERS))
+        run.begin()
+        _enqueue(run, task, fix)
+        started = run.wait_until("the job's start", lambda: run.reported("start"), 30)[0]
+        first_worker = started["actor"]
+        run.sleep_until(started["ts"] - run.t0 + params.kill_at)
+        if fate == "killed":
+            run.crash(first_worker)
+        else:
+            run.freeze(first_worker)
+        deadline = run.t + params.span()
+        if fate == "slow":  # it comes back once RQ has given up on it (and the retry, if any, is running)
+            run.wait_until("RQ to give the job up", lambda: _given_up(run, first_worker), params.span() + 30)
+            run.thaw(first_worker)
+
+        def settled() -> bool:
+            state, reports = run.sampler.last, run.reports()
+            begun = sum(1 for r in reports if r["kind"] == "start")
+            over = sum(1 for r in reports if r["kind"] == "end") + (1 if fate == "killed" else 0)
+            return (state.get("status") in ("finished", "failed") and begun == over) or run.t > deadline
+
+        run.wait_until("the story's end", settled, params.span() + 30)
+        run.sleep_until(run.t + 0.3)
+        tl = run.timeline()
+    lanes(tl)
+    tl.verdict = verdict(tl)
+    return tl
+
+
+def _enqueue(run: LibraryRun, task: float, fix: bool) -> None:
+    import redis
+    from rq import Queue, Retry
+
+    run.record("producer", "send", job=JOB_ID, retry="Retry(max=1)" if fix else None)
+    with redis.Redis.from_url(run.url) as conn:
+        Queue(QUEUE, connection=conn).enqueue(f"{__name__}.body", task, job_id=JOB_ID, job_timeout=600,
+                                              retry=Retry(max=1) if fix else None)
+
+
+def _given_up(run: LibraryRun, first_worker: str) -> bool:
+    """RQ has given the job up: it is in the failed registry, or a retry's run has started elsewhere."""
+    again = [r for r in run.reported("start") if r["actor"] != first_worker]
+    return bool(again) or bool(run.sampler.last.get("failed"))
+
+
+# -- reading the run ---------------------------------------------------------------------------------
+def lanes(tl: Timeline) -> None:
+    """The work lanes, and on the lane of the worker whose job it was, the started registry's entry: from
+    when it appeared to the expiry its score gave (the heartbeat's deadline), or its removal."""
+    add_work_lanes(tl)
+    runs = bodies(tl)
+    entry: dict[str, Any] = {}
+
+    def close(t: float) -> None:
+        if entry:
+            deadline = entry["deadline"]
+            body_ = min(runs, key=lambda b: abs(b.start - entry["start"]), default=None)
+            actor = body_.actor if body_ is not None else "server"
+            abandoned = t >= deadline - 0.05
+            lease(tl, actor, entry["start"], deadline, "abandoned" if abandoned else "removed", None if abandoned else t,
+                  what="started registry", beats=entry["beats"])
+            if abandoned:
+                tl.add(t, "server", "abandoned", worker=actor)
+            entry.clear()
+
+    for t, s in states(tl):
+        execution, deadline = s.get("execution"), s.get("started_deadline")
+        if entry and execution != entry["execution"]:
+            close(t)
+        if execution is not None:
+            if not entry:
+                entry.update(execution=execution, start=t, deadline=deadline, beats=0)
+            elif deadline > entry["deadline"] + 0.5:
+                entry["deadline"], entry["beats"] = deadline, entry["beats"] + 1
+        if s.get("failed") and not tl.of("failed", "server"):
+            tl.add(t, "server", "failed", status=s.get("status"))
+        if s.get("queued") and not tl.of("requeued", "server") and tl.of("abandoned", "server"):
+            tl.add(t, "server", "requeued", retries_left=s.get("retries_left"))
+    if entry:
+        close(max(e.t for e in tl.events))
+    tl.finish()
+
+
+def verdict(tl: Timeline) -> RqVerdict:
+    p = tl.params
+    c = counts(tl)
+    last = states(tl)[-1][1] if states(tl) else {}
+    fate = first(tl, "crash") or first(tl, "freeze")
+    abandoned = first(tl, "abandoned", "server")
+    band = next(iter(tl.spans("lease")), None)
+    retried = len(bodies(tl)) > 1
+    v = RqVerdict(
+        **c, lost=c["effects"] == 0,
+        holder_told=False if p.fate == "slow" and abandoned is not None else None,
+        fate=p.fate, retry=p.fix, monitoring_interval=p.monitoring_interval, fate_at=fate.t if fate else None,
+        heartbeat_deadline=band.data["deadline"] if band else None, abandoned_at=abandoned.t if abandoned else None,
+        retried=retried, final_status=last.get("status"), in_failed_registry=bool(last.get("failed")))
+    w = words(p, v)
+    return v.but(label=w.label, summary=w.readout, facts=w.facts, static=w.verdict)
+
+
+# -- the one place an RQ run is put into words --------------------------------------------------------------
+def words(p: Params, v: RqVerdict) -> ModeWords:
+    first_worker = v.workers[0] if v.workers else "the worker"
+    what = "killed (SIGKILL, its work horse too)" if p.fate == "killed" else "frozen (SIGSTOP)"
+    label = ("Retry(max=1)" if p.fix else "no retry") + (", the worker only slow" if p.fate == "slow" else "")
+    said = [f"rq {v.version}; job_monitoring_interval {seconds(p.monitoring_interval)}, RQ adds a fixed "
+            f"{FIXED_S} s; the job works {seconds(p.task)}"]
+    if v.fate_at is not None:
+        said.append(f"{first_worker} was {what} at {seconds(v.fate_at)}, mid-job")
+    if v.heartbeat_deadline is not None:
+        said.append(f"the started registry held the job until {seconds(v.heartbeat_deadline)} (its heartbeat's expiry)")
+    if v.abandoned_at is not None:
+        said.append(f"a worker's cleaning took it out at {seconds(v.abandoned_at)}, "
+                    + ("and Retry requeued it" if v.retried else "as abandoned, to the failed registry"))
+    said.append(f"the body ran to its end {times(v.runs)} ({plural(v.effects, 'effect')})"
+                + (f", in {', '.join(v.finished_in)}" if v.runs else ""))
+    said.append(f"the job's status: {v.final_status}" + (", in the failed registry" if v.in_failed_registry else ""))
+    gone = seconds(v.abandoned_at)
+    if v.lost:
+        head = f"{label}: the {what.split(' (')[0]} worker's job waited until {gone}, then RQ failed it as abandoned; it never ran."
+        static = "lost: failed as abandoned"
+    elif v.runs >= 2:
+        head = f"{label}: RQ gave the job up at {gone} and ran it again, while {first_worker}, thawed, finished it too: {times(v.runs)}."
+        static = f"runs {times(v.runs)}"
+    else:
+        head = f"{label}: RQ gave the job up at {gone}, requeued it, and it ran once."
+        static = f"runs once, after {gone}"
+    return ModeWords(label, head, static, tuple(said))
+
+
+
+# -- the figure's words -------------------------------------------------------------------------------
+CAPTION = ("RQ: two workers, one job; the worker that takes it is killed mid-job (or only frozen), with no retry "
+           "and with Retry(max=1), and emqlab's own design facing a worker that dies. Bands: the job's entry in "
+           "the started registry, to the expiry the server held.")
+RUNS = {"failure": {}, "fix": {"fix": True}, "fix+slow": {"fix": True, "fate": "slow"}}
+figure_words = words_of(CAPTION)
+
+# -- a worker, as its own process ---------------------------------------------------------------------------
+def worker_main(argv: list[str]) -> int:
+    """`python -m emqlab.tools.rq_run worker NAME MONITORING_INTERVAL`: one RQ worker (forking a work horse
+    per job) on the server in $EMQLAB_TOOLS_URL; it cleans the registries every second."""
+    import os
+
+    import redis
+    from rq import Queue, Worker
+
+    name, monitor = argv[0], float(argv[1])
+    conn = redis.Redis.from_url(os.environ[URL_ENV])
+    worker = Worker([Queue(QUEUE, connection=conn)], connection=conn, name=f"{name}-{os.getpid()}",
+                    job_monitoring_interval=int(monitor), maintenance_interval=1, worker_ttl=16)
+    worker.work(logging_level="WARNING")
+    return 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["worker"]:
+        sys.exit(worker_main(sys.argv[2:]))
+    print("usage: python -m emqlab.tools.rq_run worker NAME MONITORING_INTERVAL", file=sys.stderr)
+    sys.exit(2)

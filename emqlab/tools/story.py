@@ -1,0 +1,194 @@
+"""Reading a library's run: what every library's verdict counts, and the lanes every figure draws.
+
+A library's Timeline holds three kinds of events: the sampler's `state` events on the `server` lane (what the
+library's own keys said, at each change), the reports of the task bodies and holders (`start`, `effect`,
+`end`, `acquire`, …, on each worker's lane), and the run's own events (`crash`, `freeze`, `thaw`, `send`).
+From them, `lanes(tl)` adds the intervals the course's figures draw, in the vocabulary every scenario uses:
+`run` (a task body working, from its start report to its end, or to the crash that cut it), `pause` (a
+process frozen), `lease` (the lock or the visibility a worker had on the server: its end is the deadline the
+server reported), `holds` (a lock holder's belief that it holds the lock). And `counts(tl)` reads what every
+library's verdict has: how many times the body ran to its end, the effects, who ran it, the most at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core.timeline import Interval, Record, Timeline, Verdict, json_name
+from ..core.words import FigureWords, figure_words
+
+EMQLAB = "emqlab"  # the mode of emqlab's own design facing a library's story, in a figure beside the library's runs
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolParams(Record):
+    """What every library's run takes: whether the library's fix is on, and how long the task works
+    (seconds: a library's run keeps the library's clock)."""
+
+    fix: bool = False
+    task: float = 3.0
+
+    @property
+    def mode(self) -> str:
+        return "fix" if self.fix else "failure"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolVerdict(Verdict):
+    """What every library's run is judged by (read off its events):
+
+    runs: how many times the task body ran to its end; started: how many times it began (a body cut short by
+    a crash began but never ended); effects: what the job's effect counter holds on the server; pids, workers:
+    the processes a body began in, and their lanes; finished_in: the lanes of the bodies that ended; lost: the job ended with no effect; holders_at_once: the most bodies (or lock
+    holders) that believed they had the job at one moment; told: whether the first holder learned, while it
+    still worked, that it had lost the job (None: it never lost it); JSON `told` (`Verdict.told` is the readout)."""
+
+    library: str
+    version: str
+    runs: int
+    started: int
+    effects: int
+    pids: list = field(default_factory=list)
+    workers: list = field(default_factory=list)
+    finished_in: list = field(default_factory=list)
+    lost: bool = False
+    holders_at_once: int = 0
+    holder_told: bool | None = field(default=None, metadata=json_name("told"))
+
+
+# -- reading the reports ---------------------------------------------------------------------------
+@dataclass
+class Body:
+    """One run of the task body: where it ran, when it began, ended (None: it never did) and wrote its effect."""
+
+    actor: str
+    pid: int
+    start: float
+    end: float | None = None
+    effect: float | None = None
+    cut: float | None = None  # a crash ended it here, or the holder stopped (it learned it had lost the lock)
+
+
+def bodies(tl: Timeline) -> list[Body]:
+    """Every run of the body, from its own reports (and the crash that cut one short)."""
+    found: list[Body] = []
+    open_: dict[tuple[str, int], Body] = {}
+    for e in tl.events:
+        key = (e.actor, e.data.get("pid"))
+        if e.kind == "start":
+            open_[key] = Body(e.actor, e.data.get("pid"), e.t)
+            found.append(open_[key])
+        elif e.kind == "effect" and key in open_:
+            open_[key].effect = e.t
+        elif e.kind == "end" and key in open_:
+            open_.pop(key).end = e.t
+        elif e.kind == "stop" and key in open_:  # a holder that learned it lost the lock stops mid-body
+            open_.pop(key).cut = e.t
+        elif e.kind == "crash":
+            for (actor, pid), body in list(open_.items()):
+                if actor == e.actor:
+                    body.cut = e.t
+                    del open_[(actor, pid)]
+    return found
+
+
+def most_at_once(spans: list[tuple[float, float]]) -> int:
+    """The most spans covering one moment (a span ending as another starts does not overlap it)."""
+    edges = sorted([(a, 1) for a, b in spans if b > a] + [(b, -1) for a, b in spans if b > a])
+    most = now = 0
+    for _, step in edges:
+        now += step
+        most = max(most, now)
+    return most
+
+
+def end_of(tl: Timeline) -> float:
+    return max([e.t for e in tl.events] + [0.0])
+
+
+def body_spans(tl: Timeline) -> list[tuple[float, float]]:
+    """When each body was under way (from its start to its end, its crash, or the end of the story)."""
+    last = end_of(tl)
+    return [(b.start, b.end if b.end is not None else b.cut if b.cut is not None else last) for b in bodies(tl)]
+
+
+def counts(tl: Timeline) -> dict[str, Any]:
+    """What every library's verdict counts, read off the events."""
+    found = bodies(tl)
+    done = [b for b in found if b.end is not None]
+    return {
+        "library": tl.counts.get("library", tl.scenario.removeprefix("tools-")),
+        "version": tl.counts.get("version", ""),
+        "runs": len(done),
+        "started": len(found),
+        "effects": int(tl.counts.get("effects_counted", sum(1 for b in found if b.effect is not None))),
+        "pids": [b.pid for b in found],
+        "workers": [b.actor for b in found],
+        "finished_in": [b.actor for b in done],
+        "holders_at_once": most_at_once(body_spans(tl)),
+    }
+
+
+def states(tl: Timeline) -> list[tuple[float, dict[str, Any]]]:
+    """The sampler's readings: (t, what the library's keys said), at each change."""
+    return [(e.t, e.data) for e in tl.events if e.actor == "server" and e.kind == "state"]
+
+
+def first(tl: Timeline, kind: str, actor: str | None = None):
+    return next(iter(tl.of(kind, actor)), None)
+
+
+# -- the lanes a figure draws ----------------------------------------------------------------------------
+def add_work_lanes(tl: Timeline) -> None:
+    """`run` intervals from the bodies' reports, `pause` intervals from freezes and thaws."""
+    last = end_of(tl)
+    for b in bodies(tl):
+        end = b.end if b.end is not None else b.cut if b.cut is not None else last
+        stopped = any(e.kind == "stop" and e.actor == b.actor and e.t == b.cut for e in tl.events)
+        ended = ("done" if b.end is not None else "stopped" if stopped else "killed" if b.cut is not None
+                 else "still running")
+        tl.intervals.append(Interval(b.actor, "run", b.start, end, {"pid": b.pid, "ended": ended}))
+    frozen: dict[str, float] = {}
+    for e in tl.events:
+        if e.kind == "freeze":
+            frozen[e.actor] = e.t
+        elif e.kind == "thaw" and e.actor in frozen:
+            tl.intervals.append(Interval(e.actor, "pause", frozen.pop(e.actor), e.t, {"signal": "SIGSTOP"}))
+    for actor, start in frozen.items():
+        tl.intervals.append(Interval(actor, "pause", start, last, {"signal": "SIGSTOP"}))
+
+
+def lease(tl: Timeline, actor: str, start: float, deadline: float, ended: str, end: float | None = None,
+          **data: Any) -> Interval:
+    """A band on `actor`'s lane: what the server granted it from `start`; it lasted to `end` (released,
+    acked) or, if the server let it run out, to `deadline` (the server's own figure)."""
+    stop = end if end is not None and end < deadline else deadline
+    band = Interval(actor, "lease", round(start, 3), round(stop, 3),
+                    {"deadline": round(deadline, 3), "ended": ended, **data})
+    tl.intervals.append(band)
+    return band
+
+
+def mode_of(tl: Timeline) -> str:
+    """A run's mode in a figure: a library's run by its params (failure, fix, …), any other run is emqlab's."""
+    return tl.params.mode if tl.scenario.startswith("tools-") else EMQLAB
+
+
+PROMPT = "Point at a run to light it and read what the server recorded."  # every library's figure asks the same
+
+
+def words_of(caption: str, prompt: str = PROMPT):
+    """A library's `figure_words(modes, labels=None)`: the figure's caption and prompt, and each run's own
+    words (a list of runs is named by `mode_of`); emqlab's own run is labelled "emqlab: <its label>"."""
+
+    def figure_words_of(modes, labels=None) -> FigureWords:
+        named = dict(modes) if isinstance(modes, dict) else {mode_of(tl): tl for tl in ([modes] if isinstance(modes, Timeline) else modes)}
+        given = dict(labels or {})
+        for name, tl in named.items():
+            if name == EMQLAB and name not in given:
+                given[name] = f"emqlab: {tl.verdict.label}"
+        return figure_words(named, caption, prompt, given)
+
+    figure_words_of.__doc__ = f"The figure's words: {caption}"
+    return figure_words_of

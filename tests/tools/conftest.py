@@ -1,0 +1,65 @@
+"""What the tests of a library's run share: the run made through the command line (`emqlab tools … --json`),
+watched from outside so that every process it started is known and checked gone when it ends; and the
+recorded runs in runs/ (made with the same command), read back typed, for the tests of the words and figures
+that need no server."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from support import EMQLAB, ROOT, descendants, env, gone
+
+RUNS = Path(__file__).resolve().parent / "runs"
+
+
+def run_library(*args: str, timeout: float = 150) -> dict:
+    """`emqlab tools ARGS --backend valkey --json`, as a user runs it; its JSON. Every process it started (its
+    server, the library's workers, what they forked) is gone when it ends, and so is its server's folder."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen([*EMQLAB, "tools", *args, "--backend", "valkey", "--json"], stdout=out, stderr=err,
+                                cwd=ROOT, env=env(), start_new_session=True)
+        seen: set[int] = set()
+        deadline = time.monotonic() + timeout
+        try:
+            while proc.poll() is None:
+                seen.update(descendants(proc.pid))
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"emqlab tools {' '.join(args)} ran past {timeout} s")
+                time.sleep(0.1)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        out.seek(0)
+        err.seek(0)
+        stderr = err.read().decode(errors="replace")
+        assert proc.returncode == 0, stderr
+        left = gone(sorted(seen))
+        assert left == [], f"left running after the run: {left}"
+        assert not glob.glob(os.path.join(tempfile.gettempdir(), f"emqlab-valkey-{proc.pid}-*"))
+        return json.loads(out.read())
+
+
+@pytest.fixture
+def library_run():
+    return run_library
+
+
+def recorded(name: str):
+    """A run recorded with `emqlab tools … --json` (runs/<name>.json), read back typed."""
+    from emqlab.tools import load
+
+    return load(json.loads((RUNS / f"{name}.json").read_text()))
+
+
+@pytest.fixture
+def recorded_run():
+    return recorded

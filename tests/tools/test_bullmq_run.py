@@ -1,0 +1,70 @@
+"""Issue 21: BullMQ for Python (emqlab.tools.bullmq_run). A processor that blocks the event loop lets its job's
+lock run out: the stalled checker runs the job again, and BullMQ fails it once it has stalled more than
+maxStalledCount; with the work in a thread the lock is renewed and the job runs once. Live through
+`emqlab tools bullmq --json`; the words on recorded runs; BullMQ's defaults and scripts pinned."""
+
+from __future__ import annotations
+
+import pytest
+
+from emqlab.core.words import HEADLINE_WORDS, headline_words, seconds
+from emqlab.tools import bullmq_run
+
+
+@pytest.mark.live
+@pytest.mark.realtime
+def test_a_blocked_loop_loses_its_lock_and_the_job_runs_again_or_fails_as_stalled(library_run):
+    out = library_run("bullmq")
+    v, p = out["verdict"], out["params"]
+    assert out["library"] == "bullmq" and out["version"].startswith("3.4.")
+    assert p["lock_duration"] == 1.5 and p["max_stalled_count"] == 1 and not p["fix"]
+    assert v["lapsed_at"] is not None and v["stalled_count"] >= 1 and v["told"] is False
+    # as the library decides: run again (twice or more), or failed as stalled; the verdict says which
+    assert v["runs"] >= 2 or (v["final_state"] == "failed" and v["failed_reason"] == "job stalled more than allowable limit")
+    assert v["effects"] == v["runs"] and not v["lost"]
+    if v["final_state"] == "failed":
+        assert "failed it as stalled" in v["summary"] or "failed the job as stalled" in v["summary"]
+    assert v["refused"], "the blocked worker's completion should have been refused by the server"
+
+
+@pytest.mark.live
+@pytest.mark.realtime
+def test_work_in_a_thread_keeps_the_lock_renewed_and_the_job_runs_once(library_run):
+    v = library_run("bullmq", "--fix")["verdict"]
+    assert v["runs"] == 1 and v["effects"] == 1 and v["final_state"] == "completed" and v["stalled_count"] == 0
+    assert v["lapsed_at"] is None and v["renewals"] >= 2 and v["holders_at_once"] == 1 and v["told"] is None
+
+
+def test_the_words_say_only_what_the_recorded_runs_hold(recorded_run):
+    for name in ("bullmq", "bullmq_fix"):
+        tl = recorded_run(name)
+        v = bullmq_run.verdict(tl)
+        assert v.to_dict() == tl.verdict.to_dict(), name
+        assert headline_words(v.summary) <= HEADLINE_WORDS and v.summary.startswith(v.label)
+        assert f"bullmq {v.version}" in v.told and f"lockDuration {seconds(tl.params.lock_duration)}" in v.told
+        if v.lapsed_at is not None:
+            assert seconds(v.lapsed_at) in v.told
+    assert recorded_run("bullmq").verdict.final_state == "failed"
+    assert all(i.data.get("loop") == "blocked" for i in recorded_run("bullmq").spans("run"))
+
+
+def test_bullmq_still_behaves_as_the_lesson_says():
+    """Pinned: the Worker's defaults the lesson quotes, how its lock is renewed, and what its stalled check does."""
+    import inspect
+    from importlib import metadata
+    from pathlib import Path
+
+    import bullmq
+    from bullmq.lock_manager import LockManager
+    from bullmq.worker import Worker
+
+    assert metadata.version("bullmq").startswith("3.4.")
+    source = inspect.getsource(Worker.__init__)
+    for name, value in bullmq_run.DEFAULTS.items():  # lockDuration 30000, stalledInterval 30000, maxStalledCount 1
+        assert f'"{name}": {value}' in source, name
+    assert '"lockRenewTime"' in source and '["lockDuration"] // 2' in source
+    # one renewal task on the event loop for every lock the worker holds, every lockRenewTime / 2
+    loop = inspect.getsource(LockManager._renewal_loop)
+    assert "asyncio.sleep(interval)" in loop and "self.lock_renew_time / 2" in loop
+    stalled = (Path(bullmq.__file__).parent / "commands" / "moveStalledJobsToWait-9.lua").read_text()
+    assert "job stalled more than allowable limit" in stalled and 'rcall("EXISTS", jobKey .. ":lock") == 0' in stalled

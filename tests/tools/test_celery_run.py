@@ -1,0 +1,77 @@
+"""Issue 21: Celery on a Redis broker (emqlab.tools.celery_run). A task longer than the visibility_timeout
+runs twice, in two workers; above the task it runs once, and a killed worker's task waits the whole timeout.
+Live through `emqlab tools celery --json`; the words on a recorded run; kombu's behaviour pinned."""
+
+from __future__ import annotations
+
+import pytest
+
+from emqlab.core.words import HEADLINE_WORDS, headline_words, seconds
+from emqlab.tools import celery_run
+
+SLACK_S = 0.5  # real seconds a loaded 2-core machine may add to a wake-up
+
+
+@pytest.mark.live
+@pytest.mark.realtime
+def test_a_task_longer_than_the_visibility_timeout_runs_twice(library_run):
+    out = library_run("celery")
+    v, p = out["verdict"], out["params"]
+    assert out["library"] == "celery" and out["version"].startswith("5.7.") and out["events"]
+    assert p["visibility_timeout"] == 2.0 and p["task"] == 3.0 and not p["fix"]
+    assert v["runs"] == 2 and v["effects"] == 2 and len(set(v["pids"])) == 2 and v["workers"][0] != v["workers"][1]
+    assert v["lost"] is False and v["holders_at_once"] == 2 and v["told"] is False
+    # delivered again only once its score was older than the timeout, on the server's own readings
+    assert v["redelivered_at"] - v["delivered_at"][0] >= p["visibility_timeout"] - 0.05
+    assert v["summary"].startswith(v["label"] + " < the 3 s task") and "twice" in v["summary"]
+
+
+@pytest.mark.live
+@pytest.mark.realtime
+def test_above_the_task_it_runs_once_and_a_killed_workers_task_waits_the_whole_timeout(library_run):
+    out = library_run("celery", "--fix", "--crash")
+    v, p = out["verdict"], out["params"]
+    assert p["visibility_timeout"] == 5.0 and p["fix"] and p["crash"]
+    assert v["runs"] == 1 and v["effects"] == 1 and v["started"] == 2 and not v["lost"] and v["holders_at_once"] == 1
+    taken = v["delivered_at"][0]
+    assert v["crash_at"] - taken == pytest.approx(celery_run.CRASH_AT_S, abs=SLACK_S)
+    # it was not restored when its worker died, but once its score was a whole timeout old
+    assert p["visibility_timeout"] - 0.05 <= v["redelivered_at"] - taken <= p["visibility_timeout"] + SLACK_S
+    assert v["waited_after_crash"] == pytest.approx(p["visibility_timeout"] - celery_run.CRASH_AT_S, abs=SLACK_S)
+
+
+def test_the_words_say_only_what_the_recorded_runs_hold(recorded_run):
+    for name in ("celery", "celery_fix", "celery_fix_crash"):
+        tl = recorded_run(name)
+        v = celery_run.verdict(tl)
+        assert v.to_dict() == tl.verdict.to_dict(), name  # the verdict is read off the recorded events
+        assert headline_words(v.summary) <= HEADLINE_WORDS, v.summary
+        assert v.summary.startswith(v.label) and f"Celery {v.version}" in v.told
+        assert (f"runs {'twice' if v.runs == 2 else 'once'}") in v.static
+        if v.redelivered_at is not None:
+            assert seconds(v.redelivered_at) in v.told
+        if v.waited_after_crash is not None:
+            assert seconds(v.waited_after_crash) in v.summary
+    failure = recorded_run("celery")
+    assert "nothing told worker" in failure.verdict.told
+    assert [i.data["ended"] for i in failure.spans("lease")] == ["delivered again", "removed by another worker's ack"]
+
+
+def test_kombu_still_behaves_as_the_lesson_says():
+    """Pinned: the defaults the lesson quotes, and the restore the run shows. An upgrade that changes them must
+    fail here, loudly, before the lesson says something no longer true."""
+    import celery
+    import kombu
+    from kombu.transport import redis as transport
+
+    assert celery.__version__.startswith("5.7.") and kombu.__version__.startswith("5.7.")
+    channel = transport.Channel
+    assert channel.visibility_timeout == celery_run.DEFAULTS["visibility_timeout"] == 3600
+    assert channel.unacked_restore_interval == celery_run.DEFAULTS["unacked_restore_interval"] == 10
+    assert channel.unacked_restore_throttle == celery_run.DEFAULTS["unacked_restore_throttle"] == 10
+    assert channel.unacked_index_key == "unacked_index" and channel.unacked_key == "unacked"
+    # restore_visible restores what was taken before now - visibility_timeout, whether or not a worker runs it
+    import inspect
+
+    source = inspect.getsource(transport.QoS.restore_visible)
+    assert "time() - self.visibility_timeout" in source and "restore_by_tag" in source

@@ -1,0 +1,65 @@
+"""Issue 21: python-redis-lock (emqlab.tools.python_redis_lock_run). A holder frozen past its expiry loses the
+lock to a second holder; thawed, it is never told (its renewal thread's NotAcquired dies with that thread, its
+release raises only after it wrote the effect); an expire above the freeze keeps one holder at a time. Live
+through `emqlab tools python-redis-lock --json`; the words on recorded runs; the library pinned."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import redis
+
+from emqlab.core.words import HEADLINE_WORDS, headline_words, seconds
+from emqlab.tools import python_redis_lock_run
+
+
+@pytest.mark.live
+@pytest.mark.realtime
+def test_a_frozen_holder_loses_the_lock_and_is_never_told(library_run):
+    v = library_run("python-redis-lock")["verdict"]
+    assert v["holders_at_once"] == 2 and v["told"] is False
+    assert v["runs"] == 2 and v["effects"] == 2 and v["effect_after_loss"]
+    assert v["renewal_thread_error"] == "NotAcquired" and v["release_error"] == "NotAcquired"
+    assert v["lapsed_at"] <= v["second_acquired_at"]
+    fixed = library_run("python-redis-lock", "--fix")["verdict"]
+    assert fixed["holders_at_once"] == 1 and fixed["runs"] == 1 and fixed["effects"] == 1 and fixed["told"] is None
+    assert fixed["lapsed_at"] is None and fixed["release_error"] is None
+
+
+def test_the_words_say_only_what_the_recorded_runs_hold(recorded_run):
+    for name in ("python-redis-lock", "python-redis-lock_fix"):
+        tl = recorded_run(name)
+        v = python_redis_lock_run.verdict(tl)
+        assert v.to_dict() == tl.verdict.to_dict(), name
+        assert headline_words(v.summary) <= HEADLINE_WORDS and v.summary.startswith(v.label)
+        assert f"python-redis-lock {v.version}" in v.told and seconds(v.renewal_every) in v.told
+    told = recorded_run("python-redis-lock").verdict.told
+    assert "never told" in told and "only its release() raised NotAcquired, after the effect" in told
+
+
+@pytest.mark.live
+def test_python_redis_lock_still_behaves_as_the_lesson_says(valkey_url):
+    """Pinned: the version, one renewal thread per lock every 2/3 of expire, whole-second expiry, and
+    NotAcquired from extend and release once the lock is gone."""
+    import inspect
+    from importlib import metadata
+
+    import redis_lock
+
+    assert metadata.version("python-redis-lock").startswith("4.0.")
+    assert "float(expire) * 2 / 3 if auto_renewal" in inspect.getsource(redis_lock.Lock.__init__)
+    assert "threading.Thread(" in inspect.getsource(redis_lock.Lock._start_lock_renewer)
+    client = redis.StrictRedis.from_url(valkey_url)
+    lock = redis_lock.Lock(client, "emqlab:tools-pin:python-redis-lock", expire=1)
+    try:
+        assert lock.acquire(blocking=False)
+        assert 0 < client.pttl("lock:emqlab:tools-pin:python-redis-lock") <= 1000
+        time.sleep(1.1)
+        with pytest.raises(redis_lock.NotAcquired):
+            lock.extend()
+        with pytest.raises(redis_lock.NotAcquired):
+            lock.release()
+    finally:
+        client.delete("lock:emqlab:tools-pin:python-redis-lock", "lock-signal:emqlab:tools-pin:python-redis-lock")
+        client.close()

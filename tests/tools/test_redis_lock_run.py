@@ -1,0 +1,65 @@
+"""Issue 21: redis-py's Lock (emqlab.tools.redis_lock_run). `extend(t)` adds t to what is left, so a holder that
+extends on a cadence grows its TTL; with `replace_ttl=True` the TTL stays at the lease, a stretch longer than
+it lets the lock go, and the holder learns only at its next touch (LockNotOwnedError). Live through
+`emqlab tools redis-lock --json`; the words on recorded runs; redis-py's extend pinned on the session's server."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import redis
+from redis.exceptions import LockNotOwnedError
+
+from emqlab.core.words import HEADLINE_WORDS, headline_words, seconds
+from emqlab.tools import redis_lock_run
+
+MARGIN_S = 0.05  # a PTTL read right after the extend, on loopback
+
+
+@pytest.mark.live
+@pytest.mark.realtime
+def test_extend_grows_the_ttl_and_replace_ttl_keeps_it_at_the_lease(library_run):
+    grown = library_run("redis-lock")["verdict"]
+    lease = grown["lease"]
+    assert grown["pttl_after_fifth"] > lease + 1.0 and grown["grew"]  # 1 + 5 × 0.6 = 4 s here
+    assert grown["pttl_after_extends"][:5] == sorted(grown["pttl_after_extends"][:5])  # tick by tick
+    assert grown["runs"] == 1 and grown["lapsed_at"] is None and grown["told"] is None
+    kept = library_run("redis-lock", "--fix")["verdict"]
+    assert all(abs(x - kept["lease"]) <= MARGIN_S for x in kept["pttl_after_extends"][:5]) and not kept["grew"]
+    assert kept["lapsed_at"] is not None and kept["contender_acquired_at"] >= kept["lapsed_at"]
+    assert kept["told"] is True and kept["told_how"].startswith("LockNotOwnedError")
+    assert kept["release_error"] == "LockNotOwnedError" and kept["runs"] == 1 and kept["effects"] == 1
+
+
+def test_the_words_say_only_what_the_recorded_runs_hold(recorded_run):
+    for name in ("redis-lock", "redis-lock_fix"):
+        tl = recorded_run(name)
+        v = redis_lock_run.verdict(tl)
+        assert v.to_dict() == tl.verdict.to_dict(), name
+        assert headline_words(v.summary) <= HEADLINE_WORDS and v.summary.startswith(v.label)
+        assert seconds(v.pttl_after_fifth) in v.summary and f"redis-py {v.version}" in v.told
+        assert ("with replace_ttl" in v.label) == tl.params.fix
+
+
+@pytest.mark.live
+def test_redis_py_lock_still_behaves_as_the_lesson_says(valkey_url):
+    """Pinned on a real server: extend adds to what is left unless replace_ttl; a lapsed lock's extend and
+    release raise LockNotOwnedError."""
+    client = redis.Redis.from_url(valkey_url)
+    name = "emqlab:tools-pin:redis-lock"
+    try:
+        lock = client.lock(name, timeout=1, thread_local=False)
+        assert lock.acquire(blocking=False)
+        lock.extend(1)
+        assert client.pttl(name) > 1900  # added: 1 s left + 1 s
+        lock.extend(1, replace_ttl=True)
+        assert client.pttl(name) <= 1000
+        time.sleep(1.1)
+        with pytest.raises(LockNotOwnedError):
+            lock.extend(1)
+        with pytest.raises(LockNotOwnedError):
+            lock.release()
+    finally:
+        client.delete(name)
+        client.close()

@@ -1,0 +1,73 @@
+"""Issue 21: RQ (emqlab.tools.rq_run). A worker killed mid-job leaves the job in the started registry until its
+heartbeat's expiry (the interval + RQ's fixed 60 s), then RQ moves it to the failed registry as abandoned:
+never run. With Retry the abandoned job runs once; when the worker was only slow, twice. Live through
+`emqlab tools rq --json` (RQ waits a minute: the two runs go side by side); the words on recorded runs; RQ's
+heartbeat and cleaning pinned."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from types import SimpleNamespace
+
+import pytest
+
+from emqlab.core.words import HEADLINE_WORDS, headline_words, seconds
+from emqlab.tools import rq_run
+
+SLACK_S = 1.5  # RQ scores in whole seconds, and cleans once a second here
+
+
+@pytest.mark.live
+@pytest.mark.realtime
+@pytest.mark.slow
+def test_a_killed_workers_job_is_abandoned_and_retry_runs_it_once(library_run):
+    with ThreadPoolExecutor(2) as pool:  # each on a server of its own; a minute each, mostly waiting
+        failure, fix = pool.submit(library_run, "rq"), pool.submit(library_run, "rq", "--fix")
+        failure, fix = failure.result(), fix.result()
+    for out in (failure, fix):
+        v = out["verdict"]
+        assert out["library"] == "rq" and out["version"].startswith("2.12.") and v["fate"] == "killed"
+        # the entry stayed until its heartbeat's expiry, RQ's 60 s (and the interval: RQ scores in whole seconds,
+        # rounded down) after the job began, no sooner
+        began = next(e["t"] for e in out["events"] if e["kind"] == "start")
+        assert v["heartbeat_deadline"] >= began + rq_run.FIXED_S - 0.05
+        assert v["heartbeat_deadline"] - 0.05 <= v["abandoned_at"] <= v["heartbeat_deadline"] + SLACK_S
+    v = failure["verdict"]
+    assert v["lost"] is True and v["runs"] == 0 and v["effects"] == 0 and v["in_failed_registry"]
+    assert v["final_status"] == "failed" and not v["retried"]
+    v = fix["verdict"]
+    assert v["lost"] is False and v["runs"] == 1 and v["effects"] == 1 and v["retried"] and v["started"] == 2
+    assert v["final_status"] == "finished" and v["finished_in"] != v["workers"][:1]
+
+
+def test_the_words_say_only_what_the_recorded_runs_hold(recorded_run):
+    for name in ("rq", "rq_fix", "rq_fix_fate_slow"):
+        tl = recorded_run(name)
+        v = rq_run.verdict(tl)
+        assert v.to_dict() == tl.verdict.to_dict(), name
+        assert headline_words(v.summary) <= HEADLINE_WORDS and v.summary.startswith(v.label)
+        assert seconds(v.abandoned_at) in v.summary and f"rq {v.version}" in v.told
+    slow = recorded_run("rq_fix_fate_slow").verdict
+    assert slow.runs == 2 and slow.effects == 2 and slow.holders_at_once == 2 and slow.holder_told is False
+    assert "twice" in slow.summary
+
+
+def test_rq_still_behaves_as_the_lesson_says():
+    """Pinned: the heartbeat's expiry (the interval + 60 s), the defaults the lesson quotes, and a cleaning that
+    retries an abandoned job with retries left, and fails it otherwise."""
+    import inspect
+    from importlib import metadata
+
+    from rq import defaults
+    from rq.registry import StartedJobRegistry
+    from rq.worker import Worker
+
+    assert metadata.version("rq").startswith("2.12.")
+    assert defaults.DEFAULT_JOB_MONITORING_INTERVAL == rq_run.DEFAULTS["job_monitoring_interval"] == 30
+    assert defaults.DEFAULT_MAINTENANCE_TASK_INTERVAL == rq_run.DEFAULTS["maintenance_interval"] == 600
+    # the library's own method, called on a stand-in worker: nothing of RQ is changed
+    worker = SimpleNamespace(job_monitoring_interval=1, current_job_working_time=0)
+    assert Worker.get_heartbeat_ttl(worker, SimpleNamespace(timeout=600)) == 1 + rq_run.FIXED_S
+    assert Worker.get_heartbeat_ttl(worker, SimpleNamespace(timeout=None)) == 1 + rq_run.FIXED_S
+    cleanup = inspect.getsource(StartedJobRegistry.cleanup)
+    assert "AbandonedJobError" in cleanup and "job.retries_left" in cleanup and "job.retry(" in cleanup
