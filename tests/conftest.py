@@ -82,6 +82,10 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if LIVE_FIXTURES & set(getattr(item, "fixturenames", ())) and not item.get_closest_marker("live"):
             item.add_marker(pytest.mark.live)
+    # what takes long starts first: side by side (xdist, a file per process), a lesson or a file with a slow
+    # test that starts last becomes the whole run's tail
+    slow = {item.path for item in items if item.get_closest_marker("slow") or item.path.suffix == ".ipynb"}
+    items.sort(key=lambda item: item.path not in slow)
 
 
 @pytest.fixture(autouse=True)

@@ -12,7 +12,9 @@ from .options import emit, help_text, number, output_dir
 def cmd_figures(args) -> None:
     from ..view.export import export_all
 
-    written = export_all(args.out, fmt=args.format, backend=args.backend, clock=args.clock, scale=args.scale)
+    only = [name.strip() for name in args.only.split(",") if name.strip()] if args.only is not None else None
+    written = export_all(args.out, fmt=args.format, backend=args.backend, clock=args.clock, scale=args.scale,
+                         only=only)
     emit(args, {"out": str(args.out), "files": [str(p) for p in written]}, "\n".join(str(p) for p in written))
 
 
@@ -47,6 +49,9 @@ def add_verbs(sub, common) -> None:
     p = sub.add_parser("figures", parents=[common], help="write every course figure to a folder")
     p.add_argument("--out", required=True, type=output_dir, help="folder to write into (created if missing)")
     p.add_argument("--format", choices=["png", "svg"], default="png")
+    p.add_argument("--only", default=None, metavar="NAME[,NAME…]",
+                   help="write only these figures (their file names without the extension, e.g. fig1-heartbeat); "
+                        "default: every one")
     p.set_defaults(func=cmd_figures)
 
     p = sub.add_parser("site", help="write the saved lessons as a static site: a page each and an index",

@@ -165,28 +165,6 @@ def test_figure_one_on_either_store(backend, tmp_path):
     assert "finished once" in half and "lapsed" not in half
 
 
-@pytest.mark.live
-def test_cli_writes_figures_with_a_progress_bar(tmp_path, capsys):
-    # the real verb, restricted by nothing: every figure (the failover's on servers of its own, hence
-    # live), the bar on stderr, the paths on stdout
-    out = tmp_path / "figures-out"
-    assert cli.main(["figures", "--out", str(out), "--format", "svg"]) == 0
-    captured = capsys.readouterr()
-    listed = captured.out.split()
-    assert len(listed) == 2 * len(EXPECTED) and all((out / p.rsplit("/", 1)[-1]).is_file() for p in listed)
-    assert "figures: 100%" in captured.err and f"{len(EXPECTED)}/{len(EXPECTED)}" in captured.err
-
-
-@pytest.mark.parametrize(("argv", "message"), [
-    (["figures", "--out", "x", "--format", "pdf"], "invalid choice: 'pdf'"),
-    (["figures"], "the following arguments are required: --out"),
-])
-def test_cli_bad_input_is_one_line(argv, message, capsys):
-    assert cli.main(argv) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("emqlab: error: ") and message in err and err.count("\n") == 1
-
-
 def test_out_must_be_a_folder(tmp_path, capsys):
     a_file = tmp_path / "slides.txt"
     a_file.write_text("")
@@ -201,7 +179,7 @@ def test_an_export_with_a_mark_the_legend_leaves_out_is_refused(fake, tmp_path):
     from emqlab.view.export import FigureProblem
 
     drawing = figures.heartbeat_figure(figures.heartbeat_modes(fake))
-    export_figure(drawing, tmp_path / "fine", "png")  # every course figure passes (test_cli_writes_figures…)
+    export_figure(drawing, tmp_path / "fine", "png")  # every course figure passes (tests/cli/test_course.py exports them all)
     drawing.figure.axes[0].plot([10], [0.5], marker="*", label="a star")  # drawn after its legend was built
     with pytest.raises(FigureProblem, match=r"^broken\.png was drawn with a fault a reader would see: "
                                             r"drawn but not in the legend: a star$"):
