@@ -112,6 +112,16 @@ def minus(start: float, end: float, holes: list[tuple[float, float]]) -> list[tu
     return parts
 
 
+def most_at_once(spans: list[tuple[float, float]]) -> int:
+    """The most spans that cover one moment (a span ending when another starts does not overlap it)."""
+    edges = sorted([(a, 1) for a, b in spans if b > a] + [(b, -1) for a, b in spans if b > a])
+    most = now = 0
+    for _, step in edges:
+        now += step
+        most = max(most, now)
+    return most
+
+
 @dataclass
 class Event:
     t: float

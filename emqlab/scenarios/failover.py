@@ -36,7 +36,7 @@ from ..core.errors import BackendUnavailable, BadParameter, StaleToken, StoreErr
 from ..lease.leases import Leases, new_token
 from ..core.ranges import check, check_run
 from ..faults.replica import ReplicaPair, wait, wait_cost
-from ..core.timeline import Interval, Record, Timeline, Verdict, WallRecorder
+from ..core.timeline import Interval, Record, Timeline, Verdict, WallRecorder, most_at_once
 from ..core.words import ModeWords, plural, seconds
 from .base import mode_words, positive
 
@@ -355,16 +355,6 @@ def failover(guard: str = "none", lease: float = 30, job: float = 12, scale: flo
 
 
 # -- the verdict, read off the events ------------------------------------------------------------
-def most_at_once(spans: list[tuple[float, float]]) -> int:
-    """The most spans that cover one moment (a span ending when another starts does not overlap it)."""
-    edges = sorted([(a, 1) for a, b in spans if b > a] + [(b, -1) for a, b in spans if b > a])
-    most = now = 0
-    for _, step in edges:
-        now += step
-        most = max(most, now)
-    return most
-
-
 def verdict(timeline: Timeline, cost: dict[str, Any] | None = None) -> FailoverVerdict:
     """The facts of a failover run, read off its events and intervals; then its words."""
     p = timeline.params

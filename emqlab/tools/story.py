@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.timeline import Interval, Record, Timeline, Verdict, json_name
+from ..core.timeline import Interval, Record, Timeline, Verdict, json_name, most_at_once  # noqa: F401 - the runs take it from here
 from ..core.words import FigureWords, figure_words
 
 EMQLAB = "emqlab"  # the mode of emqlab's own design facing a library's story, in a figure beside the library's runs
@@ -91,16 +91,6 @@ def bodies(tl: Timeline) -> list[Body]:
                     body.cut = e.t
                     del open_[(actor, pid)]
     return found
-
-
-def most_at_once(spans: list[tuple[float, float]]) -> int:
-    """The most spans covering one moment (a span ending as another starts does not overlap it)."""
-    edges = sorted([(a, 1) for a, b in spans if b > a] + [(b, -1) for a, b in spans if b > a])
-    most = now = 0
-    for _, step in edges:
-        now += step
-        most = max(most, now)
-    return most
 
 
 def end_of(tl: Timeline) -> float:

@@ -49,3 +49,12 @@ def test_a_run_reads_back_typed_and_an_unknown_scenario_is_refused(fake):
     assert untyped.verdict["summary"] == tl.verdict.summary and untyped.summary == tl.summary
     with pytest.raises(Exception, match="no scenario named 'nosuch'"):
         load({**tl.to_dict(), "scenario": "nosuch"})
+
+
+def test_most_at_once_counts_overlap_not_touching():
+    from emqlab.core.timeline import most_at_once
+
+    assert most_at_once([(0, 10), (5, 20)]) == 2
+    assert most_at_once([(0, 5), (5, 10)]) == 1  # one ends as the other starts: never two at once
+    assert most_at_once([(0, 10), (2, 3), (2, 4)]) == 3
+    assert most_at_once([(4, 4)]) == 0 and most_at_once([]) == 0

@@ -17,7 +17,7 @@ from emqlab.cli import command as cli
 from emqlab.store import embedded
 from emqlab.faults import relay
 from emqlab.store.embedded import FOLDER_PREFIX
-from emqlab.scenarios.failover import GUARDS, failover, most_at_once
+from emqlab.scenarios.failover import GUARDS, failover
 
 from support import alive, descendants, run_json, servers, start, wait_for
 
@@ -127,12 +127,6 @@ def test_bad_parameters_in_python_are_refused_before_any_server():
     for kw in ({"guard": "quorum"}, {"lease": 0}, {"job": -1}, {"scale": 5}):
         with pytest.raises(BadParameter):
             failover(**kw)
-
-
-def test_most_at_once_counts_overlap_not_touching():
-    assert most_at_once([(0, 10), (5, 20)]) == 2
-    assert most_at_once([(0, 5), (5, 10)]) == 1
-    assert most_at_once([]) == 0
 
 
 @pytest.mark.live

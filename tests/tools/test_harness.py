@@ -146,12 +146,6 @@ def test_a_deadline_read_a_few_ms_later_is_the_same_reading():
         {"lock_deadline": 5.5, "stc": 2, "nested": {"visible_deadline": 1.0}}
 
 
-def test_most_at_once_counts_overlap_not_touching():
-    assert story.most_at_once([(0, 3), (2, 5)]) == 2
-    assert story.most_at_once([(0, 3), (3, 5)]) == 1
-    assert story.most_at_once([]) == 0
-
-
 def test_bodies_read_start_end_crash_and_stop():
     from emqlab.core.timeline import Timeline
 
