@@ -2,10 +2,13 @@
 from another test file):
 
 - records: a scenario's Params or Verdict holding only what a words test names (`record`);
+- a renewal plane's holders stopped by a theft on the virtual clock (`stop_when_lost`);
+- bad input written message first, flattened into (argv, message) rows (`by_message`);
 - live runs: `emqlab` run as a process against a live server, its keys, its descendants, polls with
   deadlines (`start`, `run_json`, `wait_for`, `keys_under`, `gone`, …);
 - what a figure and its words promise (`check_protocol`, `clauses`, the reaper's and the queue
   heartbeat's readout checks);
+- a library's recorded runs, each verdict read again off its events (`verdicts_read_again`);
 - the package read as text, its layers and its imports (`modules`, `imports`, `rank`, `upward`, …);
 - the browser tests' servers and page helpers (their fixtures are in tests/browser/conftest.py).
 """
@@ -29,6 +32,7 @@ import pytest
 import redis
 
 import emqlab
+from emqlab.core.children import descendants  # noqa: F401 - the tests read process trees with it
 from emqlab.core.words import HEADLINE_WORDS, headline_words, plural, seconds, times
 from emqlab.plot import Drawing
 
@@ -45,6 +49,32 @@ def record(cls: type[R], **given: Any) -> R:
     return cls(**{**needed, **given})
 
 
+
+
+# -- a renewal plane: its holders wait on their lost events, and a thief re-owns one key ------------
+def stop_when_lost(backend, plane, holdings, stolen: str) -> dict[int, tuple[int, Exception]]:
+    """On the virtual clock: a holder for each of `holdings` works up to 50 s unless its `lost` event fires first,
+    a thief re-owns `stolen` at 20 s, and `plane` renews until its ticks are done. {index: (the clock's ms when
+    the holder stopped, what its lost event carried)} for every holder that stopped."""
+    clock = backend.clock
+    stopped = {}
+
+    def holder(h):
+        result = yield clock.timeout(50_000) | h.lost
+        if h.lost in result:
+            stopped[h.index] = (clock.now_ms, result[h.lost])
+
+    for h in holdings:
+        clock.process(holder(h))
+
+    def thief():
+        yield clock.timeout(20_000)
+        backend.client.set(stolen, "someone-else", px=30_000)
+
+    clock.process(thief())
+    plane.start()
+    clock.run()
+    return stopped
 
 
 # -- real time: how late a loaded machine may be ---------------------------------------------------
@@ -71,6 +101,13 @@ def reaped_past_its_lease(tl, job: str | None = None) -> bool:
     claim = next(e for e in tl.of("claim") if e.data.get("job") == job and e.data.get("attempts") == 1)
     reap = next(e for e in tl.of("reap") if job in e.data.get("jobs", []))
     return reap.data["time_s"] >= claim.data["score_s"]
+
+
+# -- bad input: the one line a command says ------------------------------------------------------------
+def by_message(table: dict[str, list[list[str]]]) -> list[tuple[list[str], str]]:
+    """A parametrize table of bad input written message first: (argv, message) for every argv listed under the
+    message its one-line error must say, in the table's order."""
+    return [(argv, says) for says, argvs in table.items() for argv in argvs]
 
 
 # -- live runs -------------------------------------------------------------------------------------
@@ -130,24 +167,6 @@ def alive(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except (FileNotFoundError, ProcessLookupError):
         return False
-
-
-
-def descendants(pid: int) -> list[int]:
-    """Every process below `pid`, read from /proc."""
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        children.setdefault(ppid, []).append(int(stat.parent.name))
-    found, todo = [], [pid]
-    while todo:
-        for kid in children.get(todo.pop(), []):
-            found.append(kid)
-            todo.append(kid)
-    return found
 
 
 
@@ -300,6 +319,22 @@ def says_only_what_the_queue_heartbeat_verdict_holds(tl):
                 "was accepted") in readout
         assert f"attempt {v.accepted_attempts} was still the current one" in readout
 
+
+
+# -- a library's recorded runs: the verdict read again off the events -----------------------------------
+def verdicts_read_again(recorded, module, *names: str) -> list[tuple[Any, Any]]:
+    """(run, verdict) for each recorded run named (`recorded`: the tools tests' `recorded_run`), every one
+    checked first: `module.verdict` reads off its recorded events the verdict it was recorded with, and its
+    headline keeps to the headline words and opens with its label."""
+    read = []
+    for name in names:
+        tl = recorded(name)
+        v = module.verdict(tl)
+        assert v.to_dict() == tl.verdict.to_dict(), name  # the verdict is read off the recorded events
+        assert headline_words(v.summary) <= HEADLINE_WORDS, v.summary
+        assert v.summary.startswith(v.label), v.summary
+        read.append((tl, v))
+    return read
 
 
 # -- the package, read as text ------------------------------------------------------------------

@@ -28,6 +28,7 @@ import redis
 
 from .server import QUEUE, open_class
 from ..queue.consumer import Consumer
+from ..core.children import child_setup
 from ..core.errors import BadParameter
 from ..core.ranges import check
 from ..queue.jobs import Queue, check_name
@@ -225,8 +226,6 @@ class Joined:
         import sys
 
         lease_s, beat_s, work_s = check("lease", lease_s), check("beat", beat_s), check("work", work_s)  # real seconds
-
-        from ..queue.procs import child_setup
 
         self.store = open_class(address)  # checks the address and gives us a view of our own lane
         if self.store.slot == "instructor":

@@ -22,7 +22,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 
-from ..store.embedded import die_with_parent
+from ..core.children import die_with_parent
 from ..core.errors import BadParameter, EmqlabError
 from ..core.timeline import Verdict
 from .learner import Joined

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass, replace
 from typing import Any, TypeVar
 
-from .words import told
+from .words import ModeWords, told
 
 R = TypeVar("R", bound="Record")
 
@@ -96,6 +96,10 @@ class Verdict(Record):
     def told(self) -> str:
         """The whole readout as text: the headline, then one line per fact."""
         return told(self.summary, self.facts)
+
+    def worded(self: R, words: ModeWords) -> R:
+        """This verdict with the words its scenario's words function wrote for it."""
+        return self.but(label=words.label, summary=words.readout, facts=words.facts, static=words.verdict)
 
 
 def minus(start: float, end: float, holes: list[tuple[float, float]]) -> list[tuple[float, float]]:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import time
+from functools import partial
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
@@ -205,6 +206,20 @@ class RenewalPlane:
     def _ticks(self):
         return range(1, self.ticks + 1) if self.ticks is not None else _forever()
 
+    def _ticking(self, next_ms: float, tick: Callable[[int], float | None]):
+        """A design's process on the clock: at each tick (the first at `next_ms`, each next one `every_ms`
+        after the last was sent, as a timer that reschedules from when it fired) `tick(n)` renews and returns
+        when it sent, or None to end the process (nothing left to renew, or all of it lost). It also ends
+        when the design is stopped, and after `ticks` ticks."""
+        for n in self._ticks():
+            yield self.clock.timeout(max(0, next_ms - self.clock.now_ms))
+            if self.stopped:
+                return
+            sent_ms = tick(n)
+            if sent_ms is None:
+                return
+            next_ms = sent_ms + self.every_ms
+
 
 def _forever():
     n = 1
@@ -231,32 +246,28 @@ class PerJobTimers(RenewalPlane):
         self._leases = Leases(self.backend)
         first = self._first_tick_ms(from_ms)
         for holding in self.holdings:
-            self.clock.process(self._timer(holding, first))
+            self.clock.process(self._ticking(first, partial(self._timer, holding)))
 
-    def _timer(self, holding: Holding, next_ms: float):
+    def _timer(self, holding: Holding, tick: int) -> float | None:
+        """One lease's own tick: one `extend_lease` round trip."""
+        if not holding.live:
+            return None
         clock, counter = self.clock, self.backend.counter
-        for tick in self._ticks():
-            yield clock.timeout(max(0, next_ms - clock.now_ms))
-            if self.stopped or not holding.live:
-                return
-            rt0, cmd0 = counter.snapshot()
-            sent_ms, started = clock.now_ms, time.perf_counter()
-            lost = False
-            try:
-                self._leases.extend(holding.key, holding.token, self.lease_ms)
-            except LeaseLost:
-                lost = True
-            wall_ms = (time.perf_counter() - started) * 1000
-            rt1, cmd1 = counter.snapshot()
-            call = Call(sent_ms, tick, self.design, 1, rt1 - rt0, cmd1 - cmd0, wall_ms, [], holding.index, (1,))
-            if lost:
-                call.lost.append(holding)
-                self._tell_lost(holding)
-            self._record(call)
-            if lost:
-                return
-            # a timer reschedules from when it fired, as a per-lock timer does
-            next_ms = sent_ms + self.every_ms
+        rt0, cmd0 = counter.snapshot()
+        sent_ms, started = clock.now_ms, time.perf_counter()
+        lost = False
+        try:
+            self._leases.extend(holding.key, holding.token, self.lease_ms)
+        except LeaseLost:
+            lost = True
+        wall_ms = (time.perf_counter() - started) * 1000
+        rt1, cmd1 = counter.snapshot()
+        call = Call(sent_ms, tick, self.design, 1, rt1 - rt0, cmd1 - cmd0, wall_ms, [], holding.index, (1,))
+        if lost:
+            call.lost.append(holding)
+            self._tell_lost(holding)
+        self._record(call)
+        return None if lost else sent_ms
 
 
 class Sweep(RenewalPlane):
@@ -277,7 +288,7 @@ class Sweep(RenewalPlane):
         self._batches: tuple[int, list[list[Holding]]] | None = None
 
     def start(self, from_ms: float | None = None) -> None:
-        self.clock.process(self._sweeper(self._first_tick_ms(from_ms)))
+        self.clock.process(self._ticking(self._first_tick_ms(from_ms), self._sweep))
 
     def batches(self, live: list[Holding]) -> list[list[Holding]]:
         """Bounded batches whose keys share a cluster slot (one worker's leases share a hashtag)."""
@@ -286,30 +297,27 @@ class Sweep(RenewalPlane):
             by_slot.setdefault(holding.slot, []).append(holding)
         return [group[i:i + self.batch] for group in by_slot.values() for i in range(0, len(group), self.batch)]
 
-    def _sweeper(self, next_ms: float):
+    def _sweep(self, tick: int) -> float | None:
+        """One tick: every held lease extended in one round trip (bounded batches, one script call each)."""
         clock, counter = self.clock, self.backend.counter
-        for tick in self._ticks():
-            yield clock.timeout(max(0, next_ms - clock.now_ms))
-            if self.stopped:
-                return
-            rt0, cmd0 = counter.snapshot()
-            sent_ms, started = clock.now_ms, time.perf_counter()  # choosing the batches is part of the tick
-            if self._batches is None or self._batches[0] != self.generation:
-                self._batches = (self.generation, self.batches([h for h in self.holdings if h.live]))
-            batches = self._batches[1]
-            if not batches:
-                return
-            live = sum(len(chunk) for chunk in batches)
-            replies = self._send(batches)
-            wall_ms = (time.perf_counter() - started) * 1000
-            rt1, cmd1 = counter.snapshot()
-            lost = [chunk[pos - 1] for chunk, reply in zip(batches, replies) for pos in reply]
-            self._record(Call(sent_ms, tick, self.design, live, rt1 - rt0, cmd1 - cmd0, wall_ms, lost,
-                              sizes=tuple(len(chunk) for chunk in batches)))
-            told_ms = clock.now_ms  # one reply: every lease it reports lost is lost in this one instant
-            for holding in lost:
-                self._tell_lost(holding, told_ms)
-            next_ms = sent_ms + self.every_ms
+        rt0, cmd0 = counter.snapshot()
+        sent_ms, started = clock.now_ms, time.perf_counter()  # choosing the batches is part of the tick
+        if self._batches is None or self._batches[0] != self.generation:
+            self._batches = (self.generation, self.batches([h for h in self.holdings if h.live]))
+        batches = self._batches[1]
+        if not batches:
+            return None
+        live = sum(len(chunk) for chunk in batches)
+        replies = self._send(batches)
+        wall_ms = (time.perf_counter() - started) * 1000
+        rt1, cmd1 = counter.snapshot()
+        lost = [chunk[pos - 1] for chunk, reply in zip(batches, replies) for pos in reply]
+        self._record(Call(sent_ms, tick, self.design, live, rt1 - rt0, cmd1 - cmd0, wall_ms, lost,
+                          sizes=tuple(len(chunk) for chunk in batches)))
+        told_ms = clock.now_ms  # one reply: every lease it reports lost is lost in this one instant
+        for holding in lost:
+            self._tell_lost(holding, told_ms)
+        return sent_ms
 
     def _packed(self, batches: list[list[Holding]], conn) -> list[bytes]:
         """The tick's EVALSHA calls as wire bytes, packed once per set of held leases: between
@@ -418,34 +426,29 @@ class Session(RenewalPlane):
 
     def start(self, from_ms: float | None = None) -> None:
         self._leases = Leases(self.backend)
-        self.clock.process(self._renewer(self._first_tick_ms(from_ms)))
+        self.clock.process(self._ticking(self._first_tick_ms(from_ms), self._renew))
 
-    def _renewer(self, next_ms: float):
+    def _renew(self, tick: int) -> float | None:
+        """One tick: the session extended, one round trip, whatever the number of jobs it holds."""
         clock, counter = self.clock, self.backend.counter
-        for tick in self._ticks():
-            yield clock.timeout(max(0, next_ms - clock.now_ms))
-            if self.stopped:
-                return
-            # which jobs it holds is bookkeeping, not renewal: the extend carries no job, so the list
-            # (kept until the held set changes) is only read to say how many, or whom to tell
-            if self._live is None or self._live[0] != self.generation:
-                self._live = (self.generation, [h for h in self.holdings if h.live])
-            live = self._live[1]
-            if not live:
-                return
-            rt0, cmd0 = counter.snapshot()
-            sent_ms, started = clock.now_ms, time.perf_counter()
-            try:
-                self._leases.extend(self.session_key, self.token, self.lease_ms)
-                lost = []
-            except LeaseLost:
-                lost = live  # the session is gone or re-owned: every job it held goes with it
-            wall_ms = (time.perf_counter() - started) * 1000
-            rt1, cmd1 = counter.snapshot()
-            self._record(Call(sent_ms, tick, self.design, len(live), rt1 - rt0, cmd1 - cmd0, wall_ms, lost))
-            told_ms = clock.now_ms  # one reply: every job goes in this one instant
-            for holding in lost:
-                self._tell_lost(holding, told_ms)
-            if lost:
-                return
-            next_ms = sent_ms + self.every_ms
+        # which jobs it holds is bookkeeping, not renewal: the extend carries no job, so the list
+        # (kept until the held set changes) is only read to say how many, or whom to tell
+        if self._live is None or self._live[0] != self.generation:
+            self._live = (self.generation, [h for h in self.holdings if h.live])
+        live = self._live[1]
+        if not live:
+            return None
+        rt0, cmd0 = counter.snapshot()
+        sent_ms, started = clock.now_ms, time.perf_counter()
+        try:
+            self._leases.extend(self.session_key, self.token, self.lease_ms)
+            lost = []
+        except LeaseLost:
+            lost = live  # the session is gone or re-owned: every job it held goes with it
+        wall_ms = (time.perf_counter() - started) * 1000
+        rt1, cmd1 = counter.snapshot()
+        self._record(Call(sent_ms, tick, self.design, len(live), rt1 - rt0, cmd1 - cmd0, wall_ms, lost))
+        told_ms = clock.now_ms  # one reply: every job goes in this one instant
+        for holding in lost:
+            self._tell_lost(holding, told_ms)
+        return None if lost else sent_ms

@@ -18,50 +18,20 @@ The scenarios that drive these processes live in `emqlab.scenarios.processes`.
 from __future__ import annotations
 
 import argparse
-import atexit
 import json
 import os
 import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from typing import Any
 
-from ..store.embedded import die_with_parent
+from ..core.children import Children, child_setup
 from ..core.errors import BadParameter, StoreError
 from ..core.timeline import Filtered, Recorder, Timeline
 
-_live: set[subprocess.Popen] = set()
-_live_lock = threading.Lock()
 URL_ENV = "EMQLAB_CHILD_URL"  # the store's address, for the child only; never on a command line
-
-
-def child_setup() -> None:  # runs in the child between fork and exec
-    die_with_parent()
-    # a Ctrl-C meant for the parent must not reach a child, even one sent with kill(pid) by hand
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-_exit_hook = False  # registered with the first child, not at import
-
-
-def _reap_all() -> None:
-    with _live_lock:
-        procs = list(_live)
-    for proc in procs:
-        _finish(proc, graceful=False)
-
-
-def _track(proc: subprocess.Popen) -> None:
-    """Reap `proc` at interpreter exit if nothing has by then (the hook goes in with the first child)."""
-    global _exit_hook
-    with _live_lock:
-        _live.add(proc)
-        if not _exit_hook:
-            _exit_hook = True
-            atexit.register(_reap_all)
 
 
 def _finish(proc: subprocess.Popen, *, graceful: bool, timeout: float = 5.0) -> None:
@@ -76,8 +46,10 @@ def _finish(proc: subprocess.Popen, *, graceful: bool, timeout: float = 5.0) -> 
                 proc.kill()
                 proc.wait(timeout=timeout)
     finally:
-        with _live_lock:
-            _live.discard(proc)
+        _children.discard(proc)
+
+
+_children = Children(lambda proc: _finish(proc, graceful=False))  # ended at exit if nothing has ended them
 
 
 def store_url(backend) -> str:
@@ -116,7 +88,7 @@ class ProcessPool:
         err = self._stderr[name] = tempfile.TemporaryFile()  # unlinked at once: gone with the parent
         proc = subprocess.Popen(args, preexec_fn=child_setup, start_new_session=True, env=env,
                                 stdin=subprocess.DEVNULL, stderr=err)
-        _track(proc)
+        _children.add(proc)
         self.procs[name] = proc
         return proc
 
@@ -167,8 +139,7 @@ class ProcessPool:
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)
         self.paused.discard(name)
-        with _live_lock:
-            _live.discard(proc)
+        _children.discard(proc)
 
     def pause(self, name: str) -> None:
         self.procs[name].send_signal(signal.SIGSTOP)

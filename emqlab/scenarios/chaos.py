@@ -253,8 +253,7 @@ def chaos_verdict(timeline: Timeline) -> ChaosVerdict:
         **{k: c[k] for k in ("jobs", "completed", "lost", "kills", "pauses", "reaped", "refused_writes",
                              "duplicate_effects")},
     )
-    w = words(p, v)
-    return v.but(label=w.label, summary=w.readout, facts=w.facts, static=w.verdict)
+    return v.worded(words(p, v))
 
 
 def words(p: Params, v: ChaosVerdict) -> ModeWords:

@@ -131,8 +131,7 @@ def placement_verdict(tl: Timeline) -> PlacementVerdict:
         script_error=script.data.get("error"),
         crossslot="CROSSSLOT" in (script.data.get("error") or ""),
     )
-    w = words(v)
-    return v.but(label=w.label, summary=w.readout, facts=w.facts, static=w.verdict)
+    return v.worded(words(v))
 
 
 def words(v: PlacementVerdict) -> ModeWords:

@@ -515,8 +515,7 @@ def explore(workers: int = 2, jobs: int = 1, depth: int = 12, states: int = DEFA
                                  "is not deterministic, which it must be")
             cex = None if steps is None else [{**s.to_dict(), **played.said[k]} for k, s in enumerate(steps)]
             v = ExploreVerdict(counterexample=cex, **found)
-            w = words(params, v)
-            run.timeline.verdict = v.but(label=w.label, summary=w.readout, facts=w.facts, static=w.verdict)
+            run.timeline.verdict = v.worded(words(params, v))
     return run.timeline
 
 
@@ -693,8 +692,7 @@ def replay(source: Timeline, backend: Any = "valkey", scale: float | None = None
             rv = ReplayVerdict(steps=len(steps), expected=v.invariant, broke_at=played.broke_at,
                                invariant=played.invariant, broken=played.broken, same=same, why=why,
                                scale=real_scale, store=be.name)
-            w = replay_words(p, rv)
-            run.timeline.verdict = rv.but(label=w.label, summary=w.readout, facts=w.facts, static=w.verdict)
+            run.timeline.verdict = rv.worded(replay_words(p, rv))
     return run.timeline
 
 
@@ -732,18 +730,17 @@ def step_words(step: Mapping[str, Any]) -> str:
         jobs = a.get("jobs") or []
         return f"the reaper beats: {'reaps ' + ', '.join(jobs) if jobs else 'nothing to reap'}"
     if action == "claim":
-        if a.get("kind") == "claim":
-            return f"{actor} claims {a['job']} (attempts {a['attempts']})"
-        return f"{actor} claims nothing"
+        return (f"{actor} claims {a['job']} (attempts {a['attempts']})" if a.get("kind") == "claim"
+                else f"{actor} claims nothing")
     if action == "extend":
         job = a.get("job")
         if job is None:
             return f"{actor} renews its session" + ("" if a.get("held", True) else ": gone")
         return f"{actor} extends {job}: {'held' if a.get('held') else 'lost'}"
     if action == "effect":
-        if a.get("kind") == "effect_refused":
-            return f"{actor}'s effect on {a['job']} is refused"
-        return f"{actor} writes {a.get('job')}'s effect (attempts {a.get('attempts')}): applied ×{a.get('applied')}"
+        refused = a.get("kind") == "effect_refused"
+        return (f"{actor}'s effect on {a['job']} is refused" if refused else
+                f"{actor} writes {a.get('job')}'s effect (attempts {a.get('attempts')}): applied ×{a.get('applied')}")
     if action == "complete":
         ok = a.get("kind") == "complete"
         return f"{actor} completes {a.get('job')}: {'accepted' if ok else 'refused'}"

@@ -391,8 +391,7 @@ def verdict(timeline: Timeline, cost: dict[str, Any] | None = None) -> FailoverV
         wait_cost_ms=cost["wait_cost_ms"] if cost else None,
         wait_cost=cost,
     )
-    w = words(p, v)
-    return v.but(label=w.label, summary=w.readout, facts=w.facts, static=w.verdict)
+    return v.worded(words(p, v))
 
 
 # -- the one place a failover run is put into words: readout, static verdict, caption ----------------

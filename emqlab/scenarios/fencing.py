@@ -179,8 +179,7 @@ def fencing_verdict(timeline: Timeline) -> FencingVerdict:
         effects_applied=c["effects_applied"],
         duplicate_effect=c["duplicate_effects"] > 0,
     )
-    w = words(p, v)
-    return v.but(label=w.label, summary=w.readout, facts=w.facts, static=w.verdict)
+    return v.worded(words(p, v))
 
 
 def words(p: Params, v: FencingVerdict) -> ModeWords:

@@ -362,8 +362,7 @@ def verdict(timeline: Timeline) -> HeartbeatVerdict:
         tightest_margin_s=_tightest_margin(timeline),
         blind_s=_blind(timeline, lapsed_at, renew_lost_at),
     )
-    w = words(timeline.params, facts)
-    return facts.but(label=w.label, summary=w.readout, facts=w.facts, static=w.verdict)
+    return facts.worded(words(timeline.params, facts))
 
 
 def words(p: Params, v: HeartbeatVerdict) -> ModeWords:

@@ -60,7 +60,7 @@ class Checked:
                           backend=self.history.backend, clock=self.history.clock,
                           events=self.window_events(f))
             w = window_words(f, self.history)
-            tl.verdict = Verdict(label=w.label, summary=w.readout, facts=w.facts, static=w.verdict)
+            tl.verdict = Verdict().worded(w)
             out[name] = tl
         return out
 
@@ -127,8 +127,7 @@ def check(history: Any, invariants: Any = None) -> Checked:
     events = tl.events
     violations = [{**f.to_dict(), "t_first": events[f.first].t, "t_last": events[f.last].t} for f in found]
     v = CheckVerdict(scenario=tl.scenario, events=len(events), violations=violations, checked=list(names))
-    w = words(v)
-    return Checked(tl, v.but(label=w.label, summary=w.readout, facts=w.facts, static=w.verdict), found)
+    return Checked(tl, v.worded(words(v)), found)
 
 
 def words(v: CheckVerdict) -> ModeWords:

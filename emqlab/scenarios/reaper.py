@@ -267,8 +267,7 @@ def reaper_verdict(timeline: Timeline) -> ReaperVerdict:
         within_lease_plus_beat=bool(claim and reap and reap.t - claim.t <= p.lease + p.beat + 1e-9),
         **beat_facts(timeline, claim, reap),
     )
-    w = reaper_words(p, v)
-    return v.but(label=w.label, summary=w.readout, facts=w.facts, static=w.verdict)
+    return v.worded(reaper_words(p, v))
 
 
 def reaper_words(p: Params, v: ReaperVerdict) -> ModeWords:
@@ -396,8 +395,7 @@ def queue_heartbeat_verdict(timeline: Timeline) -> QueueHeartbeatVerdict:
         first_holder_refused=any(e.actor == "worker-1" for e in refused),
         finished_once=len(timeline.of("complete")) == 1,
     )
-    w = queue_heartbeat_words(p, v)
-    return v.but(label=w.label, summary=w.readout, facts=w.facts, static=w.verdict)
+    return v.worded(queue_heartbeat_words(p, v))
 
 
 def _accepted_after_lapse(timeline: Timeline) -> dict[str, Any]:

@@ -301,8 +301,7 @@ def verdict(timeline: Timeline) -> CostVerdict:
         taken=taken,
         session_taken_at=min((e.t for e in timeline.of("take", "thief") if e.data.get("session")), default=None),
     )
-    w = words(timeline.params, facts)
-    return facts.but(label=w.label, summary=w.readout, facts=w.facts, static=w.verdict)
+    return facts.worded(words(timeline.params, facts))
 
 
 def _cost(v: CostVerdict) -> tuple[str, str]:

@@ -155,8 +155,7 @@ def stuck_verdict(timeline: Timeline) -> StuckVerdict:
         second_attempt_by=again.actor if again else None,
         completed_at=round(done.t - t0, 3) if done else None,
     )
-    w = stuck_words(p, v)
-    return v.but(label=w.label, summary=w.readout, facts=w.facts, static=w.verdict)
+    return v.worded(stuck_words(p, v))
 
 
 def design_label(design: str, max_runtime: float | None = None) -> str:

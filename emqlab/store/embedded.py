@@ -13,7 +13,6 @@ process that was killed outright (SIGKILL) is swept by the next server any proce
 from __future__ import annotations
 
 import atexit
-import ctypes
 import glob
 import os
 import shutil
@@ -26,6 +25,7 @@ import types
 from contextlib import contextmanager
 from typing import Any
 
+from ..core.children import die_with_parent
 from ..core.errors import BackendUnavailable
 
 _running: set["EmbeddedValkey"] = set()
@@ -68,18 +68,6 @@ def _sweep_orphans() -> None:
         pid = os.path.basename(path)[len(FOLDER_PREFIX):].split("-", 1)[0]
         if pid.isdigit() and int(pid) != os.getpid() and not pid_alive(int(pid)):
             shutil.rmtree(path, ignore_errors=True)
-
-
-PR_SET_PDEATHSIG = 1
-
-
-def die_with_parent() -> None:
-    """In a child, between fork and exec: the kernel sends SIGKILL when the parent dies. (Linux ties
-    this to the thread that forked: start children from a thread that lives as long as they do.)"""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):  # not Linux: the atexit and signal paths still stop it
-        pass
 
 
 @contextmanager

@@ -16,26 +16,50 @@ Nothing here imports a library until a run asks for it: `emqlab` works without t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from importlib import import_module
+from types import MappingProxyType
 from typing import Any
 
-# the command line's name -> (its module here, its run function, the story's own options beyond fix/task/timeout)
-LIBRARIES: dict[str, tuple[str, str, tuple[str, ...]]] = {
-    "celery": ("celery_run", "celery", ("crash",)),
-    "bullmq": ("bullmq_run", "bullmq", ()),
-    "rq": ("rq_run", "rq", ("fate",)),
-    "redis-lock": ("redis_lock_run", "redis_lock", ()),
-    "python-redis-lock": ("python_redis_lock_run", "python_redis_lock", ()),
+FAILURE_AND_FIX = MappingProxyType({"failure": {}, "fix": {"fix": True}})  # most lessons' runs: mode -> options
+
+
+@dataclass(frozen=True)
+class Library:
+    """One library's entry: its module here, its run function, the story's own options beyond fix/task/timeout,
+    and the lesson's runs ({mode: the run's options}; most libraries: its failure and its fix)."""
+
+    module: str
+    function: str
+    options: tuple[str, ...] = ()
+    runs: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: FAILURE_AND_FIX)
+
+
+# the command line's name -> its entry
+LIBRARIES: dict[str, Library] = {
+    "celery": Library("celery_run", "celery", ("crash",),
+                      runs=MappingProxyType({"failure": {}, "fix+crash": {"fix": True, "crash": True}})),
+    "bullmq": Library("bullmq_run", "bullmq"),
+    "rq": Library("rq_run", "rq", ("fate",),
+                  runs=MappingProxyType({"failure": {}, "fix": {"fix": True}, "fix+slow": {"fix": True, "fate": "slow"}})),
+    "redis-lock": Library("redis_lock_run", "redis_lock"),
+    "python-redis-lock": Library("python_redis_lock_run", "python_redis_lock"),
 }
 
 
-def module(library: str):
-    """The module that runs `library` (imported now: nothing of it loads before)."""
+def entry(library: str) -> Library:
+    """`library`'s entry, or BadParameter (one line) naming the libraries there are."""
     from ..core.errors import BadParameter
 
     if library not in LIBRARIES:
         raise BadParameter(f"no library named {library!r}; known: {', '.join(LIBRARIES)}")
-    return import_module(f"{__name__}.{LIBRARIES[library][0]}")
+    return LIBRARIES[library]
+
+
+def module(library: str):
+    """The module that runs `library` (imported now: nothing of it loads before)."""
+    return import_module(f"{__name__}.{entry(library).module}")
 
 
 def run(library: str, fix: bool = False, task: float | None = None, timeout: float | None = None, **own: Any):
@@ -46,7 +70,7 @@ def run(library: str, fix: bool = False, task: float | None = None, timeout: flo
     from ..core.errors import BadParameter
 
     mod = module(library)
-    _, function, options = LIBRARIES[library]
+    function, options = entry(library).function, entry(library).options
     given = {k: v for k, v in own.items() if v is not None and v is not False}
     foreign = sorted(set(given) - set(options))
     if foreign:
@@ -56,6 +80,14 @@ def run(library: str, fix: bool = False, task: float | None = None, timeout: flo
     if task is not None:
         kw["task"] = task
     return getattr(mod, function)(**kw)
+
+
+def figure_words(library: str):
+    """`library`'s figure's words, `figure_words(modes, labels=None)`: its module's caption, and each run's
+    own words."""
+    from .story import words_of
+
+    return words_of(module(library).CAPTION)
 
 
 def load(data: dict[str, Any]):
@@ -71,15 +103,15 @@ def load(data: dict[str, Any]):
 
 
 def runs(library: str, at_once: bool = False) -> dict[str, Any]:
-    """The lesson's runs of `library` ({mode: Timeline}: its failure and its fix, as its module's `RUNS` says),
-    one after another, or `at_once` (each on a server of its own, in threads: RQ's take a minute each)."""
-    mod = module(library)
+    """The lesson's runs of `library` ({mode: Timeline}: the runs its entry names), one after another, or
+    `at_once` (each on a server of its own, in threads: RQ's take a minute each)."""
+    lesson = entry(library).runs
     if not at_once:
-        return {mode: run(library, **options) for mode, options in mod.RUNS.items()}
+        return {mode: run(library, **options) for mode, options in lesson.items()}
     from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(max_workers=len(mod.RUNS), thread_name_prefix=f"emqlab-{library}") as pool:
-        futures = {mode: pool.submit(run, library, **options) for mode, options in mod.RUNS.items()}
+    with ThreadPoolExecutor(max_workers=len(lesson), thread_name_prefix=f"emqlab-{library}") as pool:
+        futures = {mode: pool.submit(run, library, **options) for mode, options in lesson.items()}
         return {mode: future.result() for mode, future in futures.items()}
 
 

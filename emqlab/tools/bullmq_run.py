@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,8 +30,8 @@ from ..core.ranges import check
 from ..core.timeline import Timeline
 from ..core.words import ModeWords, plural, seconds, times
 from .harness import LibraryRun, Probe, check_budget, require
-from .report import PREFIX_ENV, URL_ENV, Reporter, work
-from .story import ToolParams, ToolVerdict, add_work_lanes, bodies, counts, lease, states, words_of
+from .report import PREFIX_ENV, URL_ENV, Reporter, main, work
+from .story import ToolParams, ToolVerdict, add_work_lanes, bodies, counts, judged, lock_bands, states
 
 LIBRARY, DISTRIBUTION, MODULE = "bullmq", "bullmq", "bullmq"
 QUEUE, JOB_ID = "q", "job-1"
@@ -132,20 +131,12 @@ def bullmq(fix: bool = False, task: float = TASK_S, timeout: float | None = None
         run.begin()
         run.record("producer", "send", job=JOB_ID)
         _add(run.url, opts(params, run.prefix)["prefix"], task)
-        deadline = run.t + params.span()
 
-        def settled() -> bool:
-            reports = run.reports()
-            begun = sum(1 for r in reports if r["kind"] == "start")
-            over = sum(1 for r in reports if r["kind"] == "end")
-            return (run.sampler.last.get("state") in ("completed", "failed") and begun == over) or run.t > deadline
+        def over() -> bool:
+            return run.sampler.last.get("state") in ("completed", "failed") and run.bodies_ended()
 
-        run.wait_until("the story's end", settled, params.span() + 30)
-        run.sleep_until(run.t + 0.3)
-        tl = run.timeline()
-    lanes(tl)
-    tl.verdict = verdict(tl)
-    return tl
+        tl = run.end(over, params.span())
+    return judged(tl, lanes, verdict)
 
 
 def _add(url: str, prefix: str, task: float) -> None:
@@ -173,42 +164,20 @@ def owners(tl: Timeline) -> dict[str, str]:
 
 
 def lanes(tl: Timeline) -> None:
-    """The work lanes; on each worker's lane the job's lock while it was that worker's: from the first
-    reading that showed it to the last deadline the server gave it (its PTTL), or its release."""
+    """The work lanes; on each worker's lane the job's lock while it was that worker's (`story.lock_bands`);
+    the stalled checker's moves and the job's end as the server's events."""
     add_work_lanes(tl)
     if not tl.params.fix:  # the processor did its work on the event loop: drawn as a body holding its loop
         for run in tl.spans("run"):
             run.data["loop"] = "blocked"
-    who = owners(tl)
-    held: dict[str, Any] = {}  # the lock being read: token, first seen, last deadline, renewals
+    lock_bands(tl, owners(tl), moves="renewals")
     stc = 0
-
-    def close(t: float) -> None:
-        if held:
-            deadline = held["deadline"]
-            lapsed = t >= deadline - 0.06
-            lease(tl, who.get(held["token"], "server"), held["start"], deadline,
-                  "lapsed" if lapsed else "released", None if lapsed else t, renewals=held["renewals"])
-            if lapsed:
-                tl.add(deadline, "server", "lock_lapsed", holder=who.get(held["token"], "?"))
-            held.clear()
-
     for t, s in states(tl):
-        token, deadline = s.get("lock_owner"), s.get("lock_deadline")
-        if held and token != held["token"]:
-            close(t)
-        if token is not None and deadline is not None:
-            if not held:
-                held.update(token=token, start=t, deadline=deadline, renewals=0)
-            elif deadline > held["deadline"] + 0.05:
-                held["deadline"], held["renewals"] = deadline, held["renewals"] + 1
         if s.get("stc", 0) > stc:
             stc = s["stc"]
             tl.add(t, "server", "stalled", stc=stc)
         if s.get("state") in ("completed", "failed") and not tl.of(s["state"], "server"):
             tl.add(t, "server", s["state"], reason=s.get("failed_reason"))
-    if held:
-        close(held["deadline"] if held["deadline"] <= max(e.t for e in tl.events) else max(e.t for e in tl.events))
     tl.finish()
 
 
@@ -230,11 +199,30 @@ def verdict(tl: Timeline) -> BullmqVerdict:
         handler=HANDLERS[p.fix], final_state=last.get("state", "unknown"), failed_reason=last.get("failed_reason"),
         stalled_count=int(last.get("stc", 0)), lapsed_at=lapses[0].t if lapses else None,
         renewals=sum(i.data.get("renewals", 0) for i in tl.spans("lease")), refused=refused)
-    w = words(p, v)
-    return v.but(label=w.label, summary=w.readout, facts=w.facts, static=w.verdict)
+    return v.worded(words(p, v))
 
 
 # -- the one place a BullMQ run is put into words --------------------------------------------------------
+CAPTION = ("BullMQ (Python): two workers, one job whose processor does synchronous work, with the work on the "
+           "event loop and in a thread, and emqlab's own design facing a worker that stops past its lease. "
+           "Bands: the job's lock, to the deadline the server reported.")
+
+
+def outcome(label: str, p: Params, v: BullmqVerdict) -> tuple[str, str]:
+    """The readout's headline and the short verdict: what the run came to."""
+    if v.runs >= 2 and v.final_state == "failed":
+        head = f"{label}: its lock ran out, the job ran {times(v.runs)}, then BullMQ failed it as stalled."
+        return head, f"runs {times(v.runs)}, then fails as stalled"
+    if v.runs >= 2:
+        head = f"{label}: its lock ran out and the job ran {times(v.runs)}."
+        return head, f"runs {times(v.runs)}"
+    if v.final_state == "failed":
+        head = f"{label}: its lock ran out and BullMQ failed the job as stalled."
+        return head, "fails as stalled"
+    head = f"{label}: the lock was renewed throughout and the job ran once."
+    return head, "runs once"
+
+
 def words(p: Params, v: BullmqVerdict) -> ModeWords:
     label = f"the handler {v.handler.split(' (')[0]}"
     said = [f"bullmq {v.version}; lockDuration {seconds(p.lock_duration)}, stalledInterval "
@@ -251,31 +239,11 @@ def words(p: Params, v: BullmqVerdict) -> ModeWords:
     if v.refused:
         said.append(f"the server refused the completion of {', '.join(v.refused)} (Missing lock, Lock mismatch)")
     said.append(f"the job ended {v.final_state}" + (f": {v.failed_reason}" if v.failed_reason else ""))
-    if v.runs >= 2 and v.final_state == "failed":
-        head = f"{label}: its lock ran out, the job ran {times(v.runs)}, then BullMQ failed it as stalled."
-        static = f"runs {times(v.runs)}, then fails as stalled"
-    elif v.runs >= 2:
-        head = f"{label}: its lock ran out and the job ran {times(v.runs)}."
-        static = f"runs {times(v.runs)}"
-    elif v.final_state == "failed":
-        head = f"{label}: its lock ran out and BullMQ failed the job as stalled."
-        static = "fails as stalled"
-    else:
-        head = f"{label}: the lock was renewed throughout and the job ran once."
-        static = "runs once"
-    return ModeWords(label, head, static, tuple(said))
+    return ModeWords(label, *outcome(label, p, v), tuple(said))
 
-
-
-# -- the figure's words -------------------------------------------------------------------------------
-CAPTION = ("BullMQ (Python): two workers, one job whose processor does synchronous work, with the work on the "
-           "event loop and in a thread, and emqlab's own design facing a worker that stops past its lease. "
-           "Bands: the job's lock, to the deadline the server reported.")
-RUNS = {"failure": {}, "fix": {"fix": True}}
-figure_words = words_of(CAPTION)
 
 # -- a worker, as its own process -------------------------------------------------------------------------
-def worker_main(argv: list[str]) -> int:
+def worker_main(_role: str, argv: list[str]) -> int:
     """`python -m emqlab.tools.bullmq_run worker NAME block|thread LOCK_S STALLED_S MAX_STALLED`: one BullMQ
     Worker with its own event loop, on the server in $EMQLAB_TOOLS_URL, until it is ended."""
     name, mode, lock, stalled, max_stalled = argv[0], argv[1], float(argv[2]), float(argv[3]), int(argv[4])
@@ -308,8 +276,4 @@ async def _serve(name: str, mode: str, options: dict[str, Any]) -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["worker"]:
-        sys.exit(worker_main(sys.argv[2:]))
-    print("usage: python -m emqlab.tools.bullmq_run worker NAME block|thread LOCK_S STALLED_S MAX_STALLED",
-          file=sys.stderr)
-    sys.exit(2)
+    main(worker_main, ("worker",))

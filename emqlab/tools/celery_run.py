@@ -24,7 +24,6 @@ The kombu key prefix is set under emqlab's (`global_keyprefix`), on a server of 
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,8 +32,8 @@ from ..core.ranges import check
 from ..core.timeline import Timeline
 from ..core.words import ModeWords, plural, seconds, times
 from .harness import LibraryRun, Probe, check_budget, require
-from .report import PREFIX_ENV, URL_ENV, work
-from .story import ToolParams, ToolVerdict, add_work_lanes, bodies, counts, first, lease, states, words_of
+from .report import PREFIX_ENV, URL_ENV, main, work
+from .story import ToolParams, ToolVerdict, add_work_lanes, bodies, counts, first, judged, lease, states
 
 LIBRARY, DISTRIBUTION, MODULE = "celery", "celery", "celery"
 TASK_NAME = "emqlab.tools.work"
@@ -158,20 +157,13 @@ def celery(fix: bool = False, task: float = TASK_S, timeout: float | None = None
         if crash:
             run.sleep_until(started["ts"] - run.t0 + params.crash_at)
             run.crash(started["actor"])
-        deadline = run.t + params.span()
 
-        def settled() -> bool:
-            state, reports = run.sampler.last, run.reports()
-            begun = sum(1 for r in reports if r["kind"] == "start")
-            over = sum(1 for r in reports if r["kind"] == "end") + (1 if crash else 0)
-            return (state.get("unacked") == 0 and state.get("queued") == 0 and begun == over) or run.t > deadline
+        def over() -> bool:
+            state = run.sampler.last
+            return state.get("unacked") == 0 and state.get("queued") == 0 and run.bodies_ended(cut=int(crash))
 
-        run.wait_until("the story's end", settled, params.span() + 30)
-        run.sleep_until(run.t + 0.3)  # a last reading after the end
-        tl = run.timeline()
-    lanes(tl)
-    tl.verdict = verdict(tl)
-    return tl
+        tl = run.end(over, params.span())
+    return judged(tl, lanes, verdict)
 
 
 # -- reading the run ---------------------------------------------------------------------------------
@@ -230,11 +222,32 @@ def verdict(tl: Timeline) -> CeleryVerdict:
         acked_at=gone, crash_at=crash.t if crash else None,
         waited_after_crash=round(redelivered - crash.t, 3) if crash and redelivered is not None else None,
         unprotected_s=unprotected)
-    w = words(p, v)
-    return v.but(label=w.label, summary=w.readout, facts=w.facts, static=w.verdict)
+    return v.worded(words(p, v))
 
 
 # -- the one place a Celery run is put into words ------------------------------------------------------
+CAPTION = ("Celery on a Redis broker: two workers, one acks_late task, with the transport's visibility_timeout "
+           "under the task and above it (the first worker killed mid-task), and emqlab's own design facing a "
+           "worker that dies. Bands: what the server granted each worker, to the deadline it reported.")
+
+
+def outcome(label: str, p: Params, v: CeleryVerdict) -> tuple[str, str]:
+    """The readout's headline and the short verdict: what the run came to."""
+    task = seconds(p.task)
+    if v.runs >= 2:
+        head = f"{label} < the {task} task: Celery delivered it again and the body ran {times(v.runs)}, in two workers."
+        return head, f"runs {times(v.runs)}"
+    if v.crash_at is not None and v.waited_after_crash is not None:
+        head = (f"{label}: the task ran once, but after the crash it waited {seconds(v.waited_after_crash)} "
+                f"for its visibility timeout.")
+        return head, f"runs once, {seconds(v.waited_after_crash)} after the crash"
+    if v.runs == 1:
+        head = f"{label} > the {task} task: it ran once, and was acked."
+        return head, "runs once"
+    head = f"{label}: the task never ran to its end."
+    return head, "never finished"
+
+
 def words(p: Params, v: CeleryVerdict) -> ModeWords:
     vt, task = seconds(p.visibility_timeout), seconds(p.task)
     label = f"visibility_timeout {vt}" + (", first worker killed" if p.crash else "")
@@ -256,32 +269,11 @@ def words(p: Params, v: CeleryVerdict) -> ModeWords:
     if v.unprotected_s >= 0.1:
         said.append(f"{first_worker}'s ack removed the message's unacked entry while the second run went on: for "
                     f"{seconds(v.unprotected_s)} nothing on the server could have restored it")
-    if v.runs >= 2:
-        head = f"{label} < the {task} task: Celery delivered it again and the body ran {times(v.runs)}, in two workers."
-        static = f"runs {times(v.runs)}"
-    elif v.crash_at is not None and v.waited_after_crash is not None:
-        head = (f"{label}: the task ran once, but after the crash it waited {seconds(v.waited_after_crash)} "
-                f"for its visibility timeout.")
-        static = f"runs once, {seconds(v.waited_after_crash)} after the crash"
-    elif v.runs == 1:
-        head = f"{label} > the {task} task: it ran once, and was acked."
-        static = "runs once"
-    else:
-        head = f"{label}: the task never ran to its end."
-        static = "never finished"
-    return ModeWords(label, head, static, tuple(said))
+    return ModeWords(label, *outcome(label, p, v), tuple(said))
 
-
-
-# -- the figure's words -------------------------------------------------------------------------------
-CAPTION = ("Celery on a Redis broker: two workers, one acks_late task, with the transport's visibility_timeout "
-           "under the task and above it (the first worker killed mid-task), and emqlab's own design facing a "
-           "worker that dies. Bands: what the server granted each worker, to the deadline it reported.")
-RUNS = {"failure": {}, "fix+crash": {"fix": True, "crash": True}}  # the lesson's runs: mode -> options
-figure_words = words_of(CAPTION)
 
 # -- a worker, as its own process -------------------------------------------------------------------------
-def worker_main(argv: list[str]) -> int:
+def worker_main(_role: str, argv: list[str]) -> int:
     """`python -m emqlab.tools.celery_run worker NAME VISIBILITY_TIMEOUT RESTORE_INTERVAL`: one Celery
     worker, from Celery's own entry point (`celery worker`), on the server in $EMQLAB_TOOLS_URL."""
     name, vt, restore = argv[0], float(argv[1]), float(argv[2])
@@ -292,7 +284,4 @@ def worker_main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["worker"]:
-        sys.exit(worker_main(sys.argv[2:]))
-    print("usage: python -m emqlab.tools.celery_run worker NAME VISIBILITY_TIMEOUT RESTORE_INTERVAL", file=sys.stderr)
-    sys.exit(2)
+    main(worker_main, ("worker",))

@@ -24,7 +24,6 @@ watches the server.
 
 from __future__ import annotations
 
-import atexit
 import importlib
 import json
 import os
@@ -41,7 +40,8 @@ from typing import Any
 from ..core.errors import BadParameter, StoreError
 from ..core.ranges import TOOLS_SECONDS_LIMIT
 from ..core.timeline import Timeline
-from ..store.embedded import EmbeddedValkey, die_with_parent
+from ..core.children import Children, child_setup, descendants, signal_each
+from ..store.embedded import EmbeddedValkey
 from .report import PREFIX_ENV, URL_ENV, keys
 
 SAMPLE_S = 0.05  # how often the sampler reads the server (real seconds)
@@ -68,44 +68,6 @@ def check_budget(library: str, span_s: float) -> None:
 
 
 # -- processes -------------------------------------------------------------------------------------
-_live: set[subprocess.Popen] = set()
-_live_lock = threading.Lock()
-_exit_hook = False
-
-
-def _child_setup() -> None:  # in the child, between fork and exec
-    die_with_parent()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is emqlab's to handle: it ends the run
-
-
-def descendants(pid: int) -> list[int]:
-    """Every process below `pid`, read from /proc (a pool child, a work horse and what they forked)."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        children.setdefault(ppid, []).append(int(entry))
-    found, todo = [], [pid]
-    while todo:
-        for kid in children.get(todo.pop(), []):
-            found.append(kid)
-            todo.append(kid)
-    return found
-
-
-def _signal(pids: list[int], sig: int) -> None:
-    for pid in pids:
-        try:
-            os.kill(pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-
 def _end_tree(proc: subprocess.Popen) -> None:
     """Kill `proc` and everything below it for sure: stop the tree (nothing forks a replacement while it is
     stopped), kill every process in it, reap the child."""
@@ -114,31 +76,17 @@ def _end_tree(proc: subprocess.Popen) -> None:
             tree: list[int] = [proc.pid]
             for _ in range(3):  # until the stopped tree stops growing
                 more = [p for p in descendants(proc.pid) if p not in tree]
-                _signal([proc.pid, *more], signal.SIGSTOP)
+                signal_each([proc.pid, *more], signal.SIGSTOP)
                 tree += more
                 if not more:
                     break
-            _signal(tree, signal.SIGKILL)
+            signal_each(tree, signal.SIGKILL)
             proc.wait(timeout=10)
     finally:
-        with _live_lock:
-            _live.discard(proc)
+        _children.discard(proc)
 
 
-def _reap_all() -> None:
-    with _live_lock:
-        procs = list(_live)
-    for proc in procs:
-        _end_tree(proc)
-
-
-def _track(proc: subprocess.Popen) -> None:
-    global _exit_hook
-    with _live_lock:
-        _live.add(proc)
-        if not _exit_hook:
-            _exit_hook = True
-            atexit.register(_reap_all)
+_children = Children(_end_tree)  # a library's processes, ended at exit if their run has not ended them
 
 
 class Child:
@@ -290,9 +238,9 @@ class LibraryRun:
         """Start one of the library's processes (`argv[0]` is run with this Python when it is a module path
         `-m …`); stdout and stderr go to a file the run reads."""
         err = tempfile.TemporaryFile()
-        proc = subprocess.Popen([sys.executable, *argv], preexec_fn=_child_setup, start_new_session=True,
+        proc = subprocess.Popen([sys.executable, *argv], preexec_fn=child_setup, start_new_session=True,
                                 env=self.env(**env), stdin=subprocess.DEVNULL, stdout=err, stderr=err)
-        _track(proc)
+        _children.add(proc)
         child = self.children[name] = Child(name, proc, err)
         return child
 
@@ -312,9 +260,9 @@ class LibraryRun:
         runs on. Returns the pids killed."""
         child = self.children[name]
         tree = [child.pid, *descendants(child.pid)]
-        _signal(tree, signal.SIGSTOP)
+        signal_each(tree, signal.SIGSTOP)
         tree += [p for p in descendants(child.pid) if p not in tree]
-        _signal(tree, signal.SIGKILL)
+        signal_each(tree, signal.SIGKILL)
         child.tree = tree
         child.proc.wait(timeout=10)
         self.record(name, "crash", signal="SIGKILL", pids=tree)
@@ -324,12 +272,12 @@ class LibraryRun:
         """SIGSTOP the process tree: a stop-the-world pause (GC, VM migration, a laptop lid)."""
         child = self.children[name]
         child.tree = [child.pid, *descendants(child.pid)]
-        _signal(child.tree, signal.SIGSTOP)
+        signal_each(child.tree, signal.SIGSTOP)
         self.record(name, "freeze", signal="SIGSTOP")
 
     def thaw(self, name: str) -> None:
         child = self.children[name]
-        _signal(child.tree, signal.SIGCONT)
+        signal_each(child.tree, signal.SIGCONT)
         self.record(name, "thaw", signal="SIGCONT")
 
     # -- waiting on the server ------------------------------------------------------------------------
@@ -346,6 +294,16 @@ class LibraryRun:
             if time.monotonic() > deadline:
                 raise StoreError(f"{self.library}: {what} did not happen within {timeout:g} s (real time)")
             time.sleep(every)
+
+    def bodies_ended(self, cut: int = 0) -> bool:
+        """Whether every task body that reported its start has reported its end (`cut`: how many of them the
+        story itself cut short, with a crash)."""
+        kinds = [r["kind"] for r in self.reports()]
+        return kinds.count("start") == kinds.count("end") + cut
+
+    def exited(self) -> bool:
+        """Whether every one of the run's processes has exited (a holder's story ends with its process)."""
+        return all(c.proc.poll() is not None for c in self.children.values())
 
     def blocked_on(self, commands: tuple[str, ...]) -> set[str]:
         """The ids of the server's clients blocked right now in one of `commands` (a worker waiting for work:
@@ -389,6 +347,15 @@ class LibraryRun:
 
     def sleep_until(self, t: float) -> None:
         time.sleep(max(0.0, t - self.t))
+
+    def end(self, over: Callable[[], bool], span_s: float, last_reading_s: float = 0.3) -> Timeline:
+        """The story's end: wait until `over()` says it is, or until `span_s` more seconds have passed (a story
+        that outlives its span ends there, its processes as they stand); give the sampler a last reading; write
+        the run down (`timeline()`)."""
+        deadline = self.t + span_s
+        self.wait_until("the story's end", lambda: over() or self.t > deadline, span_s + 30)
+        self.sleep_until(self.t + last_reading_s)
+        return self.timeline()
 
     def record(self, actor: str, kind: str, **data: Any) -> float:
         """An event of the run's own (a crash, a freeze, a job sent), stamped with the server's TIME."""
@@ -441,5 +408,5 @@ def relative(state: dict[str, Any], t0: float) -> dict[str, Any]:
     return out
 
 
-__all__ = ["BOOT_S", "Child", "LibraryRun", "Probe", "SAMPLE_S", "Sampler", "check_budget", "descendants", "relative",
+__all__ = ["BOOT_S", "Child", "LibraryRun", "Probe", "SAMPLE_S", "Sampler", "check_budget", "relative",
            "require", "same"]

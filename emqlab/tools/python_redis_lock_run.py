@@ -25,20 +25,18 @@ itself is not touched. The library's key is `lock:` + the name, and the name sta
 from __future__ import annotations
 
 import os
-import sys
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from ..core.errors import BadParameter
 from ..core.ranges import check
 from ..core.timeline import Timeline
 from ..core.words import ModeWords, plural, seconds, times
 from .harness import LibraryRun, check_budget, require
-from .redis_lock_run import LockProbe, holds, lock_bands
-from .report import PREFIX_ENV, URL_ENV, Reporter
-from .story import ToolParams, ToolVerdict, add_work_lanes, counts, most_at_once, words_of
+from .redis_lock_run import LockProbe
+from .report import PREFIX_ENV, URL_ENV, Reporter, main
+from .story import ToolParams, ToolVerdict, counts, judged, lock_lanes, most_at_once
 
 LIBRARY, DISTRIBUTION, MODULE = "python-redis-lock", "python-redis-lock", "redis_lock"
 ROLES = ("holder", "second")
@@ -110,28 +108,11 @@ def python_redis_lock(fix: bool = False, task: float = TASK_S, timeout: float | 
         run.freeze("holder")
         run.sleep_until(run.t + params.freeze)
         run.thaw("holder")
-        deadline = run.t + params.span()
-
-        def settled() -> bool:
-            return all(c.proc.poll() is not None for c in run.children.values()) or run.t > deadline
-
-        run.wait_until("the story's end", settled, params.span() + 30)
-        run.sleep_until(run.t + 0.2)
-        tl = run.timeline()
-    lanes(tl)
-    tl.verdict = verdict(tl)
-    return tl
+        tl = run.end(run.exited, params.span())
+    return judged(tl, lock_lanes, verdict)
 
 
 # -- reading the run --------------------------------------------------------------------------------------
-def lanes(tl: Timeline) -> None:
-    add_work_lanes(tl)
-    tokens = {e.data["token"]: e.actor for e in tl.of("acquire") if e.data.get("token")}
-    lock_bands(tl, tokens)
-    holds(tl)
-    tl.finish()
-
-
 def verdict(tl: Timeline) -> PythonRedisLockVerdict:
     p = tl.params
     c = counts(tl)
@@ -153,11 +134,28 @@ def verdict(tl: Timeline) -> PythonRedisLockVerdict:
         renewal_thread_error=thread.data.get("error") if thread else None,
         release_error=refused.data.get("error") if refused else None,
         effect_after_loss=bool(lost_it and effect is not None and effect.t > lapse.t))
-    w = words(p, v)
-    return v.but(label=w.label, summary=w.readout, facts=w.facts, static=w.verdict)
+    return v.worded(words(p, v))
 
 
 # -- the one place a python-redis-lock run is put into words -----------------------------------------------
+CAPTION = ("python-redis-lock with auto_renewal: the holder is frozen mid-job, with an expire under the freeze "
+           "and above it, and emqlab's attempts fence facing a worker that stops past its lease. Bands: the lock, "
+           "to the deadline its PTTL gave.")
+
+
+def outcome(label: str, p: Params, v: PythonRedisLockVerdict) -> tuple[str, str]:
+    """The readout's headline and the short verdict: what the run came to."""
+    if v.holders_at_once >= 2 and v.holder_told is False:
+        head = (f"{label}: frozen past its expiry, the holder lost the lock, was never told, and the job ran "
+                f"{times(v.runs)}.")
+        return head, f"2 holders, never told, runs {times(v.runs)}"
+    if v.holders_at_once >= 2:
+        head = f"{label}: the lock passed to a second holder while the first was frozen."
+        return head, "2 holders at once"
+    head = f"{label} outlasted the {seconds(p.freeze)} freeze: one holder at a time, the job ran {times(v.runs)}."
+    return head, f"one holder, runs {times(v.runs)}"
+
+
 def words(p: Params, v: PythonRedisLockVerdict) -> ModeWords:
     label = f"expire={p.expire} s, auto_renewal"
     said = [f"python-redis-lock {v.version}; renewal thread every {seconds(v.renewal_every)}; the job works "
@@ -176,35 +174,17 @@ def words(p: Params, v: PythonRedisLockVerdict) -> ModeWords:
         said.append(f"only its release() raised {v.release_error}, after the effect")
     said.append(f"the job ran {times(v.runs)} ({plural(v.effects, 'effect')}); "
                 + (f"{v.holders_at_once} holders at once" if v.holders_at_once > 1 else "one holder at a time"))
-    if v.holders_at_once >= 2 and v.holder_told is False:
-        head = (f"{label}: frozen past its expiry, the holder lost the lock, was never told, and the job ran "
-                f"{times(v.runs)}.")
-        static = f"2 holders, never told, runs {times(v.runs)}"
-    elif v.holders_at_once >= 2:
-        head = f"{label}: the lock passed to a second holder while the first was frozen."
-        static = "2 holders at once"
-    else:
-        head = f"{label} outlasted the {seconds(p.freeze)} freeze: one holder at a time, the job ran {times(v.runs)}."
-        static = f"one holder, runs {times(v.runs)}"
-    return ModeWords(label, head, static, tuple(said))
+    return ModeWords(label, *outcome(label, p, v), tuple(said))
 
-
-
-# -- the figure's words -------------------------------------------------------------------------------
-CAPTION = ("python-redis-lock with auto_renewal: the holder is frozen mid-job, with an expire under the freeze "
-           "and above it, and emqlab's attempts fence facing a worker that stops past its lease. Bands: the lock, "
-           "to the deadline its PTTL gave.")
-RUNS = {"failure": {}, "fix": {"fix": True}}
-figure_words = words_of(CAPTION)
 
 # -- a holder, as its own process ---------------------------------------------------------------------------
-def holder_main(argv: list[str]) -> int:
+def holder_main(role: str, argv: list[str]) -> int:
     """`python -m emqlab.tools.python_redis_lock_run holder|second EXPIRE TASK`: take the lock (auto_renewal),
     do the job unless it is done, release."""
     import redis
     import redis_lock
 
-    role, expire, task = argv[0], int(argv[1]), float(argv[2])
+    expire, task = int(argv[0]), float(argv[1])
     report = Reporter(role)
     # a thread that ends with an exception is reported (Python's own hook: the renewal thread's NotAcquired)
     threading.excepthook = lambda hook: report.event("renewal_thread_died", error=hook.exc_type.__name__,
@@ -231,7 +211,4 @@ def holder_main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] and sys.argv[1] in ROLES:
-        sys.exit(holder_main(sys.argv[1:]))
-    print("usage: python -m emqlab.tools.python_redis_lock_run holder|second EXPIRE TASK", file=sys.stderr)
-    sys.exit(2)
+    main(holder_main, ROLES)

@@ -24,7 +24,6 @@ The sampler reads the lock key's value (whose token) and PTTL. The key is under 
 from __future__ import annotations
 
 import os
-import sys
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -33,8 +32,8 @@ from ..core.ranges import check
 from ..core.timeline import Timeline
 from ..core.words import ModeWords, plural, seconds, times
 from .harness import LibraryRun, Probe, check_budget, require
-from .report import PREFIX_ENV, URL_ENV, Reporter
-from .story import ToolParams, ToolVerdict, add_work_lanes, counts, lease, most_at_once, states, words_of
+from .report import PREFIX_ENV, URL_ENV, Reporter, main
+from .story import ToolParams, ToolVerdict, counts, judged, lock_lanes, most_at_once
 
 LIBRARY, DISTRIBUTION, MODULE = "redis-lock", "redis", "redis"
 ROLES = ("holder", "contender")
@@ -119,66 +118,11 @@ def redis_lock(fix: bool = False, task: float = STRETCH_S, timeout: float | None
         run.open_gate("holder")
         run.wait_until("the holder's acquire", lambda: run.reported("acquire", "holder"), 30)
         run.open_gate("contender")
-        deadline = run.t + params.span()
-
-        def settled() -> bool:
-            return all(c.proc.poll() is not None for c in run.children.values()) or run.t > deadline
-
-        run.wait_until("the story's end", settled, params.span() + 30)
-        run.sleep_until(run.t + 0.2)
-        tl = run.timeline()
-    lanes(tl)
-    tl.verdict = verdict(tl)
-    return tl
+        tl = run.end(run.exited, params.span())
+    return judged(tl, lock_lanes, verdict)
 
 
 # -- reading the run -------------------------------------------------------------------------------------
-def lock_bands(tl: Timeline, tokens: dict[str, str]) -> list[Any]:
-    """On each process's lane the lock while the server held its token: from the first reading that showed
-    it to the last deadline the server gave it (its PTTL), or to the release that ended it."""
-    held: dict[str, Any] = {}
-    bands = []
-
-    def close(t: float) -> None:
-        if held:
-            deadline = held["deadline"]
-            lapsed = t >= deadline - 0.06
-            bands.append(lease(tl, tokens.get(held["token"], "server"), held["start"], deadline,
-                               "lapsed" if lapsed else "released", None if lapsed else t, extends=held["moves"]))
-            if lapsed:
-                tl.add(deadline, "server", "lock_lapsed", holder=tokens.get(held["token"], "?"))
-            held.clear()
-
-    for t, s in states(tl):
-        token, deadline = s.get("lock_owner"), s.get("lock_deadline")
-        if held and token != held["token"]:
-            close(t)
-        if token is not None and deadline is not None:
-            if not held:
-                held.update(token=token, start=t, deadline=deadline, moves=0)
-            elif abs(deadline - held["deadline"]) > 0.05:
-                held["deadline"], held["moves"] = deadline, held["moves"] + 1
-    if held:
-        close(max(e.t for e in tl.events))
-    return bands
-
-
-def lanes(tl: Timeline) -> None:
-    add_work_lanes(tl)
-    tokens = {e.data["token"]: e.actor for e in tl.of("acquire") if e.data.get("token")}
-    lock_bands(tl, tokens)
-    holds(tl)
-    tl.finish()
-
-
-def holds(tl: Timeline) -> None:
-    """`holds` intervals: when each process believed it held the lock (its acquire to its stop or release)."""
-    for e in tl.of("acquire"):
-        end = next((x.t for x in tl.events if x.actor == e.actor and x.t >= e.t
-                    and x.kind in ("told", "release", "release_refused")), max(x.t for x in tl.events))
-        tl.open(e.t, e.actor, "holds").end = end
-
-
 def verdict(tl: Timeline) -> RedisLockVerdict:
     p = tl.params
     c = counts(tl)
@@ -197,11 +141,29 @@ def verdict(tl: Timeline) -> RedisLockVerdict:
         grew=fifth is not None and fifth > p.lease + 0.1, lapsed_at=lapse.t if lapse else None,
         contender_acquired_at=got.t if got else None, told_how=told.data.get("how") if told else None,
         release_error=refused.data.get("error") if refused else None, would_outlive_s=outlive)
-    w = words(p, v)
-    return v.but(label=w.label, summary=w.readout, facts=w.facts, static=w.verdict)
+    return v.worded(words(p, v))
 
 
 # -- the one place a redis-py Lock run is put into words ------------------------------------------------
+CAPTION = ("redis-py's Lock: a holder that extends on a cadence, then works a stretch longer than the lease, "
+           "with extend(t) and with replace_ttl, and emqlab's token-checked extend facing a holder that "
+           "stops. Bands: the lock, to the deadline its PTTL gave.")
+
+
+def outcome(label: str, p: Params, v: RedisLockVerdict) -> tuple[str, str]:
+    """The readout's headline and the short verdict: what the run came to."""
+    fifth = seconds(v.pttl_after_fifth)
+    if v.grew:
+        head = f"{label}: each extend added to what was left; after five the TTL was {fifth}, not the {seconds(p.lease)} lease."
+        return head, f"TTL grows to {fifth}"
+    if v.holder_told:
+        head = (f"{label}: the TTL stayed at {fifth}; the stretch outlasted it, and the holder's next touch "
+                "raised LockNotOwnedError.")
+        return head, f"TTL stays {fifth}; told at next touch"
+    head = f"{label}: after five extends the TTL was {fifth}."
+    return head, f"TTL {fifth}"
+
+
 def words(p: Params, v: RedisLockVerdict) -> ModeWords:
     label = f"extend({p.lease:g})" + (" with replace_ttl" if p.fix else "")  # in words: an output says no True
     said = [f"redis-py {v.version}; a {seconds(p.lease)} lock, extended every {seconds(p.step * p.lease)}, "
@@ -220,35 +182,16 @@ def words(p: Params, v: RedisLockVerdict) -> ModeWords:
     if v.release_error:
         said.append(f"its release() raised {v.release_error}")
     said.append(f"the job ran {times(v.runs)} ({plural(v.effects, 'effect')})")
-    fifth = seconds(v.pttl_after_fifth)
-    if v.grew:
-        head = f"{label}: each extend added to what was left; after five the TTL was {fifth}, not the {seconds(p.lease)} lease."
-        static = f"TTL grows to {fifth}"
-    elif v.holder_told:
-        head = (f"{label}: the TTL stayed at {fifth}; the stretch outlasted it, and the holder's next touch "
-                "raised LockNotOwnedError.")
-        static = f"TTL stays {fifth}; told at next touch"
-    else:
-        head = f"{label}: after five extends the TTL was {fifth}."
-        static = f"TTL {fifth}"
-    return ModeWords(label, head, static, tuple(said))
+    return ModeWords(label, *outcome(label, p, v), tuple(said))
 
-
-
-# -- the figure's words -------------------------------------------------------------------------------
-CAPTION = ("redis-py's Lock: a holder that extends on a cadence, then works a stretch longer than the lease, "
-           "with extend(t) and with replace_ttl, and emqlab's token-checked extend facing a holder that "
-           "stops. Bands: the lock, to the deadline its PTTL gave.")
-RUNS = {"failure": {}, "fix": {"fix": True}}
-figure_words = words_of(CAPTION)
 
 # -- a holder or the contender, as its own process ------------------------------------------------------
-def holder_main(argv: list[str]) -> int:
+def holder_main(role: str, argv: list[str]) -> int:
     """`python -m emqlab.tools.redis_lock_run holder|contender add|replace LEASE STRETCH EXTENDS STEP`."""
     import redis
     from redis.exceptions import LockNotOwnedError
 
-    role, how, lease_s, stretch, extends, step = argv[0], argv[1], float(argv[2]), float(argv[3]), int(argv[4]), float(argv[5])
+    how, lease_s, stretch, extends, step = argv[0], float(argv[1]), float(argv[2]), int(argv[3]), float(argv[4])
     replace = how == "replace"
     client = redis.Redis.from_url(os.environ[URL_ENV], decode_responses=True)
     name = os.environ[PREFIX_ENV] + "lock"
@@ -297,8 +240,4 @@ def _release(lock, report: Reporter, refused: type) -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] and sys.argv[1] in ROLES:
-        sys.exit(holder_main(sys.argv[1:]))
-    print("usage: python -m emqlab.tools.redis_lock_run holder|contender add|replace LEASE STRETCH EXTENDS STEP",
-          file=sys.stderr)
-    sys.exit(2)
+    main(holder_main, ROLES)

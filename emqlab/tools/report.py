@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+import sys
+from collections.abc import Callable
+from typing import Any, NoReturn
 
 URL_ENV = "EMQLAB_TOOLS_URL"
 PREFIX_ENV = "EMQLAB_TOOLS_PREFIX"
@@ -96,3 +98,14 @@ def work(seconds: float, actor: str, **data: Any) -> int:
         return count
     finally:
         reporter.close()
+
+
+def main(entry: Callable[[str, list[str]], int], roles: tuple[str, ...]) -> NoReturn:
+    """A library's process, started as `python -m emqlab.tools.<its module> ROLE ARG…`: it runs `entry(ROLE,
+    [ARG…])` and exits with what that returns. Anything else prints the usage that opens `entry`'s docstring
+    (between its first backticks) and exits 2."""
+    argv = sys.argv[1:]
+    if argv[:1] and argv[0] in roles:
+        sys.exit(entry(argv[0], argv[1:]))
+    print("usage: " + (entry.__doc__ or "``").split("`")[1], file=sys.stderr)
+    sys.exit(2)

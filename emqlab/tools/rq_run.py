@@ -24,7 +24,6 @@ server of the run's own.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,8 +32,8 @@ from ..core.ranges import check
 from ..core.timeline import Timeline
 from ..core.words import ModeWords, plural, seconds, times
 from .harness import LibraryRun, Probe, check_budget, require
-from .report import URL_ENV, work
-from .story import ToolParams, ToolVerdict, add_work_lanes, bodies, counts, first, lease, states, words_of
+from .report import URL_ENV, main, work
+from .story import ToolParams, ToolVerdict, add_work_lanes, bodies, counts, first, judged, lease, states
 
 LIBRARY, DISTRIBUTION, MODULE = "rq", "rq", "rq"
 QUEUE, JOB_ID = "emqlab-tools", "job-1"
@@ -142,23 +141,16 @@ def rq(fix: bool = False, task: float = TASK_S, timeout: float | None = None, fa
             run.crash(first_worker)
         else:
             run.freeze(first_worker)
-        deadline = run.t + params.span()
         if fate == "slow":  # it comes back once RQ has given up on it (and the retry, if any, is running)
             run.wait_until("RQ to give the job up", lambda: _given_up(run, first_worker), params.span() + 30)
             run.thaw(first_worker)
 
-        def settled() -> bool:
-            state, reports = run.sampler.last, run.reports()
-            begun = sum(1 for r in reports if r["kind"] == "start")
-            over = sum(1 for r in reports if r["kind"] == "end") + (1 if fate == "killed" else 0)
-            return (state.get("status") in ("finished", "failed") and begun == over) or run.t > deadline
+        def over() -> bool:
+            return (run.sampler.last.get("status") in ("finished", "failed")
+                    and run.bodies_ended(cut=int(fate == "killed")))
 
-        run.wait_until("the story's end", settled, params.span() + 30)
-        run.sleep_until(run.t + 0.3)
-        tl = run.timeline()
-    lanes(tl)
-    tl.verdict = verdict(tl)
-    return tl
+        tl = run.end(over, params.span())
+    return judged(tl, lanes, verdict)
 
 
 def _enqueue(run: LibraryRun, task: float, fix: bool) -> None:
@@ -229,11 +221,30 @@ def verdict(tl: Timeline) -> RqVerdict:
         fate=p.fate, retry=p.fix, monitoring_interval=p.monitoring_interval, fate_at=fate.t if fate else None,
         heartbeat_deadline=band.data["deadline"] if band else None, abandoned_at=abandoned.t if abandoned else None,
         retried=retried, final_status=last.get("status"), in_failed_registry=bool(last.get("failed")))
-    w = words(p, v)
-    return v.but(label=w.label, summary=w.readout, facts=w.facts, static=w.verdict)
+    return v.worded(words(p, v))
 
 
 # -- the one place an RQ run is put into words --------------------------------------------------------------
+CAPTION = ("RQ: two workers, one job; the worker that takes it is killed mid-job (or only frozen), with no retry "
+           "and with Retry(max=1), and emqlab's own design facing a worker that dies. Bands: the job's entry in "
+           "the started registry, to the expiry the server held.")
+
+
+def outcome(label: str, p: Params, v: RqVerdict) -> tuple[str, str]:
+    """The readout's headline and the short verdict: what the run came to."""
+    first_worker = v.workers[0] if v.workers else "the worker"
+    what = "killed" if p.fate == "killed" else "frozen"
+    gone = seconds(v.abandoned_at)
+    if v.lost:
+        head = f"{label}: the {what} worker's job waited until {gone}, then RQ failed it as abandoned; it never ran."
+        return head, "lost: failed as abandoned"
+    if v.runs >= 2:
+        head = f"{label}: RQ gave the job up at {gone} and ran it again, while {first_worker}, thawed, finished it too: {times(v.runs)}."
+        return head, f"runs {times(v.runs)}"
+    head = f"{label}: RQ gave the job up at {gone}, requeued it, and it ran once."
+    return head, f"runs once, after {gone}"
+
+
 def words(p: Params, v: RqVerdict) -> ModeWords:
     first_worker = v.workers[0] if v.workers else "the worker"
     what = "killed (SIGKILL, its work horse too)" if p.fate == "killed" else "frozen (SIGSTOP)"
@@ -250,29 +261,11 @@ def words(p: Params, v: RqVerdict) -> ModeWords:
     said.append(f"the body ran to its end {times(v.runs)} ({plural(v.effects, 'effect')})"
                 + (f", in {', '.join(v.finished_in)}" if v.runs else ""))
     said.append(f"the job's status: {v.final_status}" + (", in the failed registry" if v.in_failed_registry else ""))
-    gone = seconds(v.abandoned_at)
-    if v.lost:
-        head = f"{label}: the {what.split(' (')[0]} worker's job waited until {gone}, then RQ failed it as abandoned; it never ran."
-        static = "lost: failed as abandoned"
-    elif v.runs >= 2:
-        head = f"{label}: RQ gave the job up at {gone} and ran it again, while {first_worker}, thawed, finished it too: {times(v.runs)}."
-        static = f"runs {times(v.runs)}"
-    else:
-        head = f"{label}: RQ gave the job up at {gone}, requeued it, and it ran once."
-        static = f"runs once, after {gone}"
-    return ModeWords(label, head, static, tuple(said))
+    return ModeWords(label, *outcome(label, p, v), tuple(said))
 
-
-
-# -- the figure's words -------------------------------------------------------------------------------
-CAPTION = ("RQ: two workers, one job; the worker that takes it is killed mid-job (or only frozen), with no retry "
-           "and with Retry(max=1), and emqlab's own design facing a worker that dies. Bands: the job's entry in "
-           "the started registry, to the expiry the server held.")
-RUNS = {"failure": {}, "fix": {"fix": True}, "fix+slow": {"fix": True, "fate": "slow"}}
-figure_words = words_of(CAPTION)
 
 # -- a worker, as its own process ---------------------------------------------------------------------------
-def worker_main(argv: list[str]) -> int:
+def worker_main(_role: str, argv: list[str]) -> int:
     """`python -m emqlab.tools.rq_run worker NAME MONITORING_INTERVAL`: one RQ worker (forking a work horse
     per job) on the server in $EMQLAB_TOOLS_URL; it cleans the registries every second."""
     import os
@@ -289,7 +282,4 @@ def worker_main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["worker"]:
-        sys.exit(worker_main(sys.argv[2:]))
-    print("usage: python -m emqlab.tools.rq_run worker NAME MONITORING_INTERVAL", file=sys.stderr)
-    sys.exit(2)
+    main(worker_main, ("worker",))

@@ -120,6 +120,14 @@ def counts(tl: Timeline) -> dict[str, Any]:
     }
 
 
+def judged(tl: Timeline, lanes, verdict) -> Timeline:
+    """A library's run, finished: `lanes(tl)` draws its intervals in, `verdict(tl)` (with its words) is read
+    off them."""
+    lanes(tl)
+    tl.verdict = verdict(tl)
+    return tl
+
+
 def states(tl: Timeline) -> list[tuple[float, dict[str, Any]]]:
     """The sampler's readings: (t, what the library's keys said), at each change."""
     return [(e.t, e.data) for e in tl.events if e.actor == "server" and e.kind == "state"]
@@ -158,6 +166,56 @@ def lease(tl: Timeline, actor: str, start: float, deadline: float, ended: str, e
                     {"deadline": round(deadline, 3), "ended": ended, **data})
     tl.intervals.append(band)
     return band
+
+
+def lock_bands(tl: Timeline, owners: dict[str, str], moves: str = "extends") -> list[Interval]:
+    """The lock the sampler read as `lock_owner` (a token) and `lock_deadline`: on its owner's lane (`owners`:
+    {token: lane}) a band while the server held that token, from the first reading that showed it to the last
+    deadline the server gave it, or to the reading that showed it gone (released). A lock left to run out
+    ends at its deadline, marked by a `lock_lapsed` event there. `moves`: the name under which a band counts
+    how often its deadline moved (a library's extends, renewals)."""
+    held: dict[str, Any] = {}
+    bands = []
+
+    def close(t: float) -> None:
+        if held:
+            deadline, owner = held["deadline"], owners.get(held["token"])
+            lapsed = t >= deadline - 0.06
+            bands.append(lease(tl, owner or "server", held["start"], deadline, "lapsed" if lapsed else "released",
+                               None if lapsed else t, **{moves: held["moves"]}))
+            if lapsed:
+                tl.add(deadline, "server", "lock_lapsed", holder=owner or "?")
+            held.clear()
+
+    for t, s in states(tl):
+        token, deadline = s.get("lock_owner"), s.get("lock_deadline")
+        if held and token != held["token"]:
+            close(t)
+        if token is not None and deadline is not None:
+            if not held:
+                held.update(token=token, start=t, deadline=deadline, moves=0)
+            elif abs(deadline - held["deadline"]) > 0.05:
+                held["deadline"], held["moves"] = deadline, held["moves"] + 1
+    if held:
+        close(end_of(tl))
+    return bands
+
+
+def holds(tl: Timeline) -> None:
+    """`holds` intervals: when each process believed it held the lock (its acquire to its stop or release)."""
+    for e in tl.of("acquire"):
+        end = next((x.t for x in tl.events if x.actor == e.actor and x.t >= e.t
+                    and x.kind in ("told", "release", "release_refused")), end_of(tl))
+        tl.open(e.t, e.actor, "holds").end = end
+
+
+def lock_lanes(tl: Timeline) -> None:
+    """A lock holders' story drawn: the work, the lock on the lane of the process whose acquire reported its
+    token, and when each process believed it held it."""
+    add_work_lanes(tl)
+    lock_bands(tl, {e.data["token"]: e.actor for e in tl.of("acquire") if e.data.get("token")})
+    holds(tl)
+    tl.finish()
 
 
 def mode_of(tl: Timeline) -> str:

@@ -261,7 +261,7 @@ def tools_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None,
     """One library's runs (`emqlab.tools`: its failure and its fix) beside emqlab's own design facing the same
     story: one panel per run, lanes per process and the server's; light a run with `Drawing.light(mode)`."""
     from ..plot.tools import draw_tools
-    from ..tools import module
+    from ..tools import figure_words
     from ..tools.story import mode_of
 
     runs = list(timelines.values()) if isinstance(timelines, dict) else (
@@ -271,7 +271,7 @@ def tools_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None,
         from ..core.errors import BadParameter
 
         raise BadParameter("tools_figure draws a library's runs (emqlab.tools); none was given")
-    return _build(draw_tools, module(library).figure_words, mode_of, "tools_figure", timelines, fig, labels, **kw)
+    return _build(draw_tools, figure_words(library), mode_of, "tools_figure", timelines, fig, labels, **kw)
 
 
 def tools_modes(library: str, backend: Backend | None = None, runs: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -33,6 +33,22 @@ def learner(room, slot="l01"):
     return open_class(room.address(slot))
 
 
+@pytest.fixture
+def board(room):
+    """The instructor's board on the class; closed after."""
+    board = Board.connect(room.address("instructor"))
+    yield board
+    board.close()
+
+
+@pytest.fixture
+def queue(room):
+    """The class queue as learner l01 works it, with that learner's credential; closed after."""
+    store = learner(room)
+    yield Queue(store, "class", prefix=room.keys.prefix)
+    store.close()
+
+
 def refused(client, *command) -> str:
     with pytest.raises(redis.RedisError) as err:
         client.execute_command(*command)
@@ -70,46 +86,34 @@ def test_every_forbidden_command_is_refused_for_a_learner(room):
     store.close()
 
 
-def test_a_learner_works_the_queue_and_cannot_enqueue_or_unfence(room):
-    board = Board.connect(room.address("instructor"))
+def test_a_learner_works_the_queue_and_cannot_enqueue_or_unfence(board, queue):
     board.enqueue(3)
-    store = learner(room)
-    q = Queue(store, "class", prefix=room.keys.prefix)
     with pytest.raises(redis.RedisError, match="only the instructor"):
-        q.enqueue("x1")
-    a, b = q.claim(2000, 2)
-    assert not q.extend([(a.id, a.attempts)], 2000).lost
-    q.retry(b.id, b.attempts)
-    q.complete(a.id, a.attempts)
-    c = q.claim(2000)[0]
+        queue.enqueue("x1")
+    a, b = queue.claim(2000, 2)
+    assert not queue.extend([(a.id, a.attempts)], 2000).lost
+    queue.retry(b.id, b.attempts)
+    queue.complete(a.id, a.attempts)
+    c = queue.claim(2000)[0]
     # the learner asks for an unfenced write of a stale attempt: the server's fence (on) refuses it
-    q.do_reap(100)
+    queue.do_reap(100)
     with pytest.raises(StaleToken):
-        q.record_effect(c.id, c.attempts - 1 if c.attempts > 1 else c.attempts + 5, fenced=False)
-    assert q.record_effect(c.id, c.attempts, fenced=False) == 1  # current: applied, and settled done
+        queue.record_effect(c.id, c.attempts - 1 if c.attempts > 1 else c.attempts + 5, fenced=False)
+    assert queue.record_effect(c.id, c.attempts, fenced=False) == 1  # current: applied, and settled done
     board.fencing(False)
     status = board.status()
     assert status["completed"] == 2 and status["invariants_ok"], (status["invariants"], status["lost_jobs"])
-    board.close()
-    store.close()
 
 
-def test_the_instructor_steers_but_cannot_administer(room):
-    board = Board.connect(room.address("instructor"))
+def test_the_instructor_steers_but_cannot_administer(board):
     for command in [("ACL", "LIST"), ("FUNCTION", "FLUSH"), ("FLUSHALL",), ("CONFIG", "GET", "*"), ("KEYS", "*"),
                     ("EVAL", "return 1", "0"), ("GET", "emqlab:elsewhere")]:
         refused(board.client, *command)
-    board.close()
 
 
-def test_damage_done_with_allowed_commands_is_seen(room):
+def test_damage_done_with_allowed_commands_is_seen(board, queue):
     """What ACLs cannot stop: a learner runs a command the functions need, directly. The invariants see it."""
-    board = Board.connect(room.address("instructor"))
     board.enqueue(2)
-    store = learner(room)
-    q = Queue(store, "class", prefix=room.keys.prefix)
-    store.client.zpopmin(q.pending)  # takes a job out of pending without leasing it: allowed, and a loss
+    queue.backend.client.zpopmin(queue.pending)  # takes a job out of pending without leasing it: allowed, and a loss
     status = board.status()
     assert status["lost"] == 1 and not status["invariants_ok"]
-    board.close()
-    store.close()

@@ -16,7 +16,7 @@ from emqlab.core.errors import BadParameter, LeaseLost
 from emqlab.lease.designs import DESIGNS, make_plane
 from emqlab.lease.planes import PerJobTimers, Session, Sweep
 from emqlab.scenarios.renewal_cost import CostVerdict, renewal_cost, static_verdict, words
-from support import record
+from support import record, stop_when_lost
 from emqlab.core.words import seconds
 
 EMQLAB = str(Path(sys.executable).with_name("emqlab"))
@@ -107,30 +107,13 @@ def test_session_lapsed_loses_every_job_and_says_gone(fake):
 
 
 def test_holders_waiting_on_lost_events_all_stop_at_once(fake):
-    clock = fake.clock
     keys = [fake.key("hold", "{w}", str(i)) for i in range(3)]
     told = []
     plane = make_plane("session", fake, 30_000, 15_000, ticks=3, on_lost=lambda h: told.append(h.index))
     holdings = plane.hold_all((k, "t") for k in keys)
-    stopped = {}
     try:
         plane.acquire()
-
-        def holder(h):
-            result = yield clock.timeout(50_000) | h.lost
-            if h.lost in result:
-                stopped[h.index] = (clock.now_ms, result[h.lost])
-
-        for h in holdings:
-            clock.process(holder(h))
-
-        def thief():
-            yield clock.timeout(20_000)
-            fake.client.set(plane.session_key, "someone-else", px=30_000)
-
-        clock.process(thief())
-        plane.start()
-        clock.run()
+        stopped = stop_when_lost(fake, plane, holdings, plane.session_key)  # the session stolen
         assert told == [0, 1, 2] and sorted(stopped) == [0, 1, 2]
         assert {at for at, _ in stopped.values()} == {30_000}
         assert all(isinstance(err, LeaseLost) for _, err in stopped.values())

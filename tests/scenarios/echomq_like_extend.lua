@@ -10,10 +10,7 @@
 -- ARGV[3…] pairs: job id, the attempts value the caller claimed it with
 --
 -- Reply    {now, deadline, lost1, lost2, …}: the ids whose attempts no longer match are the lost ones.
-local active_key = KEYS[1]
-local base = ARGV[1]
-local lease_ms = tonumber(ARGV[2])
-
+local active_key, base, lease_ms = KEYS[1], ARGV[1], tonumber(ARGV[2])
 --- @include "includes/server_now"
 local deadline = now + lease_ms
 local reply = {now, deadline}

@@ -17,7 +17,7 @@ from emqlab.lease.leases import Leases, new_token
 from emqlab.lease.designs import DESIGNS, design_names, make_plane
 from emqlab.lease.planes import DEFAULT_BATCH, PerJobTimers, Sweep
 from emqlab.scenarios.renewal_cost import CostVerdict, capacity_words, figure_words, renewal_cost, scaling_words, words
-from support import record
+from support import record, stop_when_lost
 from emqlab.core.words import HEADLINE_WORDS, headline_words, seconds
 
 EMQLAB = str(Path(sys.executable).with_name("emqlab"))
@@ -120,7 +120,7 @@ def test_lost_lease_reported_by_next_renewal_and_others_stay_held(backend, desig
 
 @pytest.mark.parametrize("design", ["per-job", "sweep"])  # the session design: tests/lease/test_planes.py
 def test_holder_waiting_on_lost_event_stops_at_once(fake, design):
-    clock, leases = fake.clock, Leases(fake)
+    leases = Leases(fake)
     keys = [fake.key("plane-test", "{w}", str(i)) for i in range(3)]
     tokens = [new_token() for _ in keys]
     try:
@@ -128,24 +128,7 @@ def test_holder_waiting_on_lost_event_stops_at_once(fake, design):
             assert leases.acquire(key, 30_000, token) is not None
         told = []
         plane = make_plane(design, fake, 30_000, 15_000, ticks=3, on_lost=lambda h: told.append(h.index))
-        holdings = plane.hold_all(zip(keys, tokens))
-        stopped = {}
-
-        def holder(h):
-            result = yield clock.timeout(50_000) | h.lost
-            if h.lost in result:
-                stopped[h.index] = (clock.now_ms, result[h.lost])
-
-        for h in holdings:
-            clock.process(holder(h))
-
-        def thief():
-            yield clock.timeout(20_000)
-            fake.client.set(keys[1], "someone-else", px=30_000)
-
-        clock.process(thief())
-        plane.start()
-        clock.run()
+        stopped = stop_when_lost(fake, plane, plane.hold_all(zip(keys, tokens)), keys[1])  # the second lease stolen
         assert told == [1]
         assert list(stopped) == [1]
         at, error = stopped[1]

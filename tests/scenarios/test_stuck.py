@@ -11,7 +11,7 @@ import pytest
 from emqlab.cli.command import main
 from emqlab.core.errors import BadParameter
 from emqlab.scenarios.stuck import Params, StuckVerdict, stuck, stuck_figure_words, stuck_words
-from support import record, slack
+from support import clauses, record, slack
 from emqlab.core.words import plural, seconds
 
 MUST = [("none", None, (0, 35)), ("sweep", None, None), ("session", None, None), ("session", 120, (120, 125))]
@@ -56,11 +56,6 @@ def test_cli_stuck_json(capsys):
     assert main(["stuck", "--design", "sweep", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["verdict"]["reclaimed_at"] is None
     assert main(["stuck", "--design", "bogus"]) == 2
-
-
-def clauses(text: str, expected: dict[str, bool]) -> None:
-    wrong = {phrase: should for phrase, should in expected.items() if (phrase in text) != should}
-    assert not wrong, f"{text!r}: phrases present/absent against the verdict: {wrong}"
 
 
 def says_only_what_the_verdict_holds(tl):

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from emqlab.core.words import HEADLINE_WORDS, headline_words, seconds
+from emqlab.core.words import seconds
 from emqlab.tools import bullmq_run
+from support import verdicts_read_again
 
 
 @pytest.mark.live
@@ -36,11 +37,7 @@ def test_work_in_a_thread_keeps_the_lock_renewed_and_the_job_runs_once(library_r
 
 
 def test_the_words_say_only_what_the_recorded_runs_hold(recorded_run):
-    for name in ("bullmq", "bullmq_fix"):
-        tl = recorded_run(name)
-        v = bullmq_run.verdict(tl)
-        assert v.to_dict() == tl.verdict.to_dict(), name
-        assert headline_words(v.summary) <= HEADLINE_WORDS and v.summary.startswith(v.label)
+    for tl, v in verdicts_read_again(recorded_run, bullmq_run, "bullmq", "bullmq_fix"):
         assert f"bullmq {v.version}" in v.told and f"lockDuration {seconds(tl.params.lock_duration)}" in v.told
         if v.lapsed_at is not None:
             assert seconds(v.lapsed_at) in v.told

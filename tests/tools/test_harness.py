@@ -165,20 +165,6 @@ def test_bodies_read_start_end_crash_and_stop():
     assert [i.data["ended"] for i in tl.spans("run")] == ["killed", "done", "stopped"]
 
 
-def test_descendants_finds_a_grandchild():
-    proc = subprocess.Popen([sys.executable, "-c", "import subprocess, sys, time; subprocess.Popen([sys.executable, "
-                             "'-c', 'import time; time.sleep(30)']); time.sleep(30)"], start_new_session=True)
-    try:
-        kids = wait_for("a grandchild", lambda: len(harness.descendants(proc.pid)) >= 1 and harness.descendants(proc.pid))
-        assert all(p != proc.pid for p in kids)
-    finally:
-        tree = [proc.pid, *harness.descendants(proc.pid)]
-        for pid in tree:
-            os.kill(pid, signal.SIGKILL)
-        proc.wait()
-    assert gone(tree) == []
-
-
 # -- Ctrl-C mid-run: one line, and nothing left ----------------------------------------------------------------
 @pytest.mark.live
 def test_ctrl_c_mid_run_leaves_no_server_worker_or_pool_child():

@@ -10,8 +10,9 @@ import time
 import pytest
 import redis
 
-from emqlab.core.words import HEADLINE_WORDS, headline_words, seconds
+from emqlab.core.words import seconds
 from emqlab.tools import python_redis_lock_run
+from support import verdicts_read_again
 
 
 @pytest.mark.live
@@ -28,11 +29,7 @@ def test_a_frozen_holder_loses_the_lock_and_is_never_told(library_run):
 
 
 def test_the_words_say_only_what_the_recorded_runs_hold(recorded_run):
-    for name in ("python-redis-lock", "python-redis-lock_fix"):
-        tl = recorded_run(name)
-        v = python_redis_lock_run.verdict(tl)
-        assert v.to_dict() == tl.verdict.to_dict(), name
-        assert headline_words(v.summary) <= HEADLINE_WORDS and v.summary.startswith(v.label)
+    for _, v in verdicts_read_again(recorded_run, python_redis_lock_run, "python-redis-lock", "python-redis-lock_fix"):
         assert f"python-redis-lock {v.version}" in v.told and seconds(v.renewal_every) in v.told
     told = recorded_run("python-redis-lock").verdict.told
     assert "never told" in told and "only its release() raised NotAcquired, after the effect" in told

@@ -11,8 +11,9 @@ import pytest
 import redis
 from redis.exceptions import LockNotOwnedError
 
-from emqlab.core.words import HEADLINE_WORDS, headline_words, seconds
+from emqlab.core.words import seconds
 from emqlab.tools import redis_lock_run
+from support import verdicts_read_again
 
 MARGIN_S = 0.05  # a PTTL read right after the extend, on loopback
 
@@ -33,11 +34,7 @@ def test_extend_grows_the_ttl_and_replace_ttl_keeps_it_at_the_lease(library_run)
 
 
 def test_the_words_say_only_what_the_recorded_runs_hold(recorded_run):
-    for name in ("redis-lock", "redis-lock_fix"):
-        tl = recorded_run(name)
-        v = redis_lock_run.verdict(tl)
-        assert v.to_dict() == tl.verdict.to_dict(), name
-        assert headline_words(v.summary) <= HEADLINE_WORDS and v.summary.startswith(v.label)
+    for tl, v in verdicts_read_again(recorded_run, redis_lock_run, "redis-lock", "redis-lock_fix"):
         assert seconds(v.pttl_after_fifth) in v.summary and f"redis-py {v.version}" in v.told
         assert ("with replace_ttl" in v.label) == tl.params.fix
 

@@ -11,8 +11,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from emqlab.core.words import HEADLINE_WORDS, headline_words, seconds
+from emqlab.core.words import seconds
 from emqlab.tools import rq_run
+from support import verdicts_read_again
 
 SLACK_S = 1.5  # RQ scores in whole seconds, and cleans once a second here
 
@@ -41,11 +42,7 @@ def test_a_killed_workers_job_is_abandoned_and_retry_runs_it_once(library_run):
 
 
 def test_the_words_say_only_what_the_recorded_runs_hold(recorded_run):
-    for name in ("rq", "rq_fix", "rq_fix_fate_slow"):
-        tl = recorded_run(name)
-        v = rq_run.verdict(tl)
-        assert v.to_dict() == tl.verdict.to_dict(), name
-        assert headline_words(v.summary) <= HEADLINE_WORDS and v.summary.startswith(v.label)
+    for _, v in verdicts_read_again(recorded_run, rq_run, "rq", "rq_fix", "rq_fix_fate_slow"):
         assert seconds(v.abandoned_at) in v.summary and f"rq {v.version}" in v.told
     slow = recorded_run("rq_fix_fate_slow").verdict
     assert slow.runs == 2 and slow.effects == 2 and slow.holders_at_once == 2 and slow.holder_told is False

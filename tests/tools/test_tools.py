@@ -16,11 +16,12 @@ RUNS = Path(__file__).resolve().parent / "runs"  # recorded with `emqlab tools â
 
 def test_the_registry_names_each_library_once_and_its_module_runs_it():
     assert list(tools.LIBRARIES) == ["celery", "bullmq", "rq", "redis-lock", "python-redis-lock"]
-    for library, (module, function, _) in tools.LIBRARIES.items():
+    for library, entry in tools.LIBRARIES.items():
         mod = tools.module(library)
-        assert mod.__name__ == f"emqlab.tools.{module}" and callable(getattr(mod, function))
+        assert mod.__name__ == f"emqlab.tools.{entry.module}" and callable(getattr(mod, entry.function))
         assert mod.LIBRARY == library and issubclass(mod.VERDICT, ToolVerdict)
-        assert set(mod.RUNS) >= {"failure"} and any(mode.startswith("fix") for mode in mod.RUNS)
+        assert set(entry.runs) >= {"failure"} and any(mode.startswith("fix") for mode in entry.runs)
+        assert tools.figure_words(library)({}).caption == mod.CAPTION
 
 
 @pytest.mark.parametrize("path", sorted(RUNS.glob("*.json")), ids=lambda p: p.stem)
