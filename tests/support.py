@@ -3,7 +3,6 @@ from another test file):
 
 - records: a scenario's Params or Verdict holding only what a words test names (`record`);
 - a renewal plane's holders stopped by a theft on the virtual clock (`stop_when_lost`);
-- bad input written message first, flattened into (argv, message) rows (`by_message`);
 - live runs: `emqlab` run as a process against a live server, its keys, its descendants, polls with
   deadlines (`start`, `run_json`, `wait_for`, `keys_under`, `gone`, …);
 - what a figure and its words promise (`check_protocol`, `clauses`, the reaper's and the queue
@@ -101,13 +100,6 @@ def reaped_past_its_lease(tl, job: str | None = None) -> bool:
     claim = next(e for e in tl.of("claim") if e.data.get("job") == job and e.data.get("attempts") == 1)
     reap = next(e for e in tl.of("reap") if job in e.data.get("jobs", []))
     return reap.data["time_s"] >= claim.data["score_s"]
-
-
-# -- bad input: the one line a command says ------------------------------------------------------------
-def by_message(table: dict[str, list[list[str]]]) -> list[tuple[list[str], str]]:
-    """A parametrize table of bad input written message first: (argv, message) for every argv listed under the
-    message its one-line error must say, in the table's order."""
-    return [(argv, says) for says, argvs in table.items() for argv in argvs]
 
 
 # -- live runs -------------------------------------------------------------------------------------

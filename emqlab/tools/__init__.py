@@ -70,7 +70,8 @@ def run(library: str, fix: bool = False, task: float | None = None, timeout: flo
     from ..core.errors import BadParameter
 
     mod = module(library)
-    function, options = entry(library).function, entry(library).options
+    spec = entry(library)
+    function, options = spec.function, spec.options
     given = {k: v for k, v in own.items() if v is not None and v is not False}
     foreign = sorted(set(given) - set(options))
     if foreign:

@@ -45,6 +45,7 @@ from ..store.embedded import EmbeddedValkey
 from .report import PREFIX_ENV, URL_ENV, keys
 
 SAMPLE_S = 0.05  # how often the sampler reads the server (real seconds)
+LAST_READING_S = 0.3  # after a story's end, the sampler's last reading (real seconds)
 BOOT_S = 90.0  # how long the workers may take to boot and connect on a loaded machine (real seconds)
 EXTRA = "tools"  # pip install 'emqlab[tools]'
 
@@ -348,13 +349,13 @@ class LibraryRun:
     def sleep_until(self, t: float) -> None:
         time.sleep(max(0.0, t - self.t))
 
-    def end(self, over: Callable[[], bool], span_s: float, last_reading_s: float = 0.3) -> Timeline:
+    def end(self, over: Callable[[], bool], span_s: float) -> Timeline:
         """The story's end: wait until `over()` says it is, or until `span_s` more seconds have passed (a story
-        that outlives its span ends there, its processes as they stand); give the sampler a last reading; write
-        the run down (`timeline()`)."""
+        that outlives its span ends there, its processes as they stand); give the sampler a last reading
+        (`LAST_READING_S` on); write the run down (`timeline()`)."""
         deadline = self.t + span_s
         self.wait_until("the story's end", lambda: over() or self.t > deadline, span_s + 30)
-        self.sleep_until(self.t + last_reading_s)
+        self.sleep_until(self.t + LAST_READING_S)
         return self.timeline()
 
     def record(self, actor: str, kind: str, **data: Any) -> float:

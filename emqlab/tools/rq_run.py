@@ -141,6 +141,7 @@ def rq(fix: bool = False, task: float = TASK_S, timeout: float | None = None, fa
             run.crash(first_worker)
         else:
             run.freeze(first_worker)
+        deadline = run.t + params.span()  # from the fate: a slow worker's wait for RQ to give up counts in it
         if fate == "slow":  # it comes back once RQ has given up on it (and the retry, if any, is running)
             run.wait_until("RQ to give the job up", lambda: _given_up(run, first_worker), params.span() + 30)
             run.thaw(first_worker)
@@ -149,7 +150,7 @@ def rq(fix: bool = False, task: float = TASK_S, timeout: float | None = None, fa
             return (run.sampler.last.get("status") in ("finished", "failed")
                     and run.bodies_ended(cut=int(fate == "killed")))
 
-        tl = run.end(over, params.span())
+        tl = run.end(over, deadline - run.t)
     return judged(tl, lanes, verdict)
 
 

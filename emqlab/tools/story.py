@@ -168,21 +168,20 @@ def lease(tl: Timeline, actor: str, start: float, deadline: float, ended: str, e
     return band
 
 
-def lock_bands(tl: Timeline, owners: dict[str, str], moves: str = "extends") -> list[Interval]:
+def lock_bands(tl: Timeline, owners: dict[str, str], moves: str = "extends") -> None:
     """The lock the sampler read as `lock_owner` (a token) and `lock_deadline`: on its owner's lane (`owners`:
     {token: lane}) a band while the server held that token, from the first reading that showed it to the last
     deadline the server gave it, or to the reading that showed it gone (released). A lock left to run out
     ends at its deadline, marked by a `lock_lapsed` event there. `moves`: the name under which a band counts
     how often its deadline moved (a library's extends, renewals)."""
     held: dict[str, Any] = {}
-    bands = []
 
     def close(t: float) -> None:
         if held:
             deadline, owner = held["deadline"], owners.get(held["token"])
             lapsed = t >= deadline - 0.06
-            bands.append(lease(tl, owner or "server", held["start"], deadline, "lapsed" if lapsed else "released",
-                               None if lapsed else t, **{moves: held["moves"]}))
+            lease(tl, owner or "server", held["start"], deadline, "lapsed" if lapsed else "released",
+                  None if lapsed else t, **{moves: held["moves"]})
             if lapsed:
                 tl.add(deadline, "server", "lock_lapsed", holder=owner or "?")
             held.clear()
@@ -198,7 +197,6 @@ def lock_bands(tl: Timeline, owners: dict[str, str], moves: str = "extends") -> 
                 held["deadline"], held["moves"] = deadline, held["moves"] + 1
     if held:
         close(end_of(tl))
-    return bands
 
 
 def holds(tl: Timeline) -> None:

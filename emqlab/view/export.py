@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,7 +34,6 @@ class CourseFigure:
     name: str  # the file stem
     build: Callable[[Backend], Drawing]
     lit: str | None = None  # the mode drawn at full strength; None: every mode
-    start: Callable[[], None] | None = None  # begins, in the background, runs that need no store of the export's
 
 
 def course_figures() -> list[CourseFigure]:
@@ -71,28 +69,22 @@ def course_figures() -> list[CourseFigure]:
 def tools_figures() -> list[CourseFigure]:
     """Lesson 10's figures, one per library (its failure, its fix, emqlab's design facing the same story), when
     the `tools` extra is installed. The libraries' runs start their own servers, all of them side by side, once
-    per export (about RQ's minute, begun with the export and run beside the other figures); emqlab's own runs
-    are made on the export's store."""
+    per export (about RQ's minute); emqlab's own runs are made on the export's store."""
     from ..tools import LIBRARIES, all_runs, installed
 
     if not installed():
         return []
-    made: list[Future] = []
-
-    def start() -> None:  # the libraries' runs wait on real time: they go on while the other figures are drawn
-        if not made:
-            pool = ThreadPoolExecutor(1, thread_name_prefix="emqlab-tools-export")
-            made.append(pool.submit(all_runs))
-            pool.shutdown(wait=False)  # the one run goes on; the thread ends with it
+    made: dict = {}
 
     def build(library: str) -> Callable[[Backend], Drawing]:
         def drawing(be: Backend) -> Drawing:
-            start()
-            return figures.tools_figure(figures.tools_modes(library, be, runs=made[0].result()[library]))
+            if not made:
+                made.update(all_runs())
+            return figures.tools_figure(figures.tools_modes(library, be, runs=made[library]))
 
         return drawing
 
-    return [CourseFigure(f"fig10-tools-{library}", build(library), start=start) for library in LIBRARIES]
+    return [CourseFigure(f"fig10-tools-{library}", build(library)) for library in LIBRARIES]
 
 
 def _once(build: Callable[[], Drawing]) -> Callable[[Backend], Drawing]:
@@ -155,9 +147,6 @@ def export_all(out: str | Path, fmt: str = "png", backend: Backend | str | None 
     be = connect(backend, clock=clock, scale=scale) if owned else backend
     written: list[Path] = []
     try:
-        for figure in chosen:
-            if figure.start is not None:
-                figure.start()
         with tqdm(chosen, desc="figures", unit="fig", file=sys.stderr, disable=not progress) as bar:
             for figure in bar:
                 bar.set_postfix_str(figure.name)
