@@ -82,10 +82,31 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if LIVE_FIXTURES & set(getattr(item, "fixturenames", ())) and not item.get_closest_marker("live"):
             item.add_marker(pytest.mark.live)
-    # what takes long starts first: side by side (xdist, a file per process), a lesson or a file with a slow
-    # test that starts last becomes the whole run's tail
-    slow = {item.path for item in items if item.get_closest_marker("slow") or item.path.suffix == ".ipynb"}
-    items.sort(key=lambda item: item.path not in slow)
+    # what takes long starts first: side by side (xdist, a file per process), a file that starts last is
+    # the whole run's tail. A file's weight: its RUN_SECONDS, or a lesson's `ran_s` (recorded when it was
+    # saved); then the files with a slow test; then the rest, in the order they were collected
+    weights: dict = {}
+    for item in items:
+        if item.path not in weights:
+            weights[item.path] = (run_seconds(item), bool(item.get_closest_marker("slow")))
+        elif item.get_closest_marker("slow"):
+            weights[item.path] = (weights[item.path][0], True)
+    items.sort(key=lambda item: tuple(-w for w in weights[item.path]))
+
+
+def run_seconds(item) -> float:
+    """About how long `item`'s file takes on a quiet 2-core machine (seconds; 0 when it does not say)."""
+    if item.path.suffix == ".ipynb":
+        import json
+
+        return json.loads(item.path.read_text()).get("metadata", {}).get("emqlab", {}).get("ran_s", 0)
+    return getattr(getattr(item, "module", None), "RUN_SECONDS", 0)
+
+
+def pytest_configure(config):
+    # keep the order above: xdist would otherwise hand out the files with the most tests first
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
 
 
 @pytest.fixture(autouse=True)

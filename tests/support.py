@@ -470,15 +470,11 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 
 
 VIEWPORT = {"width": 1600, "height": 1000}
-
-
-
 START_TIMEOUT = 60  # seconds for a server to answer on a loaded 2-core machine
-
-
-
 UI_TIMEOUT = 45_000  # ms for the page to show what it should
-
+# ms for Voila to send a dashboard: it runs the notebook's cells before the page loads (the failover's live
+# primaries and replicas: 13 s on a quiet machine, past 45 s on a loaded one in CI)
+RENDER_TIMEOUT = 150_000
 
 
 # -- servers ------------------------------------------------------------------------------------------

@@ -23,6 +23,8 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
+RUN_SECONDS = 120  # about how long this file runs on a quiet 2-core machine: the suite starts the longest first
+
 ROOT = Path(__file__).resolve().parents[1]
 # sources the wheel is built from (a checkout); EMQLAB_WHEEL_SOURCE points the test at another tree
 SOURCE = Path(os.environ.get("EMQLAB_WHEEL_SOURCE", ROOT))

@@ -6,7 +6,9 @@ and saved with its outputs: text, and a PNG beside every live figure. Each saved
 which sources its outputs came from (`metadata.emqlab.outputs_of`: a digest of its own code cells
 and of the emqlab package); `stale()` says which notebooks no longer match, and a test fails on them.
 It also records where and when its runs were made (`metadata.emqlab.store` and `saved_at`, an ISO UTC
-time), which `emqlab site` prints on the lesson's page; neither enters the digest.
+time), which `emqlab site` prints on the lesson's page, and how long the lesson took to run (`ran_s`,
+whole seconds on the machine that saved it: the test suite starts the longest lessons first); none of
+them enters the digest.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+import time
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
@@ -74,6 +77,7 @@ def save(paths: list[Path] | None = None) -> list[Path]:
         previous = dict(os.environ)
         os.environ.clear()
         os.environ.update(env)  # the kernel inherits this: the saved run is always the embedded default
+        began = time.monotonic()
         try:
             NotebookClient(nb, timeout=TIMEOUT_S, kernel_name="python3",
                            resources={"metadata": {"path": str(path.parent)}}).execute()
@@ -87,6 +91,7 @@ def save(paths: list[Path] | None = None) -> list[Path]:
         record["outputs_of"] = outputs_of(nb)
         record["store"] = STORE
         record["saved_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        record["ran_s"] = max(1, round(time.monotonic() - began))
         nb.metadata.pop("widgets", None)  # widget state is a live kernel's; the PNG beside it is what stays
         nbformat.write(nb, path)
         saved.append(path)

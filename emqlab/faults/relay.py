@@ -66,6 +66,7 @@ class Relay:
         self._open: asyncio.Event | None = None  # set while traffic flows; cleared by stall()
         self._links: set[asyncio.Task] = set()
         self._writers: set[asyncio.StreamWriter] = set()
+        self._closing = False  # set by the shutdown: a connection that arrives from then on is closed at once
         self.connections = 0  # connections accepted so far
 
     @staticmethod
@@ -84,7 +85,7 @@ class Relay:
             try:
                 self._open = asyncio.Event()
                 self._open.set()
-                self._server = loop.run_until_complete(asyncio.start_server(self._accept, "127.0.0.1", 0))
+                self._server = loop.run_until_complete(asyncio.start_server(self._connected, "127.0.0.1", 0))
                 self.port = self._server.sockets[0].getsockname()[1]
             except BaseException as exc:  # reported to start(), which raises it as one error
                 failure.append(exc)
@@ -171,11 +172,13 @@ class Relay:
         self._call(cut_all)
 
     # -- the loop's side -----------------------------------------------------------------------
-    async def _accept(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
-        try:
-            await self._carry(client_r, client_w)
-        except asyncio.CancelledError:
-            pass  # the relay is stopping: end quietly (asyncio would log a cancelled connection handler)
+    def _connected(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
+        """A new connection: carried by a task of the relay's own. (A coroutine handed to start_server would get
+        asyncio's own task, whose done-callback raises when the shutdown cancels it before its first step.)"""
+        if self._closing:
+            client_w.transport.abort()
+            return
+        self._loop.create_task(self._carry(client_r, client_w))
 
     async def _carry(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
         self.connections += 1
@@ -239,15 +242,16 @@ class Relay:
             await asyncio.gather(sender, return_exceptions=True)
 
     async def _shutdown(self) -> None:
-        for writer in list(self._writers):
-            writer.transport.abort()
-        for task in list(self._links):
-            task.cancel()
-        await asyncio.gather(*self._links, return_exceptions=True)
+        """Stop listening, cut every connection and end every task: the loop closes with nothing pending (a
+        connection accepted just before is closed on arrival)."""
+        self._closing = True
         if self._server is not None:
             self._server.close()
+        for writer in list(self._writers):
+            writer.transport.abort()
+        while pending := [t for t in asyncio.all_tasks(self._loop) if t is not asyncio.current_task()]:
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+        if self._server is not None:
             await self._server.wait_closed()
-        pending = [t for t in asyncio.all_tasks(self._loop) if t is not asyncio.current_task()]
-        for task in pending:
-            task.cancel()
-        await asyncio.gather(*pending, return_exceptions=True)

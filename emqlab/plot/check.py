@@ -2,7 +2,7 @@
 a legend that names exactly what the figure draws.
 
 `figure_problems(fig)` is both checks at once (`emqlab figures` runs it on every export).
-`overprints(fig)` lays the figure out and returns every pair of visible texts whose boxes overlap:
+`overprints(fig)` lays the figure out (no pixels painted) and returns every pair of visible texts whose boxes overlap:
 titles, axis labels, tick labels, annotations, figure texts and legend entries. `small_texts(fig,
 min_px)` returns the texts set smaller than `min_px` pixels at the figure's own dpi. Tests walk
 every figure the package draws through both, at notebook size and at slide size, each mode lit.
@@ -59,7 +59,7 @@ def placed_texts(fig: Figure) -> list[Placed]:
     """Every visible, non-empty text of `fig`, where the renderer put it."""
     if fig.canvas is None or not hasattr(fig.canvas, "get_renderer"):
         FigureCanvasAgg(fig)
-    fig.canvas.draw()
+    fig.draw_without_rendering()  # the layout a draw makes (every text placed), with no pixels painted
     renderer = fig.canvas.get_renderer()
     ticks = {id(t) for ax in fig.axes for t in ax.get_xticklabels(which="both") + ax.get_yticklabels(which="both")}
     drawn = {id(label) for ax in fig.axes for axis in (ax.xaxis, ax.yaxis)

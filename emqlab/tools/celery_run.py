@@ -159,8 +159,14 @@ def celery(fix: bool = False, task: float = TASK_S, timeout: float | None = None
             run.crash(started["actor"])
 
         def over() -> bool:
+            # kombu leaves no key showing a message in flight: between a worker's BRPOP and its unacked entry,
+            # and between a restore's removal of that entry and its LPUSH, the server holds nothing. The story
+            # is over once a body ran to its end (an ack follows one), nothing is left, and every living worker
+            # waits for work again (a busy worker is out of BRPOP: prefetch 1, concurrency 1)
             state = run.sampler.last
-            return state.get("unacked") == 0 and state.get("queued") == 0 and run.bodies_ended(cut=int(crash))
+            return (state.get("unacked") == 0 and state.get("queued") == 0 and bool(run.reported("end"))
+                    and run.bodies_ended(cut=int(crash))
+                    and len(run.blocked_on(("brpop",))) == len(WORKERS) - int(crash))
 
         tl = run.end(over, params.span())
     return judged(tl, lanes, verdict)

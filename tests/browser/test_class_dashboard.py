@@ -14,7 +14,7 @@ import urllib.request
 
 import pytest
 
-from support import ARTIFACTS, cmdlines, free_port
+from support import ARTIFACTS, RENDER_TIMEOUT, cmdlines, free_port
 
 pytestmark = [pytest.mark.live, pytest.mark.browser, pytest.mark.slow]
 CLI = [sys.executable, "-m", "emqlab.cli", "class"]
@@ -72,7 +72,7 @@ def test_the_dashboard_shows_the_class_and_its_crash_control_works(classroom, pa
     serve, joiners, url, port = classroom
     ARTIFACTS.mkdir(exist_ok=True)
     page.set_viewport_size({"width": 1900, "height": 1500})
-    page.goto(url)
+    page.goto(url, timeout=RENDER_TIMEOUT)  # Voila runs the board's cells before the page loads
     lanes = page.locator(".emqlab-class-lanes tr.emqlab-lane")
     expect(lanes).to_have_count(6, timeout=90_000)  # 6 learners joined: 6 lanes
     expect(page.locator(".emqlab-class-status")).to_contain_text("6 learners working", timeout=30_000)

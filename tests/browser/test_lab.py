@@ -17,9 +17,11 @@ import pytest
 
 from emqlab.lease.designs import DESIGNS, design_names
 
-from support import ARTIFACTS, UI_TIMEOUT, figure_with, hover_lights, lesson, lit_state, open_and_run
+from support import ARTIFACTS, RENDER_TIMEOUT, UI_TIMEOUT, figure_with, hover_lights, lesson, lit_state, open_and_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+RUN_SECONDS = 100  # about how long this file runs on a quiet 2-core machine: the suite starts the longest first
 
 
 # -- the tests ---------------------------------------------------------------------------------------------
@@ -61,7 +63,7 @@ def test_heartbeat_dashboard_renders_offline(voila_server, page):
 
     page.set_viewport_size({"width": 1600, "height": 1500})  # the whole slide, readout included
     page.route("**/*", only_loopback)
-    page.goto(server.url("/"))
+    page.goto(server.url("/"), timeout=RENDER_TIMEOUT)
     figure, modes = figure_with(page, "no renewal")
     assert list(modes.values()) == ["no renewal", "renew at TTL/2"]
     expect(figure.locator("[data-lane]")).to_have_count(2)
@@ -91,7 +93,7 @@ def test_other_dashboards_render(voila_server, page, name, labels):
     ARTIFACTS.mkdir(exist_ok=True)
     server = voila_server(name)
     page.set_viewport_size({"width": 1600, "height": 1500})
-    page.goto(server.url("/"))
+    page.goto(server.url("/"), timeout=RENDER_TIMEOUT)
     labels = labels or [DESIGNS[d].label for d in design_names(renewing=True)]  # every renewing design
     figure, modes = figure_with(page, labels[0])
     assert list(modes.values()) == labels

@@ -17,6 +17,9 @@ import redis
 from emqlab.classroom.board import Board
 
 pytestmark = [pytest.mark.live, pytest.mark.slow]
+
+RUN_SECONDS = 60  # about how long this file runs on a quiet 2-core machine: the suite starts the longest first
+
 CLI = [sys.executable, "-m", "emqlab.cli", "class"]
 LEARNERS, JOBS, CRASHES, PAUSES = 30, 3000, 5, 5
 LEASE_S, PAUSE_S, WORK_S = 2.0, 5.0, 0.05

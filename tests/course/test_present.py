@@ -21,6 +21,8 @@ import pytest
 from emqlab.cli import command as cli
 from emqlab.course import present
 
+RUN_SECONDS = 55  # about how long this file runs on a quiet 2-core machine: the suite starts the longest first
+
 JUPYTER = Path(sys.executable).with_name("jupyter")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 

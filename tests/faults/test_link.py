@@ -18,6 +18,8 @@ from emqlab.core.errors import BadParameter
 from emqlab.scenarios.heartbeat import Params as HeartbeatParams
 from emqlab.scenarios.heartbeat import heartbeat
 
+RUN_SECONDS = 45  # about how long this file runs on a quiet 2-core machine: the suite starts the longest first
+
 CLI = [sys.executable, "-m", "emqlab.cli"]
 FACTS = ("lapsed_at", "renew_lost_at", "blind_s", "runs")
 

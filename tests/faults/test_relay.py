@@ -137,6 +137,41 @@ def test_stop_leaves_no_thread_or_socket(echo):
         socket.create_connection(("127.0.0.1", port), timeout=1).close()  # nobody listens any more
 
 
+def test_a_relay_stopped_while_connections_arrive_ends_quietly(echo, caplog):
+    """Ctrl-C mid-run stops the relay while clients still dial in: nothing may be printed (a handler cancelled
+    before its first step made asyncio log a traceback) and no coroutine may be left for the closed loop."""
+    import sys
+
+    unraisable: list = []
+    previous, sys.unraisablehook = sys.unraisablehook, unraisable.append
+    try:
+        for n in range(60):
+            relay = Relay(echo).start()
+            socks: list[socket.socket] = []
+
+            def dial():
+                for _ in range(5):
+                    try:
+                        socks.append(socket.create_connection(("127.0.0.1", relay.port), timeout=1))
+                    except OSError:
+                        pass  # refused: the relay had stopped listening
+
+            dialer = threading.Thread(target=dial)
+            dialer.start()
+            time.sleep(0.0005 * (n % 7))  # stop at a different point of the dialling each time
+            relay.stop()
+            dialer.join()
+            for sock in socks:
+                sock.close()
+        import gc
+
+        gc.collect()  # a coroutine abandoned with its loop is reported when it is collected
+    finally:
+        sys.unraisablehook = previous
+    assert not [r.getMessage() for r in caplog.records if r.name == "asyncio"]
+    assert not unraisable, [str(u.exc_value) for u in unraisable]
+
+
 def test_bad_delay_is_refused(echo):
     for bad in (-1, float("nan"), 4000, "1", True):
         with pytest.raises(BadParameter):

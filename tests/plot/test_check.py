@@ -12,6 +12,8 @@ from emqlab.scenarios.heartbeat import heartbeat
 from emqlab.scenarios.reaper import queue_heartbeat
 from emqlab.scenarios.chaos import chaos
 
+RUN_SECONDS = 60  # about how long this file runs on a quiet 2-core machine: the suite starts the longest first
+
 NOTEBOOK = ((12, 7.2), 80, 12)  # inches, dpi, smallest text in px
 SLIDE = ((16, 9), 120, 18)
 DASHBOARD = ((15, 7.5), 120, 18)  # emqlab present: the explorer at slide dpi, on a 1920-wide screen

@@ -18,6 +18,8 @@ from emqlab.scenarios.chaos import Params as ChaosParams
 from support import record
 from emqlab.core.words import plural, seconds
 
+RUN_SECONDS = 40  # about how long this file runs on a quiet 2-core machine: the suite starts the longest first
+
 CLI = [sys.executable, "-m", "emqlab.cli"]
 
 

@@ -21,6 +21,8 @@ from emqlab.scenarios.failover import GUARDS, failover
 
 from support import alive, descendants, run_json, servers, start, wait_for
 
+RUN_SECONDS = 95  # about how long this file runs on a quiet 2-core machine: the suite starts the longest first
+
 RUNS = 10
 
 

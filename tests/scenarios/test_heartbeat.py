@@ -8,6 +8,8 @@ from emqlab.scenarios import load
 from emqlab.scenarios.heartbeat import heartbeat
 from support import slack
 
+RUN_SECONDS = 40  # about how long this file runs on a quiet 2-core machine: the suite starts the longest first
+
 
 def times(timeline, kind, actor="holder"):
     return [e.t for e in timeline.of(kind, actor)]

@@ -15,6 +15,8 @@ from emqlab.core.errors import BadParameter
 
 from support import consumers, descendants, run, start, wait_for
 
+RUN_SECONDS = 65  # about how long this file runs on a quiet 2-core machine: the suite starts the longest first
+
 PW = "Sup3r-s3cret"
 
 

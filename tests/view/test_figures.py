@@ -13,6 +13,8 @@ from emqlab.view import figures
 from emqlab.view.export import course_figures, export_all, export_figure
 from emqlab.plot import style
 
+RUN_SECONDS = 50  # about how long this file runs on a quiet 2-core machine: the suite starts the longest first
+
 EXPECTED = [
     "fig1-heartbeat", "fig1-heartbeat-no-renewal", "fig1-heartbeat-renew-half",
     "fig2-renewal-cost-k6", "fig2-renewal-cost-k6-per-job", "fig2-renewal-cost-k6-sweep",
