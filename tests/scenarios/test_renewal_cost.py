@@ -174,7 +174,8 @@ def test_cli_json_fake(design, per_tick):
 @pytest.mark.live
 @pytest.mark.parametrize("design, per_tick", [("per-job", 6), ("sweep", 1), ("session", 1)])
 def test_cli_json_live(valkey_url, design, per_tick):
-    out = _cli("renewal-cost", "--jobs", "6", "--design", design, "--json", "--backend", valkey_url)
+    # scale 0.05: the 30 s lease is renewed with 0.75 real seconds to spare (0.15 s at the default 0.01)
+    out = _cli("renewal-cost", "--jobs", "6", "--design", design, "--json", "--scale", "0.05", "--backend", valkey_url)
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["round_trips_per_tick"] == per_tick and data["server_calls_per_tick"] == per_tick
