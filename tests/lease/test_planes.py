@@ -83,7 +83,10 @@ def test_session_key_and_job_records_on_the_server(fake):
 
 
 # -- lose the session, lose every job -----------------------------------------------------------------
-def test_session_taken_loses_every_job_at_the_next_renewal(backend):
+def test_session_taken_loses_every_job_at_the_next_renewal(backend_slow):
+    # the steal at 20 s falls 5 model seconds after the first renewal and 10 before the second: at the slow
+    # scale, half a real second either way (at 0.01, a loaded machine put the steal before the first renewal)
+    backend = backend_slow
     t = renewal_cost(jobs=6, design="session", ticks=4, steal=(20, 3), backend=backend)
     c, v = t.counts, t.verdict
     assert c["lost"] == [1, 2, 3, 4, 5, 6] and c["held_at_end"] == 0 and c["all_held"] is False

@@ -103,7 +103,9 @@ def test_default_batch_and_per_job_rejects_a_bad_batch(fake):
 
 # -- a lease lost between ticks ------------------------------------------------------------------
 @pytest.mark.parametrize("design, trips", [("per-job", 6 + 6 + 5 + 5), ("sweep", 4)])
-def test_lost_lease_reported_by_next_renewal_and_others_stay_held(backend, design, trips):
+def test_lost_lease_reported_by_next_renewal_and_others_stay_held(backend_slow, design, trips):
+    # the steal at 20 s falls 5 model seconds after the first renewal: half a real second at the slow scale
+    backend = backend_slow
     t = renewal_cost(jobs=6, design=design, ticks=4, steal=(20, 3), backend=backend)
     c = t.counts
     assert c["lost"] == [3] and c["all_held"] is False
