@@ -133,13 +133,26 @@ class Learner:
             time.sleep(0.005)
         return self._working()
 
+    def _holding_still(self, fresh: bool = False) -> list[str]:
+        """Wait until the worker holds a job, then take the consumer's `settling` lock, so that no job in hand
+        is settled while we act on it (the caller releases it, or dies holding it); what we hold."""
+        end = time.monotonic() + HOLD_WAIT_S
+        while True:
+            self._wait_holding(fresh)
+            self.consumer.settling.acquire()
+            holding = self._working()
+            if holding or time.monotonic() > end:
+                return holding
+            self.consumer.settling.release()  # it was settled while we waited for the lock: the next one
+
     def _obey(self, cmd: str | None, seconds: float) -> None:
         if cmd == "crash":
-            self._wait_holding()
-            # no round trip between what we hold and the kill: the event is sent, not awaited (a
-            # reply would leave time for the job in hand to finish), and the kernel delivers it
+            # the lock is held to the kill: on a busy machine the worker's thread would otherwise settle the
+            # job in hand between our reading it and the kill. The event is sent, not awaited (a reply would
+            # leave time for the job to finish), and the kernel delivers the kill
+            holding = self._holding_still()
             conn = self.control.connection_pool.get_connection()
-            line = self.recorder.line(self.name, "crash", holding=self._working(), order=True)
+            line = self.recorder.line(self.name, "crash", holding=holding, order=True)
             conn.send_packed_command(conn.pack_commands([("RPUSH", key, line) for key in self.recorder.keys]))
             os.kill(os.getpid(), signal.SIGKILL)
         elif cmd == "pause" and seconds > 0:
@@ -150,13 +163,16 @@ class Learner:
                                      stderr=subprocess.DEVNULL, start_new_session=True)
             # a job just begun: a pause that came as the job ended would freeze a worker holding nothing
             # (a busy machine can take that long between seeing the job and the stop)
-            self._wait_holding(fresh=True)
+            holding = self._holding_still(fresh=True)
             waker.stdin.write(b"go\n")
             waker.stdin.close()
-            # what we hold is read at the last moment before the stop, not when the job was seen: on a busy
-            # machine a short job can finish in between, and the pause must not claim to hold it
-            holding, stopped = self._working(), time.time()
-            os.kill(os.getpid(), signal.SIGSTOP)  # every thread stops here, until the waker's SIGCONT
+            # held under the settling lock to the stop: the job we say we hold is still in hand when every
+            # thread stops; once woken, the worker settles it late
+            stopped = time.time()
+            try:
+                os.kill(os.getpid(), signal.SIGSTOP)  # every thread stops here, until the waker's SIGCONT
+            finally:
+                self.consumer.settling.release()
             self.recorder.event(self.name, "pause_start", seconds=seconds, holding=holding, order=True, at=stopped)
             self.recorder.event(self.name, "pause_end", seconds=seconds, started=stopped)
             waker.wait()

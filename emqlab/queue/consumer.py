@@ -23,6 +23,7 @@ only on a real clock, and only when nothing else shares the consumer's SimPy env
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any, Callable
 
@@ -122,6 +123,9 @@ class Consumer:
         self.bands: dict[str, Any] = {}  # job id -> its open lease interval
         self.workers: dict[str, simpy.Process] = {}
         self.spans: dict[str, Any] = {}  # job id -> its open work interval
+        # held from a job's work ending to its settling (effect and completion): another thread that holds it
+        # (a learner obeying a crash or a pause) sees `spans` stand still while it acts on what they hold
+        self.settling = threading.Lock()
         self.stopping = self.crashed = False
         self.beats = self.completed = self.refused = 0
         self.main: simpy.Process | None = None
@@ -333,10 +337,11 @@ class Consumer:
             run.event(self.name, "work_stopped", job=job.id, reason="the batched extend no longer holds it")
             self._end_band(job.id, "lapsed")
             return
-        span.end = run.t
-        self.spans.pop(job.id, None)
-        run.event(self.name, "work_done", job=job.id, attempts=job.attempts)
-        self.settle(job)
+        with self.settling:
+            span.end = run.t
+            self.spans.pop(job.id, None)
+            run.event(self.name, "work_done", job=job.id, attempts=job.attempts)
+            self.settle(job)
 
     def settle(self, job: Claimed) -> bool:
         """Write the effect (if any) and complete; a refusal is recorded, not raised."""

@@ -23,6 +23,13 @@ def q(backend):
         yield Queue(backend, "orders", prefix=run.prefix)
 
 
+@pytest.fixture
+def q_slow(backend_slow):
+    """`q` with the live store at the slow scale: for a claim whose margin is a few model seconds."""
+    with run_on(backend_slow, "queue-test", {}) as run:
+        yield Queue(backend_slow, "orders", prefix=run.prefix)
+
+
 def test_keyspace_keeps_the_hashtag_under_the_prefix(q):
     assert q.pending.endswith("emq:{orders}:pending")
     assert q.pending.startswith("emqlab:")
@@ -290,7 +297,10 @@ def test_a_reaped_job_is_claimed_before_jobs_that_arrived_normally(backend):
 
 
 # -- the session design and the hard deadline --------------------------------------------------------
-def test_a_session_holds_its_jobs_and_one_renewal_renews_them_all(q):
+def test_a_session_holds_its_jobs_and_one_renewal_renews_them_all(q_slow):
+    # each wait ends 10 model seconds before a deadline: 1 real second at the slow scale (0.1 s at 0.01,
+    # which a loaded machine overran once, and the session had lapsed before its renewal)
+    q = q_slow
     q.enqueue_many([f"J{i:02d}" for i in range(40)])
     session = q.open_session("worker-1", LEASE_MS)
     assert session.held and session.deadline - session.server_now == q.clock.to_server_ms(LEASE_MS)
