@@ -30,10 +30,11 @@ def test_a_killed_workers_job_is_abandoned_and_retry_runs_it_once(library_run):
     for out in (failure, fix):
         v = out["verdict"]
         assert out["library"] == "rq" and out["version"].startswith("2.12.") and v["fate"] == "killed"
-        # the entry stayed until its heartbeat's expiry, RQ's 60 s (and the interval: RQ scores in whole seconds,
-        # rounded down) after the job began, no sooner
+        # the entry stayed until its heartbeat's expiry, RQ's 60 s after RQ took the job, no sooner: RQ scores
+        # in whole seconds rounded down (the interval's 1 s makes up for that), and the body reports its start
+        # a little after RQ scored it (54 ms on a busy machine, with the score's second rounded down by 0.99 s)
         began = next(e["t"] for e in out["events"] if e["kind"] == "start")
-        assert v["heartbeat_deadline"] >= began + rq_run.FIXED_S - 0.05
+        assert v["heartbeat_deadline"] >= began + rq_run.FIXED_S - SLACK_S
         assert v["heartbeat_deadline"] - 0.05 <= v["abandoned_at"] <= v["heartbeat_deadline"] + SLACK_S
     v = failure["verdict"]
     assert v["lost"] is True and v["runs"] == 0 and v["effects"] == 0 and v["in_failed_registry"]
