@@ -85,13 +85,11 @@ def pytest_collection_modifyitems(config, items):
     # what takes long starts first: side by side (xdist, a file per process), a file that starts last is
     # the whole run's tail. A file's weight: its RUN_SECONDS, or a lesson's `ran_s` (recorded when it was
     # saved); then the files with a slow test; then the rest, in the order they were collected
-    weights: dict = {}
+    seconds: dict = {}
     for item in items:
-        if item.path not in weights:
-            weights[item.path] = (run_seconds(item), bool(item.get_closest_marker("slow")))
-        elif item.get_closest_marker("slow"):
-            weights[item.path] = (weights[item.path][0], True)
-    items.sort(key=lambda item: tuple(-w for w in weights[item.path]))
+        seconds.setdefault(item.path, run_seconds(item))
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: (-seconds[item.path], item.path not in slow))
 
 
 def run_seconds(item) -> float:

@@ -66,6 +66,7 @@ class Relay:
         self._open: asyncio.Event | None = None  # set while traffic flows; cleared by stall()
         self._links: set[asyncio.Task] = set()
         self._writers: set[asyncio.StreamWriter] = set()
+        self._carriers: set[asyncio.Task] = set()  # a task per connection, kept here (the loop holds it weakly)
         self._closing = False  # set by the shutdown: a connection that arrives from then on is closed at once
         self.connections = 0  # connections accepted so far
 
@@ -178,7 +179,9 @@ class Relay:
         if self._closing:
             client_w.transport.abort()
             return
-        self._loop.create_task(self._carry(client_r, client_w))
+        task = self._loop.create_task(self._carry(client_r, client_w))
+        self._carriers.add(task)
+        task.add_done_callback(self._carriers.discard)
 
     async def _carry(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
         self.connections += 1
