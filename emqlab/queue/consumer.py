@@ -306,7 +306,8 @@ class Consumer:
     def _claimed(self, job: Claimed) -> None:
         rec = self.rec
         self.held[job.id] = job
-        deadline = round(rec.t + job.lease_ms / 1000, 3)
+        # the lease's deadline on the run's time base, from the server's own score and TIME
+        deadline = round(rec.t + self._server_s(job.deadline) - self._server_s(job.server_now), 3)
         rec.event(self.name, "claim", job=job.id, attempts=job.attempts, deadline=deadline, now=job.server_now,
                   time_s=self._server_s(job.server_now), score=job.deadline, score_s=self._server_s(job.deadline))
         self.bands[job.id] = rec.open(self.name, "lease", job=job.id, attempts=job.attempts, deadline=deadline,

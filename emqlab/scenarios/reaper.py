@@ -141,10 +141,11 @@ def _reaped(timeline: Timeline, job: str):
 
 def _on_server(claim, server_s: float | None) -> float | None:
     """A server clock reading (model seconds, as the consumer recorded it) on the run's time base,
-    pinned at the claim: the claim's own TIME is the claim's moment."""
-    if claim is None or server_s is None or claim.data.get("time_s") is None:
+    pinned at the claim: the lease's score is the claim's `deadline` (which the consumer set from the
+    score and the claim's own TIME), so a reading at or past the score is at or past the deadline."""
+    if claim is None or server_s is None or claim.data.get("score_s") is None:
         return None
-    return round(claim.t + server_s - claim.data["time_s"], 3)
+    return round(claim.data["deadline"] + server_s - claim.data["score_s"], 3)
 
 
 def beat_facts(timeline: Timeline, claim, reap) -> dict[str, Any]:
@@ -246,14 +247,22 @@ def reaper_verdict(timeline: Timeline) -> ReaperVerdict:
     late = next((e for e in timeline.events if e.data.get("late")), None)
     done = next((e for e in timeline.of("complete") if not e.data.get("late")), None)
     extend = _first(timeline, "late_extend")
+    beats = beat_facts(timeline, claim, reap)
+    # the reap's moment on the one clock that decided it: the reaping beat's server TIME, pinned at the
+    # claim like the lease's deadline (a local record time trails the server's by its reply's trip, and
+    # on a loaded machine a reap right at the deadline would read as early)
+    reaped_at = beats.get("reap_time_at", reap.t if reap else None)
+    reclaimed_at = reclaim.t if reclaim else None
+    if reclaim is not None and _on_server(claim, reclaim.data.get("time_s")) is not None:
+        reclaimed_at = _on_server(claim, reclaim.data["time_s"])  # the same clock as the reap's
     v = ReaperVerdict(
         claimed_at=claim.t if claim else None,
         crashed_at=crash.t if crash else None,
         died_holding=bool(crash and job in crash.data.get("holding", [])),
         lease_deadline=claim.data.get("deadline") if claim else None,
-        reaped_at=reap.t if reap else None,
+        reaped_at=reaped_at,
         reaped_by=reap.actor if reap else None,
-        reclaimed_at=reclaim.t if reclaim else None,
+        reclaimed_at=reclaimed_at,
         reclaimed_by=reclaim.actor if reclaim else None,
         reclaim_attempts=reclaim.data["attempts"] if reclaim else None,
         completed_at=done.t if done else None,
@@ -263,9 +272,9 @@ def reaper_verdict(timeline: Timeline) -> ReaperVerdict:
         late_completion_at=late.t if late else None,
         stale_extend_held=bool(extend.data.get("held")) if extend else None,
         lost=timeline.counts.get("lost"),
-        back_in_pending_after=round(reap.t - claim.t, 3) if claim and reap else None,
-        within_lease_plus_beat=bool(claim and reap and reap.t - claim.t <= p.lease + p.beat + 1e-9),
-        **beat_facts(timeline, claim, reap),
+        back_in_pending_after=round(reaped_at - claim.t, 3) if claim and reap else None,
+        within_lease_plus_beat=bool(claim and reap and reaped_at - claim.t <= p.lease + p.beat + 1e-9),
+        **beats,
     )
     return v.worded(reaper_words(p, v))
 

@@ -42,7 +42,9 @@ LIBRARY, DISTRIBUTION, MODULE = "python-redis-lock", "python-redis-lock", "redis
 ROLES = ("holder", "second")
 TASK_S = 3.0
 FREEZE_AT_S = 0.5  # into the holder's job
-FREEZE_S = 2.0
+# the second holder retries its SET NX once a second (a BLPOP timed out at expire), so it takes the lock up to
+# a second after it ran out, which is up to a second into the freeze: a 3 s freeze leaves it a second more
+FREEZE_S = 3.0
 EXPIRE_S = 1
 
 
