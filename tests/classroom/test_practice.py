@@ -15,6 +15,8 @@ from support import descendants, servers
 
 pytestmark = pytest.mark.live
 
+PAUSE_S = 5
+
 
 def valkey_servers() -> set[int]:
     found = set()
@@ -43,11 +45,13 @@ def test_a_crash_and_a_freeze_in_a_practice_class_and_nothing_left_after():
         assert v.reaped_by or "it finished before its lease ran out" in v.told, v
         assert "it crashed holding" in v.told and not me.alive
         me = lab.join(room.address(1), name="ada")
-        frozen = room.pause("ada", 3).verdict
+        # the 2 s lease runs out within 2 s of the pause and a classmate's 0.5 s beat reaps it: a 5 s pause
+        # leaves 2.5 s for a loaded machine's late beats (at 3 s a late beat let ada wake still holding it)
+        frozen = room.pause("ada", PAUSE_S).verdict
         assert frozen.late_write_refused and not frozen.late_effect_landed
         assert "its late write was refused" in frozen.told
         room.board.fencing(False)
-        unfenced = room.pause("ada", 3).verdict
+        unfenced = room.pause("ada", PAUSE_S).verdict
         assert unfenced.late_effect_landed and not unfenced.late_write_refused
         assert "its late effect landed anyway" in unfenced.told
         totals = room.board.totals()
