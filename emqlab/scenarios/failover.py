@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import heapq
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 from itertools import count
 from typing import Any
@@ -180,14 +181,13 @@ class Story:
         return Leases(self.servers[self.current], prefix=self.prefix)
 
     def _wait(self, w: Worker, what: str) -> bool:
-        if self.current == "primary":  # over the lagging link: the acknowledgement's trip is the story's time
+        # over the lagging link the acknowledgement's trip is the story's time. After the failover the rejoined
+        # server replicates directly, with no lag: its acknowledgement takes only the machine's time (a loaded
+        # machine takes a few hundred ms), so the story's clock stands still meanwhile and never lets the
+        # holder's next write pass the contender's
+        lagging = self.current == "primary"
+        with nullcontext() if lagging else self.rec.off_the_clock():
             acked = wait(self._client(), 1, WAIT_S * 1000 * self.scale)
-        else:
-            # after the failover the rejoined server replicates directly, with no lag: its acknowledgement
-            # takes only the machine's time (a loaded machine takes a few hundred ms), so the story's
-            # clock stands still meanwhile and never lets the holder's next write pass the contender's
-            with self.rec.off_the_clock():
-                acked = wait(self._client(), 1, WAIT_S * 1000 * self.scale)
         self.rec.event(w.name, "wait", acked=acked, what=what, server=self.current)
         return acked >= 1
 

@@ -148,6 +148,14 @@ def _on_server(claim, server_s: float | None) -> float | None:
     return round(claim.data["deadline"] + server_s - claim.data["score_s"], 3)
 
 
+def _when(claim, event) -> float | None:
+    """An event's moment: its server TIME pinned at the claim, or its record time if it carries none."""
+    if event is None:
+        return None
+    pinned = _on_server(claim, event.data.get("time_s"))
+    return event.t if pinned is None else pinned
+
+
 def beat_facts(timeline: Timeline, claim, reap) -> dict[str, Any]:
     """What the beats saw of one lease, from the consumers' `step` events: the lease's score and the
     server TIME of the beat that reaped it (both on the run's time base), how many beats ran between
@@ -247,14 +255,10 @@ def reaper_verdict(timeline: Timeline) -> ReaperVerdict:
     late = next((e for e in timeline.events if e.data.get("late")), None)
     done = next((e for e in timeline.of("complete") if not e.data.get("late")), None)
     extend = _first(timeline, "late_extend")
-    beats = beat_facts(timeline, claim, reap)
-    # the reap's moment on the one clock that decided it: the reaping beat's server TIME, pinned at the
-    # claim like the lease's deadline (a local record time trails the server's by its reply's trip, and
-    # on a loaded machine a reap right at the deadline would read as early)
-    reaped_at = beats.get("reap_time_at", reap.t if reap else None)
-    reclaimed_at = reclaim.t if reclaim else None
-    if reclaim is not None and _on_server(claim, reclaim.data.get("time_s")) is not None:
-        reclaimed_at = _on_server(claim, reclaim.data["time_s"])  # the same clock as the reap's
+    # the reap and the re-claim on the one clock that decided them: their server TIME, pinned at the claim
+    # like the lease's deadline (a local record time trails the server's by its reply's trip, and on a
+    # loaded machine a reap right at the deadline would read as early)
+    reaped_at, reclaimed_at = _when(claim, reap), _when(claim, reclaim)
     v = ReaperVerdict(
         claimed_at=claim.t if claim else None,
         crashed_at=crash.t if crash else None,
@@ -274,7 +278,7 @@ def reaper_verdict(timeline: Timeline) -> ReaperVerdict:
         lost=timeline.counts.get("lost"),
         back_in_pending_after=round(reaped_at - claim.t, 3) if claim and reap else None,
         within_lease_plus_beat=bool(claim and reap and reaped_at - claim.t <= p.lease + p.beat + 1e-9),
-        **beats,
+        **beat_facts(timeline, claim, reap),
     )
     return v.worded(reaper_words(p, v))
 
