@@ -3,7 +3,8 @@
 The run starts its own primary and replica (`emqlab.faults.replica.ReplicaPair`, whatever store the
 caller uses) and plays one story on the real clock, `scale` real seconds per model second:
 
-- replication lags `LAG_S` behind the primary, and stalls just before the holder asks for the lease;
+- replication lags `LAG_S` behind the primary, and stalls just before the holder asks for the lease (with
+  `fence`, before it takes its token, which so stays on the primary alone);
 - the holder takes the lease on the primary (SET NX PX, a random token) and works; with a guard it
   first takes a fencing token (INCR on the same store: `fence`; confirmed by `WAIT 1`: `fence-wait`)
   or confirms its acquire with `WAIT 1` and starts only if a replica acknowledged (`wait`);
@@ -207,15 +208,24 @@ class Story:
         self.rec.t0_wall = time.time()
         return cost
 
-    def begin(self) -> None:
-        h = self.holder
-        if self.fenced:
-            self.take_token(h)
-            if self.guard == "fence-wait" and not self._wait(h, "token"):
-                self.rec.event(h.name, "not_started", reason="no replica acknowledged its token")
-                return self.at(self.t + KILL_AFTER_S, self.fail_over)
+    def _stall(self) -> None:
         self.pair.stall()
         self.rec.event("replica", "stall", lag=LAG_S)
+
+    def begin(self) -> None:
+        h = self.holder
+        if self.guard == "fence":
+            # an unconfirmed token lives on the primary alone: replication stalls first (sent just after the
+            # INCR, a loaded machine's stall came later than the lag and the token reached the replica)
+            self._stall()
+            self.take_token(h)
+        else:
+            if self.fenced:
+                self.take_token(h)
+                if not self._wait(h, "token"):  # fence-wait: a replica must have the token before the lease
+                    self.rec.event(h.name, "not_started", reason="no replica acknowledged its token")
+                    return self.at(self.t + KILL_AFTER_S, self.fail_over)
+            self._stall()
         if not self.acquire(h):
             raise StoreError("the holder could not take a fresh lock on the primary")
         if self.guard == "wait" and not self._wait(h, "lease"):
@@ -423,7 +433,10 @@ def words(p: Params, v: FailoverVerdict) -> ModeWords:
     tokens, acked = v.tokens, v.wait_acked
     said, short, head = [], [], []
     lag = f"replication lagged {seconds(p.lag)} behind the primary"
-    if tokens["holder"] is not None:
+    if tokens["holder"] is not None and guard == "fence":  # replication stalled before the token
+        said.append(f"{lag} and stalled")
+        said.append(f"the holder took fencing token {tokens['holder']}, which only the primary saw")
+    elif tokens["holder"] is not None:
         confirmed = guard == "fence-wait" and acked["holder"][:1] == [1]
         said.append(f"the holder took fencing token {tokens['holder']}"
                     + (" and WAIT 1 saw a replica confirm it" if confirmed else f" while {lag}"))
