@@ -8,7 +8,7 @@ from emqlab.scenarios import load
 from emqlab.scenarios.heartbeat import heartbeat
 from support import slack
 
-RUN_SECONDS = 40  # about how long this file runs on a quiet 2-core machine: the suite starts the longest first
+RUN_SECONDS = 95  # about how long this file runs on a quiet 2-core machine: the suite starts the longest first
 
 
 def times(timeline, kind, actor="holder"):
@@ -127,12 +127,24 @@ def test_the_same_run_gives_the_same_timeline(fake):
 # -- live Valkey, real clock, margins sized in real time for a loaded 2-core machine ----------
 @pytest.mark.live
 @pytest.mark.realtime
-def test_live_ten_runs_in_a_row_give_the_same_verdicts(live):
-    """At scale 0.01 the same story ten times; the times within a loaded machine's slack (support.slack)."""
+def test_live_ten_runs_in_a_row_give_the_same_verdicts(valkey_url):
+    """The same story ten times at scale 0.04, the times within a loaded machine's slack (support.slack).
+    Renewing at TTL/2 leaves 15 model s between an extend and the deadline: at 0.01 that was 150 ms of real
+    time, and a loaded machine once woke a timer 220 ms late and the lease lapsed; at 0.04 it is 0.6 s."""
+    from emqlab.store.backend import connect
+
+    live = connect(valkey_url, clock="real", scale=0.04)
+    try:
+        _ten_runs(live)
+    finally:
+        live.close()
+
+
+def _ten_runs(live):
     for _ in range(10):
         none = heartbeat(renew="none", backend=live).verdict
         # real time: event times are when things really happened (a late wake-up shows), and a
-        # PTTL has 1 real ms = 0.1 model s of resolution; the server expires the key at 30 s, never sooner
+        # PTTL has 1 real ms = 0.025 model s of resolution; the server expires the key at 30 s, never sooner
         assert 29.9 <= none.lapsed_at <= 30 + slack(live)
         assert none.lapsed_at - 0.2 < none.reclaimed_at <= none.lapsed_at + slack(live, 2.5)
         assert none.runs == 2 and none.double_run is True and none.finished_once is False
