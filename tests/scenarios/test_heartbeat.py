@@ -133,28 +133,21 @@ def test_live_ten_runs_in_a_row_give_the_same_verdicts(valkey_url):
     time, and a loaded machine once woke a timer 220 ms late and the lease lapsed; at 0.04 it is 0.6 s."""
     from emqlab.store.backend import connect
 
-    live = connect(valkey_url, clock="real", scale=0.04)
-    try:
-        _ten_runs(live)
-    finally:
-        live.close()
+    with connect(valkey_url, clock="real", scale=0.04) as live:
+        for _ in range(10):
+            none = heartbeat(renew="none", backend=live).verdict
+            # real time: event times are when things really happened (a late wake-up shows), and a
+            # PTTL has 1 real ms = 0.025 model s of resolution; the server expires the key at 30 s, never sooner
+            assert 29.9 <= none.lapsed_at <= 30 + slack(live)
+            assert none.lapsed_at - 0.2 < none.reclaimed_at <= none.lapsed_at + slack(live, 2.5)
+            assert none.runs == 2 and none.double_run is True and none.finished_once is False
 
-
-def _ten_runs(live):
-    for _ in range(10):
-        none = heartbeat(renew="none", backend=live).verdict
-        # real time: event times are when things really happened (a late wake-up shows), and a
-        # PTTL has 1 real ms = 0.025 model s of resolution; the server expires the key at 30 s, never sooner
-        assert 29.9 <= none.lapsed_at <= 30 + slack(live)
-        assert none.lapsed_at - 0.2 < none.reclaimed_at <= none.lapsed_at + slack(live, 2.5)
-        assert none.runs == 2 and none.double_run is True and none.finished_once is False
-
-        half = heartbeat(renew="half", backend=live).verdict
-        # each timer waits 15 s from the previous reply: on a loaded machine late wake-ups add up, and the
-        # fourth extend (due at 60 s) can slip past the job's end at 75 s; the lease holds either way
-        assert half.lapsed_at is None and 3 <= half.renewals <= 4
-        assert half.runs == 1 and half.finished_once is True and half.double_run is False
-    assert live.keys() == []
+            half = heartbeat(renew="half", backend=live).verdict
+            # each timer waits 15 s from the previous reply: on a loaded machine late wake-ups add up, and the
+            # fourth extend (due at 60 s) can slip past the job's end at 75 s; the lease holds either way
+            assert half.lapsed_at is None and 3 <= half.renewals <= 4
+            assert half.runs == 1 and half.finished_once is True and half.double_run is False
+        assert live.keys() == []
 
 
 @pytest.mark.live
