@@ -10,9 +10,9 @@ from .options import emit, help_text, number
 TIMEOUT_HELP = ("the library's own timeout, seconds: celery's visibility_timeout (default 2/3 of the task; with "
                 "--fix the task + 2), bullmq's lockDuration (default half the task), rq's job_monitoring_interval "
                 "(whole seconds, default 1: RQ adds 60), redis-lock's lock timeout (default 1), python-redis-lock's "
-                "expire (whole seconds, default 1; with --fix 4)")
-TASK_HELP = ("how long the task body works, seconds (default 3; rq 2; redis-lock: the stretch between two extends, "
-             "default 2)")
+                "expire (whole seconds, default 1; with --fix 5)")
+TASK_HELP = ("how long the task body works, seconds (default 3; rq 2; python-redis-lock 5; redis-lock: the stretch "
+             "between two extends, default 2)")
 
 
 def cmd_tools(args) -> None:

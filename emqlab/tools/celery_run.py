@@ -50,6 +50,11 @@ CRASH_TRIES = 100  # attempts at a crash outside a scan holding that lock
 DEFAULTS = {"visibility_timeout": 3600, "unacked_restore_interval": 10, "unacked_restore_throttle": 10}
 
 
+def transport_prefix(prefix: str) -> str:
+    """Where kombu's keys live in a run (its `global_keyprefix`): under the run's own emqlab prefix."""
+    return prefix + "celery:"
+
+
 @dataclass(frozen=True, kw_only=True)
 class Params(ToolParams):
     """A Celery run: the task (seconds), the transport's visibility_timeout, whether the first worker is
@@ -101,7 +106,8 @@ def make_app(url: str, prefix: str, visibility_timeout: float, restore_interval:
 
     app = Celery("emqlab-tools", broker=url, set_as_current=False)
     app.conf.update(
-        broker_transport_options={"visibility_timeout": visibility_timeout, "global_keyprefix": prefix + "celery:",
+        broker_transport_options={"visibility_timeout": visibility_timeout,
+                                  "global_keyprefix": transport_prefix(prefix),
                                   "unacked_restore_interval": restore_interval, "unacked_restore_throttle": 1},
         task_acks_late=True,
         worker_prefetch_multiplier=1,
@@ -121,7 +127,7 @@ class CeleryProbe(Probe):
     """kombu's keys: the unacked_index (its score: when a worker took the message), the unacked hash, the queue."""
 
     def __init__(self, prefix: str, visibility_timeout: float):
-        self.kp, self.vt = prefix + "celery:", visibility_timeout
+        self.kp, self.vt = transport_prefix(prefix), visibility_timeout
 
     def commands(self, pipe) -> None:
         pipe.zrange(self.kp + "unacked_index", 0, -1, withscores=True)
@@ -161,7 +167,7 @@ def celery(fix: bool = False, task: float = TASK_S, timeout: float | None = None
         started = run.wait_until("the task's start", lambda: run.reported("start"), 30)[0]
         if crash:
             run.sleep_until(started["ts"] - run.t0 + params.crash_at)
-            crash_outside_the_mutex(run, started["actor"], run.prefix + "celery:" + MUTEX)
+            crash_outside_the_mutex(run, started["actor"], transport_prefix(run.prefix) + MUTEX)
 
         def over() -> bool:
             # kombu leaves no key showing a message in flight: between a worker's BRPOP and its unacked entry,

@@ -18,11 +18,16 @@ from support import verdicts_read_again
 @pytest.mark.live
 @pytest.mark.realtime
 def test_a_frozen_holder_loses_the_lock_and_is_never_told(library_run):
-    v = library_run("python-redis-lock")["verdict"]
+    failure = library_run("python-redis-lock")
+    v = failure["verdict"]
     assert v["holders_at_once"] == 2 and v["told"] is False
     assert v["runs"] == 2 and v["effects"] == 2 and v["effect_after_loss"]
     assert v["renewal_thread_error"] == "NotAcquired" and v["release_error"] == "NotAcquired"
     assert v["lapsed_at"] <= v["second_acquired_at"]
+    # thawed, the renewal thread dies while the holder still works its job: the holder's code goes on to write
+    died, effect = (next(e["t"] for e in failure["events"] if e["actor"] == "holder" and e["kind"] == kind)
+                    for kind in ("renewal_thread_died", "effect"))
+    assert v["frozen"][0][1] <= died < effect
     fixed = library_run("python-redis-lock", "--fix")["verdict"]
     assert fixed["holders_at_once"] == 1 and fixed["runs"] == 1 and fixed["effects"] == 1 and fixed["told"] is None
     assert fixed["lapsed_at"] is None and fixed["release_error"] is None
