@@ -16,7 +16,7 @@ Nothing here imports a library until a run asks for it: `emqlab` works without t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import import_module
 from types import MappingProxyType
@@ -116,13 +116,17 @@ def runs(library: str, at_once: bool = False) -> dict[str, Any]:
         return {mode: future.result() for mode, future in futures.items()}
 
 
-def all_runs() -> dict[str, dict[str, Any]]:
-    """Every library's lesson runs ({library: {mode: Timeline}}), the libraries side by side (each library's own
-    runs one after another, RQ's at once): about as long as RQ's minute. For the exported figures."""
+def all_runs(libraries: Iterable[str] = LIBRARIES) -> dict[str, dict[str, Any]]:
+    """The lesson runs of `libraries` (default: every one; {library: {mode: Timeline}}), the libraries side by
+    side (each library's own runs one after another, RQ's at once): with RQ, about as long as RQ's minute.
+    For the exported figures."""
     from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(max_workers=len(LIBRARIES), thread_name_prefix="emqlab-tools") as pool:
-        futures = {library: pool.submit(runs, library, library == "rq") for library in LIBRARIES}
+    libraries = list(libraries)
+    if not libraries:
+        return {}
+    with ThreadPoolExecutor(max_workers=len(libraries), thread_name_prefix="emqlab-tools") as pool:
+        futures = {library: pool.submit(runs, library, library == "rq") for library in libraries}
         return {library: future.result() for library, future in futures.items()}
 
 

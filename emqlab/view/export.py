@@ -10,7 +10,7 @@ exactly the marks drawn, no text printed over text).
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,15 +36,16 @@ class CourseFigure:
     lit: str | None = None  # the mode drawn at full strength; None: every mode
 
 
-def course_figures() -> list[CourseFigure]:
-    """Every figure the course draws, in the order of the course page."""
+def course_figures(only: Collection[str] | None = None) -> list[CourseFigure]:
+    """Every figure the course draws, in the order of the course page; or those named in `only` (whose builds
+    then make only the runs those figures draw: one library's figure waits for that library alone)."""
     heartbeat = lambda be: figures.heartbeat_figure(figures.heartbeat_modes(be))  # noqa: E731
     renewal = lambda be: figures.renewal_figure(figures.renewal_designs(be))  # noqa: E731
     stuck = lambda be: figures.stuck_figure(figures.stuck_modes(be))  # noqa: E731
     link = lambda be: figures.heartbeat_figure(figures.link_modes(be))  # noqa: E731
     # the failover always runs on two real servers it starts itself, whatever the store: once per export
     failover = _once(lambda: figures.failover_figure(figures.failover_modes()))
-    return [
+    every = [
         CourseFigure("fig1-heartbeat", heartbeat),
         CourseFigure("fig1-heartbeat-no-renewal", heartbeat, lit="none"),
         CourseFigure("fig1-heartbeat-renew-half", heartbeat, lit="half"),
@@ -62,29 +63,33 @@ def course_figures() -> list[CourseFigure]:
         CourseFigure("fig9-failover", failover),
         CourseFigure("fig9-failover-no-guard", failover, lit="none"),
         CourseFigure("fig9-failover-fence-wait", failover, lit="fence-wait"),
-        *tools_figures(),
+        *tools_figures(only),
     ]
+    return every if only is None else [f for f in every if f.name in only]
 
 
-def tools_figures() -> list[CourseFigure]:
+def tools_figures(only: Collection[str] | None = None) -> list[CourseFigure]:
     """Lesson 10's figures, one per library (its failure, its fix, emqlab's design facing the same story), when
-    the `tools` extra is installed. The libraries' runs start their own servers, all of them side by side, once
-    per export (about RQ's minute); emqlab's own runs are made on the export's store."""
+    the `tools` extra is installed. The runs of every library whose figure is wanted (`only`, default all) start
+    their own servers, side by side, once per export (with RQ, about RQ's minute); emqlab's own runs are made on
+    the export's store."""
     from ..tools import LIBRARIES, all_runs, installed
 
     if not installed():
         return []
+    name = "fig10-tools-{}".format
+    wanted = [library for library in LIBRARIES if only is None or name(library) in only]
     made: dict = {}
 
     def build(library: str) -> Callable[[Backend], Drawing]:
         def drawing(be: Backend) -> Drawing:
             if not made:
-                made.update(all_runs())
+                made.update(all_runs(wanted))
             return figures.tools_figure(figures.tools_modes(library, be, runs=made[library]))
 
         return drawing
 
-    return [CourseFigure(f"fig10-tools-{library}", build(library)) for library in LIBRARIES]
+    return [CourseFigure(name(library), build(library)) for library in LIBRARIES]
 
 
 def _once(build: Callable[[], Drawing]) -> Callable[[Backend], Drawing]:
@@ -133,12 +138,12 @@ def export_all(out: str | Path, fmt: str = "png", backend: Backend | str | None 
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise BadParameter(f"--out {str(out)!r} is a file; give a folder to write the figures into")
-    chosen = course_figures()
     if only is not None:
-        unknown = sorted(set(only) - {f.name for f in chosen})
+        known = [f.name for f in course_figures()]
+        unknown = sorted(set(only) - set(known))
         if unknown:
-            raise BadParameter(f"no figure named {', '.join(unknown)}; known: {', '.join(f.name for f in chosen)}")
-        chosen = [f for f in chosen if f.name in only]
+            raise BadParameter(f"no figure named {', '.join(unknown)}; known: {', '.join(known)}")
+    chosen = course_figures(only)
     out.mkdir(parents=True, exist_ok=True)
 
     from tqdm import tqdm

@@ -1,6 +1,6 @@
 """Issue 21: a library's runs drawn beside emqlab's own design (emqlab.plot.tools, through
 emqlab.view.figures.tools_figure): one lane patch and tagged artists per mode, each run's own words, a
-legend built from the marks drawn, no text on text at notebook and slide size, each mode lit. Drawn from
+legend built from the marks drawn, no text on text at notebook, slide and dashboard size, each mode lit. Drawn from
 runs recorded with `emqlab tools … --json` (tests/tools/runs/) and emqlab's own on fakeredis."""
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ RUNS = Path(__file__).resolve().parents[1] / "tools" / "runs"
 RECORDED = {"celery": ("celery", "celery_fix_crash"), "bullmq": ("bullmq", "bullmq_fix"),
             "rq": ("rq", "rq_fix", "rq_fix_fate_slow"), "redis-lock": ("redis-lock", "redis-lock_fix"),
             "python-redis-lock": ("python-redis-lock", "python-redis-lock_fix")}
-SIZES = [((12, 7.2), 80, 12), ((15, 7.5), 120, 18)]
+# the notebook's explorer, an exported slide (`emqlab figures`: 16 x 9 in at 120 dpi), `emqlab present`'s dashboard
+SIZES = [((12, 7.2), 80, 12), ((16, 9), 120, 18), ((15, 7.5), 120, 18)]
 
 
 def recorded(name: str):
@@ -58,7 +59,7 @@ def test_each_run_is_a_mode_with_its_own_words(modes, library):
 
 
 @pytest.mark.parametrize("library", list(LIBRARIES))
-@pytest.mark.parametrize("size", SIZES, ids=["notebook", "slide"])
+@pytest.mark.parametrize("size", SIZES, ids=["notebook", "slide", "dashboard"])
 def test_the_figure_prints_no_text_on_text_and_its_legend_names_its_marks(modes, library, size):
     inches, dpi, min_px = size
     drawing = figures.tools_figure(modes[library]).fit(inches, dpi)

@@ -50,6 +50,12 @@ def test_every_course_figure_is_written_with_its_caption(svg_export):
         assert caption.strip() and caption.endswith("\n"), name
 
 
+def test_only_keeps_the_course_order_and_names_no_other_figure():
+    only = ["fig10-tools-redis-lock", "fig5-reaper", "fig1-heartbeat"]
+    assert [f.name for f in course_figures(only)] == ["fig1-heartbeat", "fig5-reaper", "fig10-tools-redis-lock"]
+    assert course_figures([]) == []
+
+
 def caption(svg_export, name):
     return (svg_export[0] / f"{name}.txt").read_text(encoding="utf-8")
 
