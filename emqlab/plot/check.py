@@ -34,17 +34,22 @@ class Placed:
         return (min(a[2], b[2]) - max(a[0], b[0]) > PAD_PX) and (min(a[3], b[3]) - max(a[1], b[1]) > PAD_PX)
 
 
-def _role(artist: Text, fig: Figure) -> str:
-    for ax in fig.axes:
-        if artist.axes is ax and artist.get_transform() == ax.transAxes + ax.titleOffsetTrans:
-            return "title"  # the centre, left and right titles all sit on the title transform
-        if artist in (ax.xaxis.label, ax.yaxis.label):
-            return "axis label"
-        if artist in ax.get_xticklabels() + ax.get_yticklabels():
-            return "tick label"
-    if any(artist in legend.get_texts() for legend in fig.legends + [ax.get_legend() for ax in fig.axes if ax.get_legend()]):
-        return "legend"
-    return "annotation" if hasattr(artist, "xyann") else "text"
+def _roles(fig: Figure) -> dict[int, str]:
+    """The role of each axis label, tick label and legend entry of `fig`, by id: looked up once per layout
+    (asking an axis for its tick labels updates its ticks, too slow to do for every text)."""
+    roles = {id(t): "legend" for legend in fig.legends + [ax.get_legend() for ax in fig.axes if ax.get_legend()]
+             for t in legend.get_texts()}
+    for ax in reversed(fig.axes):  # an earlier axes' role wins, as a search through fig.axes would find it
+        roles.update((id(t), "tick label") for t in ax.get_xticklabels() + ax.get_yticklabels())
+        roles.update({id(ax.xaxis.label): "axis label", id(ax.yaxis.label): "axis label"})
+    return roles
+
+
+def _role(artist: Text, roles: dict[int, str]) -> str:
+    ax = artist.axes
+    if ax is not None and artist.get_transform() == ax.transAxes + ax.titleOffsetTrans:
+        return "title"  # the centre, left and right titles all sit on the title transform
+    return roles.get(id(artist)) or ("annotation" if hasattr(artist, "xyann") else "text")
 
 
 def _in_view(axis) -> list:
@@ -65,6 +70,7 @@ def placed_texts(fig: Figure) -> list[Placed]:
     drawn = {id(label) for ax in fig.axes for axis in (ax.xaxis, ax.yaxis)
              for tick in _in_view(axis)  # only the ticks inside the view are drawn
              for label, on in ((tick.label1, tick.label1.get_visible()), (tick.label2, tick.label2.get_visible())) if on}
+    roles = _roles(fig)
     out = []
     for artist in fig.findobj(Text):
         if id(artist) in ticks and id(artist) not in drawn:
@@ -76,7 +82,7 @@ def placed_texts(fig: Figure) -> list[Placed]:
         box = artist.get_window_extent(renderer)
         if box.width <= 0 or box.height <= 0:
             continue
-        out.append(Placed(artist.get_text(), _role(artist, fig), (box.x0, box.y0, box.x1, box.y1)))
+        out.append(Placed(artist.get_text(), _role(artist, roles), (box.x0, box.y0, box.x1, box.y1)))
     return out
 
 
