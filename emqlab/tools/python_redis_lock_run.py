@@ -207,11 +207,7 @@ def holder_main(role: str, argv: list[str]) -> int:
         report.effect()
         report.mark_done()
         report.end()
-    try:
-        lock.release()
-        report.event("release")
-    except redis_lock.NotAcquired as exc:
-        report.event("release_refused", error=type(exc).__name__, message=str(exc)[:160])
+    report.release(lock, redis_lock.NotAcquired)
     return 0
 
 

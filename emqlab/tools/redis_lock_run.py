@@ -203,8 +203,7 @@ def holder_main(role: str, argv: list[str]) -> int:
     report.event("acquire", token=token, pttl=client.pttl(name))
     if report.done():
         report.event("skipped", why="the job was done")
-        lock.release()
-        report.event("release")
+        report.release(lock, LockNotOwnedError)
         return 0
     report.start()
     if role == "holder":
@@ -220,23 +219,15 @@ def holder_main(role: str, argv: list[str]) -> int:
         except LockNotOwnedError as exc:
             report.event("told", how=f"{type(exc).__name__} from extend()", message=str(exc)[:160])
             report.event("stop")
-            _release(lock, report, LockNotOwnedError)
+            report.release(lock, LockNotOwnedError)
             return 0
     else:
         time.sleep(CONTENDER_WORK * lease_s)
     report.effect()
     report.mark_done()
     report.end()
-    _release(lock, report, LockNotOwnedError)
+    report.release(lock, LockNotOwnedError)
     return 0
-
-
-def _release(lock, report: Reporter, refused: type) -> None:
-    try:
-        lock.release()
-        report.event("release")
-    except refused as exc:
-        report.event("release_refused", error=type(exc).__name__, message=str(exc)[:160])
 
 
 if __name__ == "__main__":

@@ -47,12 +47,23 @@ class Reporter:
         sec, usec = self.client.time()
         return sec + usec / 1e6
 
-    def event(self, kind: str, **data: Any) -> float:
-        """Push one report now; returns its server time."""
-        ts = self.now()
+    def event(self, kind: str, *, ts: float | None = None, **data: Any) -> float:
+        """Push one report, stamped `ts` (the server's clock; default now); returns its time."""
+        ts = self.now() if ts is None else ts
         self.client.rpush(self.keys["reports"], json.dumps({"ts": ts, "actor": self.actor, "kind": kind,
                                                             "pid": os.getpid(), **data}))
         return ts
+
+    def release(self, lock: Any, refused: type[BaseException]) -> None:
+        """Release a library's `lock` and report it, stamped when this process let go (before it asked): a
+        contender the release lets in reports its acquire later, whoever is scheduled first. `release`, or
+        `release_refused` with the library's `refused` error (the lock was no longer this process's)."""
+        let_go = self.now()
+        try:
+            lock.release()
+            self.event("release", ts=let_go)
+        except refused as exc:
+            self.event("release_refused", ts=let_go, error=type(exc).__name__, message=str(exc)[:160])
 
     # -- a task body: start, effect, end ------------------------------------------------------
     def start(self, **data: Any) -> None:

@@ -29,7 +29,8 @@ def test_a_frozen_holder_loses_the_lock_and_is_never_told(library_run):
                     for kind in ("renewal_thread_died", "effect"))
     assert v["frozen"][0][1] <= died < effect
     fixed = library_run("python-redis-lock", "--fix")["verdict"]
-    assert fixed["holders_at_once"] == 1 and fixed["runs"] == 1 and fixed["effects"] == 1 and fixed["told"] is None
+    # one holder at a time: the holder's release is stamped when it let go, before the second's acquire
+    assert (fixed["holders_at_once"], fixed["runs"], fixed["effects"], fixed["told"]) == (1, 1, 1, None), fixed
     assert fixed["lapsed_at"] is None and fixed["release_error"] is None
 
 
