@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from support import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, NOTEBOOKS, UI_TIMEOUT, VIEWPORT, Server, _server_argv, _slug, free_port
+from support import (ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, NOTEBOOKS, UI_TIMEOUT, VIEWPORT, VOILA_READY, Server, _server_argv,
+                     _slug, free_port)
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +35,7 @@ def voila_server(tmp_path_factory):
         port, token = free_port(), secrets.token_hex(16)
         from emqlab.course.present import voila_env
 
-        server = Server(_server_argv("voila", port, token, home, name), port, token, home, "/", env=voila_env())
+        server = Server(_server_argv("voila", port, token, home, name), port, token, home, VOILA_READY, env=voila_env())
         started.append(server)
         return server
 

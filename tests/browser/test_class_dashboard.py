@@ -14,7 +14,7 @@ import urllib.request
 
 import pytest
 
-from support import ARTIFACTS, RENDER_TIMEOUT, cmdlines, free_port
+from support import ARTIFACTS, RENDER_TIMEOUT, VOILA_READY, cmdlines, free_port
 
 pytestmark = [pytest.mark.live, pytest.mark.browser, pytest.mark.slow]
 CLI = [sys.executable, "-m", "emqlab.cli", "class"]
@@ -47,7 +47,7 @@ def classroom(tmp_path):
                    for i, name in enumerate(NAMES)]
         url = f"http://127.0.0.1:{port}/"
         deadline = time.monotonic() + START_TIMEOUT
-        while not answers(url):
+        while not answers(url.rstrip("/") + VOILA_READY):  # up, with no kernel started by asking
             assert serve.poll() is None, serve.communicate()
             assert time.monotonic() < deadline, "the dashboard did not answer"
             time.sleep(0.3)
