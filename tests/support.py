@@ -475,9 +475,9 @@ UI_TIMEOUT = 45_000  # ms for the page to show what it should
 # ms for Voila to send a dashboard: it runs the notebook's cells before the page loads (the failover's live
 # primaries and replicas: 13 s on a quiet machine, past 45 s on a loaded one in CI)
 RENDER_TIMEOUT = 150_000
-# what says a Voila server is up: one of its static files. Its page ("/") is no probe: each request runs the
-# dashboard in a new kernel, and a poll that gives up on a slow render asks again (the failover's live
-# primaries and replicas, run once per poll) while the abandoned kernels keep running
+# what says a Voila server is up: one of its static files. Its page ("/") is no probe: each request for it runs
+# the dashboard in a kernel of its own, which stays until the server stops, so probing "/" ran every dashboard
+# twice (once more for each poll that timed out waiting for the first byte on a loaded machine)
 VOILA_READY = "/voila/static/voila.js"
 
 
