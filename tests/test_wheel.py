@@ -15,7 +15,6 @@ finds the wheel's copy, which the test checks.
 
 from __future__ import annotations
 
-import importlib
 import os
 import shutil
 import subprocess
@@ -25,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from emqlab.view.export import course_figures
+
 pytestmark = pytest.mark.slow
 
 RUN_SECONDS = 40  # about how long this file runs on a quiet 2-core machine: the suite starts the longest first
@@ -33,18 +34,6 @@ ROOT = Path(__file__).resolve().parents[1]
 # sources the wheel is built from (a checkout); EMQLAB_WHEEL_SOURCE points the test at another tree
 SOURCE = Path(os.environ.get("EMQLAB_WHEEL_SOURCE", ROOT))
 SOURCES = ("pyproject.toml", "README.md", "emqlab")
-
-
-def course_figures() -> list:
-    """The figures the course draws, from wherever the lead's split puts the list."""
-    for name in ("emqlab.view.export", "emqlab.view.figures"):
-        try:
-            module = importlib.import_module(name)
-        except ImportError:
-            continue
-        if hasattr(module, "course_figures"):
-            return module.course_figures()
-    raise AssertionError("neither emqlab.view.export nor emqlab.view.figures offers course_figures()")
 
 
 def run(*cmd, cwd: Path, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:

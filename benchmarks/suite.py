@@ -1,0 +1,131 @@
+"""How long the project's own checks take on a clean checkout: `.ci/run` on a fresh clone of HEAD, N times,
+with the wall time of its first pass (`./run test`) and of the whole run, pytest's counts, and the machine's
+speed just before (a fixed loop). Prints a table and writes benchmarks/results/suite.md.
+
+    .venv/bin/python benchmarks/suite.py               # 3 runs, about 25 minutes on the 2-core machine
+    .venv/bin/python benchmarks/suite.py --n 1 --load 2   # 1 run with two CPU-bound loops beside it
+
+Each run starts from a new `git clone` of the committed HEAD (what is not committed is not measured) into
+one folder, and its virtual environment sits beside the clone: the first run installs it (`./run install`,
+not timed), the later ones find it current, as `./run` does. The clone is made again for every run, so no
+run reads a file an earlier run wrote. `--load K` starts K `python3 -c 'while True: pass'` loops before
+the runs and stops them after. A run that fails is a row too (its exit code and the line pytest ended with).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results" / "suite.md"
+SECOND_PASS = "second pass:"  # the line .ci/run prints between `./run test` and the lessons on live Valkey
+ENDED = re.compile(r"=+ (.*\d+ (?:passed|failed|error).*) in ([\d.]+)s")
+
+
+def speed_probe() -> float:
+    """Seconds for ten million turns of an empty loop, in a fresh interpreter: how fast the machine is now."""
+    code = "import time; t = time.perf_counter()\nfor _ in range(10_000_000): pass\nprint(time.perf_counter() - t)"
+    return float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+
+
+def fresh_clone(folder: Path) -> Path:
+    clone = folder / "clone"
+    shutil.rmtree(clone, ignore_errors=True)
+    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
+    return clone
+
+
+def one_run(folder: Path, env: dict[str, str]) -> dict:
+    """A fresh clone, then its `.ci/run`, each line's arrival timed."""
+    clone = fresh_clone(folder)
+    subprocess.run([str(clone / "run"), "install"], cwd=clone, env=env, check=True, stdout=subprocess.DEVNULL)
+    probe = speed_probe()
+    started = time.monotonic()
+    first_pass = None
+    ended: list[str] = []
+    log = folder / "ci.log"
+    with open(log, "w", encoding="utf-8") as out:
+        proc = subprocess.Popen([str(clone / ".ci" / "run")], cwd=clone, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True, errors="replace")
+        for line in proc.stdout:
+            out.write(line)
+            if line.startswith(SECOND_PASS) and first_pass is None:
+                first_pass = time.monotonic() - started
+            found = ENDED.search(line)
+            if found:
+                ended.append(f"{found.group(1)} in {float(found.group(2)):.1f} s")
+        code = proc.wait()
+    total = time.monotonic() - started
+    if code != 0:
+        shutil.copy(log, folder / f"failed-{datetime.now(timezone.utc):%H%M%S}.log")
+    return {"probe": probe, "test": first_pass, "total": total, "code": code, "ended": ended}
+
+
+def table(runs: list[dict]) -> str:
+    def mmss(s):
+        return "–" if s is None else f"{int(s // 60)}:{int(s % 60):02d} ({s:.1f} s)"
+
+    head = ("run", "speed probe s", "`./run test`", "`.ci/run`", "exit", "pytest: first pass; lessons on live Valkey")
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for i, r in enumerate(runs, 1):
+        lines.append(f"| {i} | {r['probe']:.3f} | {mmss(r['test'])} | {mmss(r['total'])} | {r['code']} | "
+                     + "; ".join(r["ended"]) + " |")
+    done = [r for r in runs if r["code"] == 0]
+    if done:
+        lines.append(f"| median of {len(done)} passed | {statistics.median(r['probe'] for r in done):.3f} | "
+                     f"{mmss(statistics.median(r['test'] for r in done))} | "
+                     f"{mmss(statistics.median(r['total'] for r in done))} | | |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=3, help="runs, each on a fresh clone (default 3)")
+    parser.add_argument("--load", type=int, default=0, help="CPU-bound loops beside the runs (default 0)")
+    parser.add_argument("--folder", type=Path, default=Path(tempfile.gettempdir()) / "emqlab-suite-bench",
+                        help="where the clone and its environment live (default: a folder under the temp dir)")
+    a = parser.parse_args()
+    if a.n < 1 or a.load < 0:
+        parser.error("--n must be 1 or more and --load 0 or more")
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                          check=True).stdout.strip()
+    a.folder.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "EMQLAB_VENV": str(a.folder / "venv")}
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(a.load)]
+    runs = []
+    try:
+        for i in range(a.n):
+            runs.append(one_run(a.folder, env))
+            print(f"run {i + 1}/{a.n}: exit {runs[-1]['code']}, {runs[-1]['total']:.0f} s", file=sys.stderr)
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()
+    shown = table(runs)
+    print(shown)
+    when = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    about = (f"# The project's checks on a fresh clone\n\n"
+             f"Made {when} on {platform.node() or 'this machine'} ({os.cpu_count()} cores) at commit {head}: "
+             f"{a.n} fresh clone{'s' if a.n > 1 else ''}, each running `.ci/run`"
+             + (f", with {a.load} CPU-bound loop{'s' if a.load > 1 else ''} beside them" if a.load else "")
+             + ". `./run test` is the first pass (its wall time ends when `.ci/run` starts the second); the speed "
+             "probe is ten million turns of an empty Python loop just before the run (lower is faster).\n\n")
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    name = RESULTS if not a.load else RESULTS.with_name(f"suite_load{a.load}.md")
+    name.write_text(about + shown + "\n", encoding="utf-8")
+    print(f"wrote {name.relative_to(ROOT)}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
