@@ -49,7 +49,9 @@ def fresh_clone(folder: Path) -> Path:
 def one_run(folder: Path, env: dict[str, str]) -> dict:
     """A fresh clone, then its `.ci/run`, each line's arrival timed."""
     clone = fresh_clone(folder)
-    subprocess.run([str(clone / "run"), "install"], cwd=clone, env=env, check=True, stdout=subprocess.DEVNULL)
+    with open(folder / "install.log", "a", encoding="utf-8") as out:  # pip's own notices stay out of the table
+        if subprocess.run([str(clone / "run"), "install"], cwd=clone, env=env, stdout=out, stderr=out).returncode:
+            sys.exit(f"suite.py: ./run install failed in {clone}; its output is in {folder / 'install.log'}")
     probe = speed_probe()
     started = time.monotonic()
     first_pass = None

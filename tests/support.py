@@ -9,6 +9,7 @@ from another test file):
   heartbeat's readout checks);
 - a library's recorded runs, each verdict read again off its events (`verdicts_read_again`);
 - the package read as text, its layers and its imports (`modules`, `imports`, `rank`, `upward`, …);
+- a lesson's kernel started again when a port it was given was taken first (notebooks/conftest.py);
 - the browser tests' servers and page helpers (their fixtures are in tests/browser/conftest.py).
 """
 
@@ -449,6 +450,36 @@ def upward(a: str, b: str) -> bool:
         return CLASSROOM[pb[2]] > CLASSROOM[pa[2]]
     return False
 
+
+
+# -- a lesson's kernel: started again only when a port it was given was taken ------------------------
+PORT_TAKEN = "Address already in use"
+
+
+def kernel_start_retried_on_a_taken_port(start):
+    """`start` (nbval's `start_new_kernel`) with the kernel's stderr kept, not thrown away. jupyter_client
+    gives a kernel five ports that it found free by binding port 0 and letting go; the kernel binds them
+    a moment later, and on a busy machine another process can take one in between (a lesson's client
+    connections to Valkey each take such a port): the kernel dies with "Address already in use" before it
+    answers (jupyter/jupyter_client#487). That death alone is tried once more, on new ports; any other
+    raises with what the kernel printed."""
+    import tempfile
+
+    def started(*args, **kwargs):
+        for attempt in (1, 2):
+            with tempfile.TemporaryFile("w+") as err:
+                kwargs["stderr"] = err  # the kernel keeps its own handle on the file after this one closes
+                try:
+                    return start(*args, **kwargs)
+                except RuntimeError as died:
+                    err.seek(0)
+                    said = err.read()
+                    if attempt == 1 and PORT_TAKEN in said:
+                        print(f"a kernel lost a port before it bound it ({PORT_TAKEN}): starting it again",
+                              file=sys.stderr)
+                        continue
+                    raise RuntimeError(f"{died}; the kernel printed:\n{said[-3000:]}") from died
+    return started
 
 
 # -- the browser: servers started as a user starts them, and reading the page ----------------------

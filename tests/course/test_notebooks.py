@@ -3,7 +3,9 @@ figure as an image, and those outputs came from today's sources (`./run notebook
 
 from __future__ import annotations
 
+import json
 import re
+import sys
 
 import nbformat
 import pytest
@@ -123,3 +125,57 @@ def test_the_figure_under_a_question_keeps_its_verdicts_back_and_the_answer_foll
                 assert out["data"]["text/plain"].startswith("Drawn: "), \
                     f"{path.name}: the figure under the question shows its verdicts:\n{after.source}"
         assert any(".answer()" in c.source for c in code[i + 1:i + 3]), f"{path.name}: no answer after the question"
+
+
+# -- a lesson's kernel at start-up: a taken port is tried again, any other death says why ------------------
+@pytest.mark.slow
+def test_a_kernel_given_a_taken_port_starts_on_new_ports(monkeypatch):
+    import socket
+
+    from jupyter_client.connect import LocalPortCache
+    from nbval.kernel import start_new_kernel
+
+    from support import kernel_start_retried_on_a_taken_port
+
+    held = socket.socket()  # a port some other process holds by the time the kernel binds
+    held.bind(("127.0.0.1", 0))
+    held.listen()
+    ports = LocalPortCache.instance()
+    find, given = ports.find_available_port, []
+
+    def first_the_taken_one(ip):
+        given.append(held.getsockname()[1] if not given else find(ip))
+        return given[-1]
+
+    monkeypatch.setattr(ports, "find_available_port", first_the_taken_one)
+    km, kc = kernel_start_retried_on_a_taken_port(start_new_kernel)(kernel_name="python3")
+    try:
+        assert given[0] == held.getsockname()[1] and km.shell_port != given[0]  # started again, on new ports
+        assert kc.execute_interactive("x = 6 * 7", timeout=30)["content"]["status"] == "ok"
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+        held.close()
+
+
+@pytest.mark.slow
+def test_a_kernel_that_dies_for_another_reason_is_not_started_again_and_says_why(tmp_path, monkeypatch):
+    from nbval.kernel import start_new_kernel
+
+    from support import kernel_start_retried_on_a_taken_port
+
+    spec = tmp_path / "kernels" / "dies"
+    spec.mkdir(parents=True)
+    code = "import sys; sys.stderr.write('no such module: lesson_helpers\\n'); sys.exit(1)"
+    (spec / "kernel.json").write_text(json.dumps({"argv": [sys.executable, "-c", code, "{connection_file}"],
+                                                  "display_name": "dies", "language": "python"}))
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path))
+    tries = []
+
+    def counted(*args, **kwargs):
+        tries.append(1)
+        return start_new_kernel(*args, **kwargs)
+
+    with pytest.raises(RuntimeError, match="no such module: lesson_helpers"):
+        kernel_start_retried_on_a_taken_port(counted)(kernel_name="dies", startup_timeout=30)
+    assert len(tries) == 1
