@@ -277,9 +277,12 @@ class LibraryRun:
         self.record(name, "freeze", signal="SIGSTOP")
 
     def thaw(self, name: str) -> None:
+        """SIGCONT the tree, stamped with the server's TIME read just before: a thawed process runs at once,
+        and its first report must not come before the thaw that let it run."""
         child = self.children[name]
+        ts = self.server_now()
         signal_each(child.tree, signal.SIGCONT)
-        self.record(name, "thaw", signal="SIGCONT")
+        self.record(name, "thaw", ts=ts, signal="SIGCONT")
 
     # -- waiting on the server ------------------------------------------------------------------------
     def wait_until(self, what: str, check: Callable[[], Any], timeout: float, every: float = 0.02) -> Any:
@@ -358,9 +361,10 @@ class LibraryRun:
         self.sleep_until(self.t + LAST_READING_S)
         return self.timeline()
 
-    def record(self, actor: str, kind: str, **data: Any) -> float:
-        """An event of the run's own (a crash, a freeze, a job sent), stamped with the server's TIME."""
-        ts = self.server_now()
+    def record(self, actor: str, kind: str, *, ts: float | None = None, **data: Any) -> float:
+        """An event of the run's own (a crash, a freeze, a job sent), stamped with the server's TIME (now, or
+        `ts` read before the act)."""
+        ts = self.server_now() if ts is None else ts
         self.own_events.append({"ts": ts, "actor": actor, "kind": kind, **data})
         return ts
 

@@ -76,11 +76,14 @@ def test_a_class_end_to_end(served):
     try:
         wait_for("4 learners", lambda: board.status()["learners"] == 4)
         assert {s["name"] for s in board.learners()} == {"ada", "bob", "cy", "dee"}
+        # bob's pause is ordered before the jobs come: bob stops once it holds one of the first (an order waits
+        # up to 5 s for a job in hand). Ordered after the enqueue and the crash, two commands later on a loaded
+        # machine, it found the queue drained by the other three and bob paused holding nothing: no late write.
+        # 10 s against a 2 s lease: 8 s in which a classmate's beat (every ~0.5 s) must find it lapsed and take
+        # the job
+        assert cli("pause", "bob", "10", "--backend", join + ".instructor").returncode == 0
         assert cli("enqueue", "60", "--join-file", join).returncode == 0
         assert cli("crash", "ada", "--join-file", join).returncode == 0
-        # 10 s against a 2 s lease: 8 s in which a classmate's beat (every ~0.5 s) must find it lapsed and take
-        # the job (at 5 s, 3 s to spare, a loaded run saw no late write; the failure now tells bob's story)
-        assert cli("pause", "bob", "10", "--backend", join + ".instructor").returncode == 0
         wait_for("ada's crash", lambda: joiners[0].poll() is not None)
         assert joiners[0].returncode == -signal.SIGKILL
         assert not any(s in cmdlines() for s in secrets)  # no password on any command line, workers running
