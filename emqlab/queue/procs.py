@@ -115,6 +115,13 @@ class ProcessPool:
             if got:
                 waiting.discard(got[1].decode() if isinstance(got[1], bytes) else got[1])
 
+    def booted(self) -> list[str]:
+        """The gated children that said they are ready since the last call (no waiting)."""
+        client, names = self.backend.client, []
+        while (got := client.lpop(self.ready_key)) is not None:
+            names.append(got.decode() if isinstance(got, bytes) else got)
+        return names
+
     def open(self, name: str) -> None:
         """Let a gated child start consuming."""
         self.backend.client.lpush(self.gate_key(name), "go")

@@ -82,7 +82,11 @@ def run_reaper_processes(run: Run, q: Queue, lease_s: float, beat_s: float, job_
 
 def run_chaos_processes(run: Run, q: Queue, params, plan, bar) -> None:
     """Chaos with one OS process per consumer: crashes are SIGKILLs (a supervisor starts a
-    replacement), pauses are SIGSTOP for `pause_seconds`, then SIGCONT."""
+    replacement), pauses are SIGSTOP for `pause_seconds`, then SIGCONT.
+
+    Every consumer boots behind a gate and is let in once it has connected; a fault strikes only a
+    consumer that is in, so a slow start (a loaded machine takes seconds) is never what a crash or a
+    pause hits: a process stopped while it imports holds nothing and shows nothing."""
     scale = run.clock.scale
     events_key = q.base + "events"
     effect = "fenced" if params.fencing == "on" else "unfenced"
@@ -97,7 +101,11 @@ def run_chaos_processes(run: Run, q: Queue, params, plan, bar) -> None:
     with ProcessPool(run.backend, q, t0_wall=t0, events_key=events_key) as pool:
         slots = [next(names) for _ in range(params.workers)]
         for name in slots:
-            pool.spawn(name, **opts)
+            pool.spawn(name, gated=True, **opts)
+        pool.wait_ready(slots, BOOT_S)
+        for name in slots:
+            pool.open(name)
+        consuming = set(slots)
         # faults are planned on the run's clock from the moment the consumers are up
         while q.sizes()["done"] == 0 and time.time() - t0 < BOOT_S:
             _check_children(pool)
@@ -108,6 +116,9 @@ def run_chaos_processes(run: Run, q: Queue, params, plan, bar) -> None:
         seen, give_up = 0, start + 4 * expected + 10 * params.lease + BOOT_S / scale
         while wall.t < give_up:
             now = wall.t
+            for name in pool.booted():  # a replacement has connected: let it in
+                pool.open(name)
+                consuming.add(name)
             for when, name in [r for r in resumes if r[0] <= now]:
                 resumes.remove((when, name))
                 if pool.procs[name].poll() is None:
@@ -115,7 +126,8 @@ def run_chaos_processes(run: Run, q: Queue, params, plan, bar) -> None:
                     wall.event(name, "pause_end")
             while todo and todo[0][0] <= now:
                 _, kind, slot = todo.pop(0)
-                free = [k for k, n in enumerate(slots) if n not in pool.paused and pool.procs[n].poll() is None]
+                free = [k for k, n in enumerate(slots)
+                        if n in consuming and n not in pool.paused and pool.procs[n].poll() is None]
                 if not free:
                     continue
                 slot = slot if slot in free else free[0]  # a busy victim passes the fault on
@@ -124,7 +136,7 @@ def run_chaos_processes(run: Run, q: Queue, params, plan, bar) -> None:
                     pool.kill(name)
                     wall.event(name, "crash", signal="SIGKILL")
                     slots[slot] = next(names)
-                    pool.spawn(slots[slot], **opts)
+                    pool.spawn(slots[slot], gated=True, **opts)
                 else:
                     pool.pause(name)
                     wall.event(name, "pause_start", seconds=pause_s, signal="SIGSTOP")

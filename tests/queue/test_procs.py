@@ -65,3 +65,21 @@ def test_waiting_for_a_child_that_never_says_ready_ends_in_one_line(live):
             pool.spawn("worker-1", **OPTS)  # not gated: it never pushes a ready line
             with pytest.raises(StoreError, match=r"^worker-1 did not boot within 0.5 s \(real time\)$"):
                 pool.wait_ready(["worker-1"], 0.5)
+
+
+@pytest.mark.live
+def test_booted_names_each_child_once_as_it_connects_without_waiting(live):
+    with run_on(live, "gate", {}) as run:
+        q = Queue(live, "orders", prefix=run.prefix)
+        with ProcessPool(live, q, t0_wall=time.time(), events_key=q.base + "events") as pool:
+            assert pool.booted() == []  # nobody yet, and the call returns at once
+            for name in ("worker-1", "worker-2"):
+                pool.spawn(name, gated=True, **OPTS)
+            seen: list[str] = []
+            deadline = time.time() + 60
+            while len(seen) < 2 and time.time() < deadline:
+                seen += pool.booted()
+                time.sleep(0.01)
+            assert sorted(seen) == ["worker-1", "worker-2"]
+            assert pool.booted() == []  # each name is handed out once
+            pool.stop_all()
