@@ -1,6 +1,6 @@
 """How long the project's own checks take on a clean checkout: `.ci/run` on a fresh clone of HEAD, N times,
 with the wall time of its first pass (`./run test`) and of the whole run, pytest's counts, and the machine's
-speed just before (a fixed loop). Prints a table and writes benchmarks/results/suite.md.
+speed just before (a fixed loop) and the CPU time the run used. Prints a table and writes benchmarks/results/suite.md.
 
     .venv/bin/python benchmarks/suite.py               # 3 runs, about 25 minutes on the 2-core machine
     .venv/bin/python benchmarks/suite.py --n 1 --load 2   # 1 run with two CPU-bound loops beside it
@@ -10,6 +10,11 @@ one folder, and its virtual environment sits beside the clone: the first run ins
 not timed), the later ones find it current, as `./run` does. The clone is made again for every run, so no
 run reads a file an earlier run wrote. `--load K` starts K `python3 -c 'while True: pass'` loops before
 the runs and stops them after. A run that fails is a row too (its exit code and the line pytest ended with).
+
+CPU s is the user + system time of `.ci/run` and of every process under it that its parent waited for
+(`os.wait4`: pytest and its workers, kernels, servers, chromium); a process left to init would not be
+counted. Against the wall time it says how busy the run kept the cores: a suite near 100 % is bound by
+CPU, and its wall time follows the host's speed (the probe).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "suite.md"
 SECOND_PASS = "second pass:"  # the line .ci/run prints between `./run test` and the lessons on live Valkey
+CORES = os.cpu_count() or 1
 ENDED = re.compile(r"=+ (.*\d+ (?:passed|failed|error).*) in ([\d.]+)s")
 
 
@@ -67,27 +73,34 @@ def one_run(folder: Path, env: dict[str, str]) -> dict:
             found = ENDED.search(line)
             if found:
                 ended.append(f"{found.group(1)} in {float(found.group(2)):.1f} s")
-        code = proc.wait()
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = code = os.waitstatus_to_exitcode(status)
     total = time.monotonic() - started
     if code != 0:
         shutil.copy(log, folder / f"failed-{datetime.now(timezone.utc):%H%M%S}.log")
-    return {"probe": probe, "test": first_pass, "total": total, "code": code, "ended": ended}
+    return {"probe": probe, "test": first_pass, "total": total, "code": code, "ended": ended,
+            "cpu": usage.ru_utime + usage.ru_stime}
 
 
 def table(runs: list[dict]) -> str:
     def mmss(s):
         return "–" if s is None else f"{int(s // 60)}:{int(s % 60):02d} ({s:.1f} s)"
 
-    head = ("run", "speed probe s", "`./run test`", "`.ci/run`", "exit", "pytest: first pass; lessons on live Valkey")
+    def cpu(r):
+        return f"{r['cpu']:.0f} ({r['cpu'] / (r['total'] * CORES):.0%} of {CORES} cores)"
+
+    head = ("run", "speed probe s", "`./run test`", "`.ci/run`", "CPU s", "exit",
+            "pytest: first pass; lessons on live Valkey")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for i, r in enumerate(runs, 1):
-        lines.append(f"| {i} | {r['probe']:.3f} | {mmss(r['test'])} | {mmss(r['total'])} | {r['code']} | "
+        lines.append(f"| {i} | {r['probe']:.3f} | {mmss(r['test'])} | {mmss(r['total'])} | {cpu(r)} | {r['code']} | "
                      + "; ".join(r["ended"]) + " |")
     done = [r for r in runs if r["code"] == 0]
     if done:
         lines.append(f"| median of {len(done)} passed | {statistics.median(r['probe'] for r in done):.3f} | "
                      f"{mmss(statistics.median(r['test'] for r in done))} | "
-                     f"{mmss(statistics.median(r['total'] for r in done))} | | |")
+                     f"{mmss(statistics.median(r['total'] for r in done))} | "
+                     f"{statistics.median(r['cpu'] for r in done):.0f} | | |")
     return "\n".join(lines)
 
 
@@ -118,11 +131,12 @@ def main() -> None:
     print(shown)
     when = datetime.now(timezone.utc).isoformat(timespec="seconds")
     about = (f"# The project's checks on a fresh clone\n\n"
-             f"Made {when} on {platform.node() or 'this machine'} ({os.cpu_count()} cores) at commit {head}: "
+             f"Made {when} on {platform.node() or 'this machine'} ({CORES} cores) at commit {head}: "
              f"{a.n} fresh clone{'s' if a.n > 1 else ''}, each running `.ci/run`"
              + (f", with {a.load} CPU-bound loop{'s' if a.load > 1 else ''} beside them" if a.load else "")
              + ". `./run test` is the first pass (its wall time ends when `.ci/run` starts the second); the speed "
-             "probe is ten million turns of an empty Python loop just before the run (lower is faster).\n\n")
+             "probe is ten million turns of an empty Python loop just before the run (lower is faster); CPU s is "
+             "the user + system time of `.ci/run` and the processes it waited for.\n\n")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     name = RESULTS if not a.load else RESULTS.with_name(f"suite_load{a.load}.md")
     name.write_text(about + shown + "\n", encoding="utf-8")
