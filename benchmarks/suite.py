@@ -13,8 +13,10 @@ the runs and stops them after. A run that fails is a row too (its exit code and 
 
 CPU s is the user + system time of `.ci/run` and of every process under it that its parent waited for
 (`os.wait4`: pytest and its workers, kernels, servers, chromium); a process left to init would not be
-counted. Against the wall time it says how busy the run kept the cores: a suite near 100 % is bound by
-CPU, and its wall time follows the host's speed (the probe).
+counted, so it is a lower bound. Machine busy is the share of every core's time, over the whole run, that
+was not idle (/proc/stat): it counts every process, the --load loops and anything else running too. A
+run that keeps the machine near 100 % busy is bound by CPU, and its wall time follows the host's speed
+(the probe).
 """
 
 from __future__ import annotations
@@ -45,6 +47,15 @@ def speed_probe() -> float:
     return float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
 
 
+def machine_ticks() -> tuple[int, int] | None:
+    """(busy, all) clock ticks of every core since boot, from /proc/stat (Linux); None elsewhere."""
+    try:
+        ticks = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    return sum(ticks) - ticks[3] - ticks[4], sum(ticks)  # all but idle and iowait (guest is inside user)
+
+
 def fresh_clone(folder: Path) -> Path:
     clone = folder / "clone"
     shutil.rmtree(clone, ignore_errors=True)
@@ -59,6 +70,7 @@ def one_run(folder: Path, env: dict[str, str]) -> dict:
         if subprocess.run([str(clone / "run"), "install"], cwd=clone, env=env, stdout=out, stderr=out).returncode:
             sys.exit(f"suite.py: ./run install failed in {clone}; its output is in {folder / 'install.log'}")
     probe = speed_probe()
+    ticks = machine_ticks()
     started = time.monotonic()
     first_pass = None
     ended: list[str] = []
@@ -76,10 +88,12 @@ def one_run(folder: Path, env: dict[str, str]) -> dict:
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = code = os.waitstatus_to_exitcode(status)
     total = time.monotonic() - started
+    after = machine_ticks()
+    busy = (after[0] - ticks[0]) / (after[1] - ticks[1]) if ticks and after and after[1] > ticks[1] else None
     if code != 0:
         shutil.copy(log, folder / f"failed-{datetime.now(timezone.utc):%H%M%S}.log")
     return {"probe": probe, "test": first_pass, "total": total, "code": code, "ended": ended,
-            "cpu": usage.ru_utime + usage.ru_stime}
+            "cpu": usage.ru_utime + usage.ru_stime, "busy": busy}
 
 
 def table(runs: list[dict]) -> str:
@@ -89,18 +103,21 @@ def table(runs: list[dict]) -> str:
     def cpu(r):
         return f"{r['cpu']:.0f} ({r['cpu'] / (r['total'] * CORES):.0%} of {CORES} cores)"
 
-    head = ("run", "speed probe s", "`./run test`", "`.ci/run`", "CPU s", "exit",
+    def busy(r):
+        return "–" if r["busy"] is None else f"{r['busy']:.0%}"
+
+    head = ("run", "speed probe s", "`./run test`", "`.ci/run`", "CPU s", "machine busy", "exit",
             "pytest: first pass; lessons on live Valkey")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for i, r in enumerate(runs, 1):
-        lines.append(f"| {i} | {r['probe']:.3f} | {mmss(r['test'])} | {mmss(r['total'])} | {cpu(r)} | {r['code']} | "
-                     + "; ".join(r["ended"]) + " |")
+        lines.append(f"| {i} | {r['probe']:.3f} | {mmss(r['test'])} | {mmss(r['total'])} | {cpu(r)} | {busy(r)} "
+                     f"| {r['code']} | " + "; ".join(r["ended"]) + " |")
     done = [r for r in runs if r["code"] == 0]
     if done:
         lines.append(f"| median of {len(done)} passed | {statistics.median(r['probe'] for r in done):.3f} | "
                      f"{mmss(statistics.median(r['test'] for r in done))} | "
                      f"{mmss(statistics.median(r['total'] for r in done))} | "
-                     f"{statistics.median(r['cpu'] for r in done):.0f} | | |")
+                     f"{statistics.median(r['cpu'] for r in done):.0f} | | | |")
     return "\n".join(lines)
 
 
@@ -136,7 +153,8 @@ def main() -> None:
              + (f", with {a.load} CPU-bound loop{'s' if a.load > 1 else ''} beside them" if a.load else "")
              + ". `./run test` is the first pass (its wall time ends when `.ci/run` starts the second); the speed "
              "probe is ten million turns of an empty Python loop just before the run (lower is faster); CPU s is "
-             "the user + system time of `.ci/run` and the processes it waited for.\n\n")
+             "the user + system time of `.ci/run` and the processes it waited for; machine busy is the share of "
+             "all cores' time that was not idle during the run, whoever used it.\n\n")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     name = RESULTS if not a.load else RESULTS.with_name(f"suite_load{a.load}.md")
     name.write_text(about + shown + "\n", encoding="utf-8")
