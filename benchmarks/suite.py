@@ -13,8 +13,9 @@ the runs and stops them after. A run that fails is a row too (its exit code and 
 
 CPU s is the user + system time of `.ci/run` and of every process under it that its parent waited for
 (`os.wait4`: pytest and its workers, kernels, servers, chromium); a process left to init would not be
-counted, so it is a lower bound. Machine busy is the share of every core's time, over the whole run, that
-was not idle (/proc/stat): it counts every process, the --load loops and anything else running too. A
+counted, so it is a lower bound. Machine busy is the share of every core's time that was not idle
+(/proc/stat), in the first pass and over the whole run: it counts every process, the --load loops and
+anything else running too. A
 run that keeps the machine near 100 % busy is bound by CPU, and its wall time follows the host's speed
 (the probe).
 """
@@ -56,6 +57,13 @@ def machine_ticks() -> tuple[int, int] | None:
     return sum(ticks) - ticks[3] - ticks[4], sum(ticks)  # all but idle and iowait (guest is inside user)
 
 
+def share(before: tuple[int, int] | None, after: tuple[int, int] | None) -> float | None:
+    """The share of all cores' time between two readings of machine_ticks() that was not idle."""
+    if before is None or after is None or after[1] <= before[1]:
+        return None
+    return (after[0] - before[0]) / (after[1] - before[1])
+
+
 def fresh_clone(folder: Path) -> Path:
     clone = folder / "clone"
     shutil.rmtree(clone, ignore_errors=True)
@@ -72,7 +80,7 @@ def one_run(folder: Path, env: dict[str, str]) -> dict:
     probe = speed_probe()
     ticks = machine_ticks()
     started = time.monotonic()
-    first_pass = None
+    first_pass = at_second = None
     ended: list[str] = []
     log = folder / "ci.log"
     with open(log, "w", encoding="utf-8") as out:
@@ -81,15 +89,14 @@ def one_run(folder: Path, env: dict[str, str]) -> dict:
         for line in proc.stdout:
             out.write(line)
             if line.startswith(SECOND_PASS) and first_pass is None:
-                first_pass = time.monotonic() - started
+                first_pass, at_second = time.monotonic() - started, machine_ticks()
             found = ENDED.search(line)
             if found:
                 ended.append(f"{found.group(1)} in {float(found.group(2)):.1f} s")
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = code = os.waitstatus_to_exitcode(status)
     total = time.monotonic() - started
-    after = machine_ticks()
-    busy = (after[0] - ticks[0]) / (after[1] - ticks[1]) if ticks and after and after[1] > ticks[1] else None
+    busy = (share(ticks, at_second), share(ticks, machine_ticks()))
     if code != 0:
         shutil.copy(log, folder / f"failed-{datetime.now(timezone.utc):%H%M%S}.log")
     return {"probe": probe, "test": first_pass, "total": total, "code": code, "ended": ended,
@@ -104,9 +111,9 @@ def table(runs: list[dict]) -> str:
         return f"{r['cpu']:.0f} ({r['cpu'] / (r['total'] * CORES):.0%} of {CORES} cores)"
 
     def busy(r):
-        return "–" if r["busy"] is None else f"{r['busy']:.0%}"
+        return " · ".join("–" if b is None else f"{b:.0%}" for b in r["busy"])
 
-    head = ("run", "speed probe s", "`./run test`", "`.ci/run`", "CPU s", "machine busy", "exit",
+    head = ("run", "speed probe s", "`./run test`", "`.ci/run`", "CPU s", "machine busy: first pass · run", "exit",
             "pytest: first pass; lessons on live Valkey")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for i, r in enumerate(runs, 1):
@@ -154,7 +161,7 @@ def main() -> None:
              + ". `./run test` is the first pass (its wall time ends when `.ci/run` starts the second); the speed "
              "probe is ten million turns of an empty Python loop just before the run (lower is faster); CPU s is "
              "the user + system time of `.ci/run` and the processes it waited for; machine busy is the share of "
-             "all cores' time that was not idle during the run, whoever used it.\n\n")
+             "all cores' time that was not idle in the first pass and in the whole run, whoever used it.\n\n")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     name = RESULTS if not a.load else RESULTS.with_name(f"suite_load{a.load}.md")
     name.write_text(about + shown + "\n", encoding="utf-8")
