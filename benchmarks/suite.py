@@ -1,6 +1,7 @@
 """How long the project's own checks take on a clean checkout: `.ci/run` on a fresh clone of HEAD, N times,
 with the wall time of its first pass (`./run test`) and of the whole run, pytest's counts, and the machine's
-speed just before (a fixed loop) and the CPU time the run used. Prints a table and writes benchmarks/results/suite.md.
+speed just before (a fixed loop), and the CPU the run used. Prints a table and writes
+benchmarks/results/suite.md.
 
     .venv/bin/python benchmarks/suite.py               # 3 runs, about 25 minutes on the 2-core machine
     .venv/bin/python benchmarks/suite.py --n 1 --load 2   # 1 run with two CPU-bound loops beside it
@@ -15,9 +16,8 @@ CPU s is the user + system time of `.ci/run` and of every process under it that 
 (`os.wait4`: pytest and its workers, kernels, servers, chromium); a process left to init would not be
 counted, so it is a lower bound. Machine busy is the share of every core's time that was not idle
 (/proc/stat), in the first pass and over the whole run: it counts every process, the --load loops and
-anything else running too. A
-run that keeps the machine near 100 % busy is bound by CPU, and its wall time follows the host's speed
-(the probe).
+anything else running too. A run that keeps the machine near 100 % busy is bound by CPU, and its wall
+time follows the host's speed (the probe).
 """
 
 from __future__ import annotations
