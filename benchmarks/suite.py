@@ -5,6 +5,7 @@ benchmarks/results/suite.md.
 
     .venv/bin/python benchmarks/suite.py               # 3 runs, about 25 minutes on the 2-core machine
     .venv/bin/python benchmarks/suite.py --n 1 --load 2   # 1 run with two CPU-bound loops beside it
+    .venv/bin/python benchmarks/suite.py --slow           # 3 runs in the slow-host mode (about 75 minutes)
 
 Each run starts from a new `git clone` of the committed HEAD (what is not committed is not measured) into
 one folder, and its virtual environment sits beside the clone: the first run installs it (`./run install`,
@@ -40,6 +41,7 @@ RESULTS = ROOT / "benchmarks" / "results" / "suite.md"
 SECOND_PASS = "second pass:"  # the line .ci/run prints between `./run test` and the lessons on live Valkey
 CORES = os.cpu_count() or 1
 ENDED = re.compile(r"=+ (.*\d+ (?:passed|failed|error).*) in ([\d.]+)s")
+INSIDE = re.compile(r"^emqlab: slow-host mode: .* speed probe ([\d.]+) s there")  # tests/suite_run.py's line
 
 
 def speed_probe() -> float:
@@ -82,6 +84,7 @@ def one_run(folder: Path, env: dict[str, str]) -> dict:
     started = time.monotonic()
     first_pass = at_second = None
     ended: list[str] = []
+    slowed: list[float] = []  # the probe inside the slow-host mode, each pass
     log = folder / "ci.log"
     with open(log, "w", encoding="utf-8") as out:
         proc = subprocess.Popen([str(clone / ".ci" / "run")], cwd=clone, env=env, stdout=subprocess.PIPE,
@@ -93,6 +96,9 @@ def one_run(folder: Path, env: dict[str, str]) -> dict:
             found = ENDED.search(line)
             if found:
                 ended.append(f"{found.group(1)} in {float(found.group(2)):.1f} s")
+            inside = INSIDE.search(line)
+            if inside:
+                slowed.append(float(inside.group(1)))
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = code = os.waitstatus_to_exitcode(status)
     total = time.monotonic() - started
@@ -100,7 +106,7 @@ def one_run(folder: Path, env: dict[str, str]) -> dict:
     if code != 0:
         shutil.copy(log, folder / f"failed-{datetime.now(timezone.utc):%H%M%S}.log")
     return {"probe": probe, "test": first_pass, "total": total, "code": code, "ended": ended,
-            "cpu": usage.ru_utime + usage.ru_stime, "busy": busy}
+            "cpu": usage.ru_utime + usage.ru_stime, "busy": busy, "slowed": slowed}
 
 
 def table(runs: list[dict]) -> str:
@@ -113,11 +119,15 @@ def table(runs: list[dict]) -> str:
     def busy(r):
         return " · ".join("–" if b is None else f"{b:.0%}" for b in r["busy"])
 
+    def probe(r):
+        inside = " · ".join(f"{p:.3f}" for p in r["slowed"])
+        return f"{r['probe']:.3f}" + (f" → {inside}" if inside else "")
+
     head = ("run", "speed probe s", "`./run test`", "`.ci/run`", "CPU s", "machine busy: first pass · run", "exit",
             "pytest: first pass; lessons on live Valkey")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for i, r in enumerate(runs, 1):
-        lines.append(f"| {i} | {r['probe']:.3f} | {mmss(r['test'])} | {mmss(r['total'])} | {cpu(r)} | {busy(r)} "
+        lines.append(f"| {i} | {probe(r)} | {mmss(r['test'])} | {mmss(r['total'])} | {cpu(r)} | {busy(r)} "
                      f"| {r['code']} | " + "; ".join(r["ended"]) + " |")
     done = [r for r in runs if r["code"] == 0]
     if done:
@@ -132,6 +142,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=3, help="runs, each on a fresh clone (default 3)")
     parser.add_argument("--load", type=int, default=0, help="CPU-bound loops beside the runs (default 0)")
+    parser.add_argument("--slow", action="store_true", help="in the slow-host mode (EMQLAB_SLOW_HOST=1: one core, "
+                        "loops beside it until the probe is 2.5 times the host's); writes results/suite_slow.md")
+    parser.add_argument("--results", type=Path, default=None,
+                        help="where to write the table (default: results/suite.md, suite_load<K>.md or suite_slow.md)")
     parser.add_argument("--folder", type=Path, default=Path(tempfile.gettempdir()) / "emqlab-suite-bench",
                         help="where the clone and its environment live (default: a folder under the temp dir)")
     a = parser.parse_args()
@@ -141,6 +155,8 @@ def main() -> None:
                           check=True).stdout.strip()
     a.folder.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "EMQLAB_VENV": str(a.folder / "venv")}
+    if a.slow:
+        env["EMQLAB_SLOW_HOST"] = "1"
     loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(a.load)]
     runs = []
     try:
@@ -158,14 +174,20 @@ def main() -> None:
              f"Made {when} on {platform.node() or 'this machine'} ({CORES} cores) at commit {head}: "
              f"{a.n} fresh clone{'s' if a.n > 1 else ''}, each running `.ci/run`"
              + (f", with {a.load} CPU-bound loop{'s' if a.load > 1 else ''} beside them" if a.load else "")
+             + (", in the slow-host mode (EMQLAB_SLOW_HOST=1: each pass pinned to one core with CPU-bound loops "
+                "beside it until the probe there is at least 2.5 times the host's; the probe column gives the "
+                "host's, then → each pass's inside the mode)" if a.slow else "")
              + ". `./run test` is the first pass (its wall time ends when `.ci/run` starts the second); the speed "
              "probe is ten million turns of an empty Python loop just before the run (lower is faster); CPU s is "
              "the user + system time of `.ci/run` and the processes it waited for; machine busy is the share of "
              "all cores' time that was not idle in the first pass and in the whole run, whoever used it.\n\n")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     name = RESULTS if not a.load else RESULTS.with_name(f"suite_load{a.load}.md")
+    if a.slow:
+        name = RESULTS.with_name("suite_slow.md")
+    name = (a.results or name).resolve()
     name.write_text(about + shown + "\n", encoding="utf-8")
-    print(f"wrote {name.relative_to(ROOT)}", file=sys.stderr)
+    print(f"wrote {name}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -12,9 +12,10 @@ import pytest
 
 from emqlab.store.backend import connect
 from emqlab.store.embedded import EmbeddedValkey
+import realtime
 from support import SLOW_SCALE
 
-LIVE_SCALE = 0.01
+LIVE_SCALE = 0.01 * realtime.host().scale_factor  # 0.01 on the reference host; slower on a slower one (tests/realtime.py)
 
 
 @pytest.fixture(scope="session")
@@ -82,6 +83,17 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if LIVE_FIXTURES & set(getattr(item, "fixturenames", ())) and not item.get_closest_marker("live"):
             item.add_marker(pytest.mark.live)
+    # the rule for real-clock assertions (tests/realtime.py): a lower bound on real-time events needs its premise;
+    # a test that breaks it fails before it runs, naming the line
+    for item, bounds in realtime.check_items(items).items():
+        item.stash[UNSOUND] = bounds
+    # each test's time limit (pytest-timeout; pyproject's 300 s, or its own mark) stretched on a slower host
+    default = config.getini("timeout")
+    for item in items:
+        mark = item.get_closest_marker("timeout")
+        limit = float(mark.args[0]) if mark and mark.args else float(default or 0)
+        if limit and realtime.host().factor > 1:
+            item.add_marker(pytest.mark.timeout(realtime.timeout_s(limit)), append=False)
     # what takes long starts first: side by side (xdist, a file per process), a file that starts last is
     # the whole run's tail. A file's weight: its RUN_SECONDS, or a lesson's `ran_s` (recorded when it was
     # saved); then the files with a slow test; then the rest, in the order they were collected
@@ -105,6 +117,18 @@ def pytest_configure(config):
     # keep the order above: xdist would otherwise hand out the files with the most tests first
     if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False
+
+
+UNSOUND = pytest.StashKey[list]()
+
+
+@pytest.fixture(autouse=True)
+def _real_time_rule(request):
+    """A test the collection-time check found breaking the rule for real-clock assertions fails before it runs."""
+    bounds = request.node.stash.get(UNSOUND, None)
+    if bounds:
+        pytest.fail("a real-clock test bounds a count from below without asserting the premise that guarantees it "
+                    "(the rule in tests/realtime.py):\n" + "\n".join(bounds), pytrace=False)
 
 
 @pytest.fixture(autouse=True)

@@ -15,6 +15,7 @@ import textwrap
 import pytest
 
 import emqlab
+from realtime import timeout_s
 from support import LAYERS, modules, rank
 
 CHILD = textwrap.dedent(r'''
@@ -77,7 +78,8 @@ def probe(names: list[str], preload: list[str], grow: bool = False) -> dict[str,
     go bottom layer first, and once a module is found clean the parent imports it too, so each fork
     measures one module's own import."""
     out = subprocess.run([sys.executable, "-c", CHILD, json.dumps(names), json.dumps(preload), "grow" if grow else ""],
-                         capture_output=True, text=True, timeout=300, env={**os.environ, "MPLBACKEND": "Agg"})
+                         capture_output=True, text=True, timeout=timeout_s(300),
+                         env={**os.environ, "MPLBACKEND": "Agg"})
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 
@@ -135,7 +137,7 @@ def test_the_probe_sees_what_it_is_for(tmp_path, monkeypatch):
     (tmp_path / "quiet.py").write_text("import json\n")
     code = f"import sys; sys.path.insert(0, {str(tmp_path)!r})\n" + CHILD
     out = subprocess.run([sys.executable, "-c", code, json.dumps(["noisy", "quiet"]), "[]"],
-                         capture_output=True, text=True, timeout=60)
+                         capture_output=True, text=True, timeout=timeout_s(60))
     got = json.loads(out.stdout)
     assert got["noisy"]["atexit"] == ["print"] and got["noisy"]["threads"] == 1 and got["noisy"]["signals"] == ["SIGHUP"]
     assert not (got["quiet"]["atexit"] or got["quiet"]["threads"] or got["quiet"]["signals"])

@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from emqlab.view.export import course_figures
+from realtime import timeout_s
 
 pytestmark = pytest.mark.slow
 
@@ -37,7 +38,8 @@ SOURCES = ("pyproject.toml", "README.md", "emqlab")
 
 
 def run(*cmd, cwd: Path, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
-    proc = subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=timeout_s(timeout))
     assert proc.returncode == 0, f"{' '.join(map(str, cmd))} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}"
     return proc
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import statistics
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from .server import QUEUE, ClassStore, open_class
@@ -30,6 +31,25 @@ from ..queue.jobs import PLACES, Queue
 from ..core.words import FigureWords, ModeWords, plural, times, told
 
 LANE_KEEP = 200  # events each learner's lane keeps (the newest)
+
+
+ORDER_WAIT_S = 3.0  # s an order waits for the seat's worker to take it (it polls every 0.2 s)
+
+
+@dataclass(frozen=True)
+class Order:
+    """An instructor's order as it was received: the seat, the command, whether the seat's worker took it
+    (`taken`), and if not, why."""
+
+    slot: str
+    command: str
+    taken: bool
+    why: str = ""
+
+    def said(self, name: str, what: str) -> str:
+        """Say "ordered ada (seat l01) to crash", and if nobody took it, why."""
+        head = f"ordered {name} (seat {self.slot}) to {what}"
+        return head if self.taken else f"{head}, but it did not land: {self.why}"
 
 
 class Board:
@@ -83,8 +103,10 @@ class Board:
             self.queue.enqueue_many(ids[start:start + 1000])
         return ids
 
-    def order(self, name: str, command: str, seconds: float = 0.0) -> str:
-        """Send one learner's worker an order (crash or pause); it acts on it within a beat. The slot."""
+    def order(self, name: str, command: str, seconds: float = 0.0, wait_s: float = ORDER_WAIT_S) -> "Order":
+        """Send one learner's worker an order (crash or pause) and wait, up to `wait_s`, until the worker has
+        taken it (it then acts once it holds a job, or after HOLD_WAIT_S holding nothing). An order no worker
+        takes (the seat's worker crashed or left) is not dropped in silence: the `Order` says so, and why."""
         slot = self.slot_of(name)
         # the order first, then its number: a worker polling in between sees the new order under the old
         # number (not yet its to obey), never the new number over the old order (which it would take as
@@ -92,13 +114,21 @@ class Board:
         pipe = self.client.pipeline(transaction=False)
         pipe.hset(self.keys.ctl(slot), mapping={"cmd": command, "seconds": seconds, "at": time.time()})
         pipe.hincrby(self.keys.ctl(slot), "seq", 1)
-        pipe.execute()
-        return slot
+        seq = pipe.execute()[1]
+        end = time.monotonic() + wait_s
+        while int(self.client.get(self.keys.own(slot, "taken")) or 0) < seq:
+            if time.monotonic() > end:
+                alive = self.client.exists(self.keys.own(slot, "alive"))
+                why = (f"no worker took it within {wait_s:g} s"
+                       + ("" if alive else " (the seat has no live worker: it crashed or left)"))
+                return Order(slot, command, taken=False, why=why)
+            time.sleep(0.05)
+        return Order(slot, command, taken=True)
 
-    def crash(self, name: str) -> str:
+    def crash(self, name: str) -> "Order":
         return self.order(name, "crash")
 
-    def pause(self, name: str, seconds: float) -> str:
+    def pause(self, name: str, seconds: float) -> "Order":
         return self.order(name, "pause", float(check("pause", seconds)))
 
     def fencing(self, on: bool) -> None:

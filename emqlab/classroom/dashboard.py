@@ -133,16 +133,16 @@ class ClassBoard:
         name = name or self.who.value
         if not name:
             raise BadParameter("choose a learner to crash")
-        slot = self.board.crash(name)
-        return f"ordered {name} ({slot}) to crash: its worker is killed once it holds a job"
+        order = self.board.crash(name)
+        return order.said(name, "crash") + (": its worker is killed once it holds a job" if order.taken else "")
 
     def pause(self, name: str | None = None, seconds: float | None = None) -> str:
         name = name or self.who.value
         if not name:
             raise BadParameter("choose a learner to pause")
         seconds = float(seconds if seconds is not None else self.seconds.value)
-        slot = self.board.pause(name, seconds)
-        return f"ordered {name} ({slot}) to pause {seconds:g} s once it holds a job"
+        order = self.board.pause(name, seconds)
+        return order.said(name, f"pause {seconds:g} s") + (" once it holds a job" if order.taken else "")
 
     def fencing(self, on: bool) -> str:
         self.board.fencing(on)

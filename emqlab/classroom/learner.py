@@ -119,6 +119,7 @@ class Learner:
         seq = int(order.get("seq", 0) or 0)
         if seq > self._seq:
             self._seq = seq
+            self.control.set(k.own(slot, "taken"), seq)  # the instructor's board waits for this: the order landed
             self._obey(order.get("cmd"), float(order.get("seconds") or 0))
 
     def _working(self, fresh: bool = False) -> list[str]:

@@ -192,13 +192,15 @@ def _enqueue(board, args):
 
 
 def _crash(board, args):
-    slot = board.crash(args.name)
-    return {"crash": slot}, f"ordered {args.name} (seat {slot}) to crash"
+    order = board.crash(args.name)
+    return ({"crash": order.slot, "taken": order.taken, "why": order.why},
+            order.said(args.name, "crash"))
 
 
 def _pause(board, args):
-    slot = board.pause(args.name, args.seconds)
-    return {"pause": slot, "seconds": args.seconds}, f"ordered {args.name} (seat {slot}) to pause {args.seconds:g} s"
+    order = board.pause(args.name, args.seconds)
+    return ({"pause": order.slot, "seconds": args.seconds, "taken": order.taken, "why": order.why},
+            order.said(args.name, f"pause {args.seconds:g} s"))
 
 
 def _fence(board, args):

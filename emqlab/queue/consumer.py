@@ -38,6 +38,9 @@ from ..core.timeline import ClockRecorder, Recorder, Timeline
 
 CRASH, STOP = "crash", "stop"
 LOST = "lease-lost"  # the interrupt a job's work gets when its holder learns the job is gone
+# real s: a blocking park's longest single BLPOP, below every read timeout emqlab's clients use (5 s and up;
+# redis-py 8 reads for as long as it connects, 5 s, when no read timeout is given)
+PARK_SLICE_S = 1.0
 MAX_REAP_CALLS = 1000  # design session: reap calls a beat may make (bounded slices) to empty a dead worker's backlog
 EFFECTS = ("none", "fenced", "unfenced")
 
@@ -284,9 +287,13 @@ class Consumer:
         """Wait for a wake or the end of the beat; True if a wake token was taken."""
         queue = self.queue
         if self.blocking_park:
-            timeout = max(0.001, self.clock.to_server_ms(self.beat_ms) / 1000)
             started = time.monotonic()
-            woken = queue.backend.client.blpop([queue.wake_key], timeout=timeout)
+            end = started + max(0.001, self.clock.to_server_ms(self.beat_ms) / 1000)
+            woken = None
+            # in slices of PARK_SLICE_S: a beat longer in real time than the client's read timeout (a slow
+            # scale) would otherwise have the client give up on a BLPOP the server is still holding
+            while woken is None and (left := end - time.monotonic()) > 0:
+                woken = queue.backend.client.blpop([queue.wake_key], timeout=max(0.001, min(left, PARK_SLICE_S)))
             # The wait happened outside SimPy; catch its time up. The clock is lax, so this
             # already-due timeout fires at once and model time stays on the wall clock.
             yield self.clock.timeout((time.monotonic() - started) / self.clock.scale * 1000)

@@ -29,6 +29,7 @@ from ..queue.jobs import Queue, check_name
 from ..core.timeline import Filtered, Record, Timeline, Verdict
 from ..core.words import ModeWords, plural, seconds
 from .base import Run, mode_words, positive, run_on
+from .fault_plan import fault_plan, fault_wait, undelivered
 
 @dataclass(frozen=True, kw_only=True)
 class Params(Record):
@@ -78,6 +79,8 @@ class ChaosVerdict(Verdict):
     reaped: int
     refused_writes: int
     duplicate_effects: int
+    planned: dict[str, int]  # {"kills": K, "pauses": P}: the faults the plan held
+    undelivered: list[dict[str, Any]]  # [{at, kind, why}]: planned faults that could not land
 
 
 def _choice(what: str, value: Any, allowed: tuple[str, ...]) -> str:
@@ -133,18 +136,11 @@ def chaos(workers: int = 4, jobs: int = 1000, fencing: str = "on", kills: int | 
         finally:
             bar.close()
         run.timeline.counts.update(chaos_counts(q, run.timeline, jobs))
+        run.timeline.counts["planned"] = {"kills": params.kills, "pauses": params.pauses}
+        run.timeline.counts["undelivered"] = [{"at": e.data["at"], "kind": e.data["fault"], "why": e.data["why"]}
+                                              for e in run.timeline.of("fault_undelivered")]
         run.timeline.verdict = chaos_verdict(run.timeline)
     return run.timeline
-
-
-def fault_plan(params: Params, rng: random.Random) -> list[tuple[float, str, int]]:
-    """(model second, crash|pause, which consumer slot), spread over the run's expected length."""
-    expected = params.jobs * params.job / params.workers
-    plan = [(rng.uniform(0.05, 0.8) * expected, "crash", rng.randrange(params.workers))
-            for _ in range(params.kills)]
-    plan += [(rng.uniform(0.05, 0.8) * expected, "pause", rng.randrange(params.workers))
-             for _ in range(params.pauses)]
-    return sorted(plan)
 
 
 def _bar(total: int, mode: str):
@@ -173,12 +169,23 @@ def _chaos_in_process(run: Run, q: Queue, params: Params, plan, bar) -> None:
         everyone.append(slots[slot])
         slots[slot].start()
 
+    handled, horizon = [0], [False]  # the plan's faults landed or reported undelivered; the run's horizon passed
+
     def faults():
-        t0 = clock.now_ms
+        t0, wait_ms = clock.now_ms, fault_wait(params) * ms
         for at, kind, slot in plan:
             yield clock.timeout(max(0.0, at * ms - (clock.now_ms - t0)))
-            free = [k for k in range(len(slots)) if not (slots[k].crashed or slots[k].world.paused)]
+            due = clock.now_ms
+            while not (free := [k for k in range(len(slots)) if not (slots[k].crashed or slots[k].world.paused)]):
+                if clock.now_ms - due >= wait_ms or horizon[0]:
+                    break
+                yield clock.timeout(params.beat * ms)  # every consumer is down or paused: look again a beat on
+            if horizon[0]:
+                return  # the run is winding down: what is left is reported undelivered below
+            handled[0] += 1
             if not free:
+                undelivered(run, at, kind, f"no consumer was awake and alive for {seconds(fault_wait(params))} "
+                                           "after it fell due")
                 continue
             slot = slot if slot in free else free[0]  # a busy victim passes the fault on
             victim = slots[slot]
@@ -201,11 +208,16 @@ def _chaos_in_process(run: Run, q: Queue, params: Params, plan, bar) -> None:
 
     for consumer in slots:
         consumer.start()
-    clock.process(faults())
+    striking = clock.process(faults())
     watch = clock.process(monitor())
     expected = jobs * params.job / params.workers
     limit = clock.timeout((4 * expected + 10 * params.lease) * ms)
-    clock.run(until=clock.env.any_of([watch, limit]))
+    # the run goes on until every job is settled and every planned fault has landed (or waited its bound)
+    clock.run(until=clock.env.any_of([clock.env.all_of([watch, striking]), limit]))
+    if striking.is_alive:  # the horizon came first: what was still to strike never landed
+        horizon[0] = True
+        for at, kind, _ in plan[handled[0]:]:
+            undelivered(run, at, kind, "the run reached its horizon before it fell due")
     for consumer in everyone:
         consumer.stop()
     clock.run(until=clock.now_ms + 2 * params.pause_seconds * ms)
@@ -251,7 +263,7 @@ def chaos_verdict(timeline: Timeline) -> ChaosVerdict:
         no_duplicates=c["duplicate_effects"] == 0,
         finished_at=next((e.t for e in samples if e.data["done"] >= p.jobs), None),
         **{k: c[k] for k in ("jobs", "completed", "lost", "kills", "pauses", "reaped", "refused_writes",
-                             "duplicate_effects")},
+                             "duplicate_effects", "planned", "undelivered")},
     )
     return v.worded(words(p, v))
 
@@ -272,6 +284,11 @@ def words(p: Params, v: ChaosVerdict) -> ModeWords:
     facts = (f"{p.workers} consumers{held}, {crashes} and {pauses}"
              f"{' of ' + seconds(p.pause_seconds) if v.pauses else ''} (lease {seconds(p.lease)})",
              f"{plural(v.reaped, 'lease')} reaped back to pending", fence)
+    if v.undelivered:  # a planned fault fell on nobody: the counts above are short of the plan, and say so
+        first = v.undelivered[0]
+        planned = v.planned["kills"] + v.planned["pauses"]
+        facts += (f"{len(v.undelivered)} of {planned} planned faults could not land (the first, a "
+                  f"{first['kind']} due at {seconds(first['at'])}: {first['why']})",)
     static = (f"{v.completed}/{v.jobs} done · lost {v.lost} · duplicate effects {v.duplicate_effects} · "
               f"{crashes} · {pauses}")
     return ModeWords(label, headline, static, facts)

@@ -15,9 +15,17 @@ from ..core.errors import StoreError
 from ..queue.procs import ProcessPool, bands_from_events, collect_events
 from ..queue.jobs import Queue
 from ..core.timeline import WallRecorder
+from ..core.words import seconds
 from .base import Run
+from .fault_plan import fault_wait as in_process_wait, undelivered
 
 BOOT_S = 30  # real seconds a child may take to boot and claim its first job
+
+
+def fault_wait(params, scale: float) -> float:
+    """Model seconds a due fault waits for a consumer that is in, awake and alive: the in-process bound
+    (a pause and a restart) plus the boot bound, so a replacement still booting on a slow host is waited for."""
+    return in_process_wait(params) + BOOT_S / scale
 
 
 def _check_children(pool: ProcessPool) -> None:
@@ -112,6 +120,7 @@ def run_chaos_processes(run: Run, q: Queue, params, plan, bar) -> None:
             time.sleep(0.005)
         start = wall.t
         todo = [(start + at, kind, slot) for at, kind, slot in plan]
+        wait = fault_wait(params, scale)
         resumes: list[tuple[float, str]] = []
         seen, give_up = 0, start + 4 * expected + 10 * params.lease + BOOT_S / scale
         while wall.t < give_up:
@@ -125,11 +134,17 @@ def run_chaos_processes(run: Run, q: Queue, params, plan, bar) -> None:
                     pool.resume(name)
                     wall.event(name, "pause_end")
             while todo and todo[0][0] <= now:
-                _, kind, slot = todo.pop(0)
+                due, kind, slot = todo[0]
                 free = [k for k, n in enumerate(slots)
                         if n in consuming and n not in pool.paused and pool.procs[n].poll() is None]
-                if not free:
+                if not free:  # nobody to strike yet: the fault (and those behind it) waits, up to its bound
+                    if now - due < wait:
+                        break
+                    todo.pop(0)
+                    undelivered(wall, due - start, kind, f"no consumer was in, awake and alive for "
+                                                        f"{seconds(wait)} after it fell due")
                     continue
+                todo.pop(0)
                 slot = slot if slot in free else free[0]  # a busy victim passes the fault on
                 name = slots[slot]
                 if kind == "crash":
@@ -147,9 +162,11 @@ def run_chaos_processes(run: Run, q: Queue, params, plan, bar) -> None:
             wall.event("monitor", "sample", **sizes)
             bar.update(sizes["done"] - seen)
             seen = sizes["done"]
-            if seen >= jobs and not resumes:
+            if seen >= jobs and not resumes and not todo:
                 break
             time.sleep(min(0.02, params.beat * scale))
+        for due, kind, _ in todo:  # the run's time limit passed first
+            undelivered(wall, due - start, kind, "the run reached its time limit before a consumer was free")
         for when, name in resumes:
             pool.resume(name)
             wall.event(name, "pause_end")

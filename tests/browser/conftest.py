@@ -46,8 +46,17 @@ def voila_server(tmp_path_factory):
 
 
 # -- the browser ----------------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def expect_waits_ui_timeout():
+    """`expect()` without its own timeout waits UI_TIMEOUT (stretched on a slower host), not Playwright's
+    fixed 5 s: page.set_default_timeout does not reach expect()."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=UI_TIMEOUT)
+
+
 @pytest.fixture(scope="module")
-def browser(tmp_path_factory):
+def browser(tmp_path_factory, expect_waits_ui_timeout):
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: the browser tests drive Debian's chromium "
                     "(`./run test` installs it; or apt-get install chromium)")

@@ -14,12 +14,13 @@ import urllib.request
 
 import pytest
 
+from realtime import timeout_s
 from support import ARTIFACTS, RENDER_TIMEOUT, VOILA_READY, cmdlines, free_port
 
 pytestmark = [pytest.mark.live, pytest.mark.browser, pytest.mark.slow]
 CLI = [sys.executable, "-m", "emqlab.cli", "class"]
 NAMES = ["ada", "bob", "cy", "dee", "eve", "fay"]
-START_TIMEOUT = 90
+START_TIMEOUT = timeout_s(90)
 def answers(url: str) -> bool:
     try:
         with urllib.request.urlopen(url, timeout=2) as reply:
@@ -56,14 +57,14 @@ def classroom(tmp_path):
         if serve.poll() is None:
             serve.send_signal(signal.SIGINT)
             try:
-                serve.communicate(timeout=60)
+                serve.communicate(timeout=timeout_s(60))
             except subprocess.TimeoutExpired:
                 os.killpg(serve.pid, signal.SIGKILL)
                 serve.communicate()
         for p in joiners:
             if p.poll() is None:
                 p.terminate()
-            p.communicate(timeout=30)
+            p.communicate(timeout=timeout_s(30))
 
 
 def test_the_dashboard_shows_the_class_and_its_crash_control_works(classroom, page):
@@ -74,48 +75,48 @@ def test_the_dashboard_shows_the_class_and_its_crash_control_works(classroom, pa
     page.set_viewport_size({"width": 1900, "height": 1500})
     page.goto(url, timeout=RENDER_TIMEOUT)  # Voila runs the board's cells before the page loads
     lanes = page.locator(".emqlab-class-lanes tr.emqlab-lane")
-    expect(lanes).to_have_count(6, timeout=90_000)  # 6 learners joined: 6 lanes
-    expect(page.locator(".emqlab-class-status")).to_contain_text("6 learners working", timeout=30_000)
+    expect(lanes).to_have_count(6, timeout=timeout_s(90_000))  # 6 learners joined: 6 lanes
+    expect(page.locator(".emqlab-class-status")).to_contain_text("6 learners working", timeout=timeout_s(30_000))
     assert sorted(lanes.evaluate_all("rows => rows.map(r => r.dataset.name)")) == sorted(NAMES)
     figure = page.locator("[data-figure='class']")
     expect(figure).to_be_visible()
-    expect(figure.locator("[data-lane]")).to_have_count(6, timeout=30_000)  # a lane per learner
-    assert figure.locator("svg").first.bounding_box()["width"] >= 1500  # a slide: the page's width
+    expect(figure.locator("[data-lane]")).to_have_count(6, timeout=timeout_s(30_000))  # a lane per learner
+    assert figure.locator("svg").first.bounding_box()["width"] >= 1500  # not an event count: pixels, a slide's width
 
     page.locator(".widget-text input, .widget-inline-hbox input[type=number]").first.fill("60")
     page.get_by_role("button", name="enqueue a burst").click()
-    expect(page.locator(".emqlab-class-status")).to_contain_text("60 jobs enqueued", timeout=30_000)
+    expect(page.locator(".emqlab-class-status")).to_contain_text("60 jobs enqueued", timeout=timeout_s(30_000))
     page.locator(".widget-dropdown select").select_option("bob")
     page.get_by_role("button", name="crash").click()
     expect(page.locator(".emqlab-class-said")).to_contain_text("ordered bob")
 
     bob = page.locator(".emqlab-class-lanes tr.emqlab-lane[data-name='bob']")
-    expect(bob).to_have_attribute("data-state", "crashed", timeout=30_000)
+    expect(bob).to_have_attribute("data-state", "crashed", timeout=timeout_s(30_000))
     # its job, reaped and completed by a classmate: what the dashboard says of bob's lane
-    expect(bob).to_contain_text("crashed holding", timeout=30_000)
-    expect(bob).to_contain_text("reaped it", timeout=45_000)
-    expect(bob).to_contain_text("completed it", timeout=45_000)
+    expect(bob).to_contain_text("crashed holding", timeout=timeout_s(30_000))
+    expect(bob).to_contain_text("reaped it", timeout=timeout_s(45_000))
+    expect(bob).to_contain_text("completed it", timeout=timeout_s(45_000))
     story = bob.inner_text()
     reaper = story.split(": ", 1)[1].split(" reaped it")[0]
     assert reaper in NAMES and reaper != "bob", story
     status = page.locator(".emqlab-class-status")
-    expect(status).to_contain_text("60 completed, 0 lost", timeout=45_000)
+    expect(status).to_contain_text("60 completed, 0 lost", timeout=timeout_s(45_000))
     expect(status).to_contain_text("invariants hold")
     assert "reaped" in lanes.filter(has_text=reaper).first.inner_text()
     # pointing at bob's lane in the figure says his story, lit in the browser
     slot = bob.get_attribute("data-slot")
     figure.locator(f"[data-lane='{slot}']").hover(position={"x": 3, "y": 3})
-    expect(figure).to_have_attribute("data-lit", slot, timeout=30_000)
+    expect(figure).to_have_attribute("data-lit", slot, timeout=timeout_s(30_000))
     expect(figure.locator("[data-readout]")).to_contain_text("reaped it")
     page.wait_for_timeout(1500)
     page.screenshot(path=str(ARTIFACTS / "voila-class.png"), full_page=True)
-    assert joiners[1].wait(timeout=10) == -signal.SIGKILL  # bob's worker really died
+    assert joiners[1].wait(timeout=timeout_s(10)) == -signal.SIGKILL  # bob's worker really died
 
     serve.send_signal(signal.SIGINT)
-    out, err = serve.communicate(timeout=60)
+    out, err = serve.communicate(timeout=timeout_s(60))
     assert "class ended" in err
     assert not answers(url)
     assert f"--port={port}" not in cmdlines()  # no Voila of the class is left
     for p in joiners[:1] + joiners[2:]:
-        o, _ = p.communicate(timeout=30)
+        o, _ = p.communicate(timeout=timeout_s(30))
         assert p.returncode == 0 and "the class ended" in o

@@ -14,6 +14,7 @@ from emqlab.classroom import draw
 from emqlab.core.words import HEADLINE_WORDS, headline_words
 from emqlab.plot.check import legend_problems, overprints, small_texts
 from emqlab.classroom.board import class_lanes, class_words
+from realtime import timeout_s
 
 SIZES = [((12, 7.2), 80, 12), ((15, 7.5), 120, 18)]
 T0 = 1_800_000_000.0
@@ -122,7 +123,7 @@ def test_a_real_class_is_drawn(tmp_path):
     try:
         handles = [lab.join(room.address(s), n, work_s=0.3) for s, n in zip(room.slots, ["ada", "bob", "cy"])]
         board = Board.connect(room.address("instructor"))
-        deadline = time.time() + 60
+        deadline = time.time() + timeout_s(60)
         while board.status()["learners"] < 3:
             assert time.time() < deadline
             time.sleep(0.2)

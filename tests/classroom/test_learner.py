@@ -15,6 +15,7 @@ import pytest
 import redis
 
 from emqlab.classroom.board import Board
+from realtime import premise, timeout_s
 
 pytestmark = [pytest.mark.live, pytest.mark.slow]
 
@@ -37,7 +38,7 @@ def cpu_s(pid: int) -> float:
 
 
 def wait_for(what, test, timeout, procs=()):
-    deadline = time.time() + timeout
+    deadline = time.time() + timeout_s(timeout)
     while time.time() < deadline:
         failed = [p for p in procs if p.poll() not in (None, -9)]
         if failed:
@@ -76,20 +77,20 @@ def run_class(tmp_path, fencing: bool) -> dict:
         board.enqueue(JOBS)
         for i in range(CRASHES):
             time.sleep(0.3)
-            board.crash(f"learner{i + 1}")
-            board.pause(f"learner{CRASHES + i + 1}", PAUSE_S)
+            orders = [board.crash(f"learner{i + 1}"), board.pause(f"learner{CRASHES + i + 1}", PAUSE_S)]
+            assert all(o.taken for o in orders), [o.why for o in orders]  # each seat's worker took its order
         wait_for("every job done", lambda: board.status()["completed"] == JOBS, 200, joiners)
         worked_s = time.time() - t1
         cpu = sorted(cpu_s(p.pid) for p in joiners if p.poll() is None)
         rss = sorted(rss_kb(p.pid) for p in joiners if p.poll() is None)  # after the run: what a worker grew to
+        lanes = board.lanes()  # before the status: what the lanes show had happened when it was read
         status = board.status()
-        lanes = board.lanes()
         board.close()
         # the class ends: Ctrl-C on serve
         serve.send_signal(signal.SIGINT)
-        out, err = serve.communicate(timeout=60)
+        out, err = serve.communicate(timeout=timeout_s(60))
         for p in joiners:
-            p.communicate(timeout=PAUSE_S + 30)
+            p.communicate(timeout=timeout_s(PAUSE_S + 30))
         return {"status": status, "lanes": lanes, "joined_s": joined_s, "worked_s": worked_s, "rss_kb": rss,
                 "cpu_s": cpu, "serve_err": err, "port": port, "hexid": hexid, "join": join,
                 "codes": [p.returncode for p in joiners], "pids": [p.pid for p in joiners] + [serve.pid]}
@@ -116,6 +117,27 @@ def assert_nothing_left(run: dict) -> None:
     assert not [line for line in ps if "kill -CONT" in line and line.split()[-1] in ours]
 
 
+def woke_to_a_reaped_job(lanes: list[dict]) -> list[tuple[str, str]]:
+    """(seat, job) for each job a paused worker held when it stopped that a classmate reaped while it was
+    stopped, and that the worker settled after it woke, before `lanes` were read.
+
+    Reaped while stopped: a reap of the job whose server TIME is at or past the moment the worker stopped
+    (the class's server runs on this host: its TIME and the workers' time.time() read one clock). The
+    worker's attempt was then no longer the job's current one, so its own settling of it could not succeed.
+    Settled: the worker claimed again after it stopped. A worker claims only once every job of its drain is
+    settled, and the job it held when it stopped was kept from settling (the settling lock) until it woke."""
+    reaps = [(r["now"], job) for lane in lanes for r in lane["notes"] if r["kind"] == "reap" for job in r["jobs"]]
+    found = []
+    for lane in lanes:
+        for e in (e for e in lane["notes"] if e["kind"] == "pause_start"):
+            stopped = e["t"]
+            if not any(c["kind"] == "claim" and c["t"] > stopped for c in lane["events"]):
+                continue  # it has not settled what it held yet (or it is still stopped)
+            found += [(lane["slot"], job) for job in e["holding"]
+                      if any(j == job and now / 1000 >= stopped for now, j in reaps)]
+    return found
+
+
 def report(run: dict, label: str) -> None:
     rss = run["rss_kb"]
     print(f"\n{label}: 30 joined in {run['joined_s']:.1f} s; {JOBS} jobs in {run['worked_s']:.1f} s; "
@@ -136,7 +158,12 @@ def test_thirty_learners_fencing_on(tmp_path):
     assert len([e for e in events if e["kind"] == "crash"]) == CRASHES
     assert held and held <= reaped  # every job a crashed or paused worker held went back to a classmate
     refused = [e for e in events if e["kind"] == "complete_refused"]
+    late = woke_to_a_reaped_job(run["lanes"])
+    premise(bool(late), "a paused worker's job was reaped while it was stopped, and the worker settled it after "
+                        "it woke, before the lanes were read: its fenced write of a reaped attempt is refused")
     assert len(refused) >= 1  # a paused worker woke and its stale write was refused
+    assert set(late) <= {(lane["slot"], e["job"]) for lane in run["lanes"] for e in lane["notes"]
+                         if e["kind"] == "complete_refused"}, late
     assert "class ended" in run["serve_err"]
     assert_nothing_left(run)
 
@@ -146,6 +173,10 @@ def test_thirty_learners_fencing_off(tmp_path):
     report(run, "fencing off")
     s = run["status"]
     assert (s["completed"], s["lost"]) == (JOBS, 0), s
+    late = woke_to_a_reaped_job(run["lanes"])  # the lanes were read before the status
+    premise(bool(late), "a paused worker's job was reaped while it was stopped, and the worker settled it after "
+                        "it woke, before the status was read: its unfenced effect landed, and the job, done, was "
+                        "completed by another attempt, whose effect landed too")
     assert s["duplicate_effects"] > 0, s
     assert s["invariants_ok"], s["invariants"]  # duplicates are expected once fencing was off
     assert_nothing_left(run)

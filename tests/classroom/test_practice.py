@@ -11,6 +11,7 @@ import pytest
 from emqlab.course import lab
 from emqlab.core.errors import BadParameter
 from emqlab.classroom.practice import PracticeClass
+from realtime import premise, timeout_s
 from support import descendants, servers
 
 pytestmark = pytest.mark.live
@@ -29,6 +30,16 @@ def valkey_servers() -> set[int]:
     return found
 
 
+def effect_landed_and_completion_refused(lanes: list[dict], name: str) -> set[tuple[str, int]]:
+    """(job, attempts) for each job `name` held at its latest pause whose late settling, after it woke, wrote
+    its effect (unfenced) and then had its completion refused: that attempt did not finish the job."""
+    mine = next(lane for lane in lanes if lane["name"] == name)
+    pause = max((e for e in mine["notes"] if e["kind"] == "pause_start"), key=lambda e: e["t"])
+    late = [e for e in mine["events"] + mine["notes"] if e["t"] > pause["t"] and e.get("job") in pause["holding"]]
+    effects = {(e["job"], e["attempts"]) for e in late if e["kind"] == "effect"}
+    return effects & {(e["job"], e["attempts"]) for e in late if e["kind"] == "complete_refused"}
+
+
 def test_a_crash_and_a_freeze_in_a_practice_class_and_nothing_left_after():
     room = PracticeClass(seats=3, classmates=2)
     ours = servers(descendants(room._serve.pid))
@@ -38,7 +49,7 @@ def test_a_crash_and_a_freeze_in_a_practice_class_and_nothing_left_after():
         assert oct(os.stat(folder).st_mode & 0o777) == "0o700"  # the join file's folder is the learner's alone
         me = lab.join(room.address(1), name="ada")
         assert len(room.board.enqueue(300)) == 300
-        crashed = room.crash("ada")
+        crashed = room.crash("ada", timeout=timeout_s(60))
         v = crashed.verdict
         assert v.held and v.finished == v.held and set(v.reaped_by.values()) <= {"classmate-2", "classmate-3"}
         # a classmate reaped the job, or (a crash racing the job's own completion) it finished just before
@@ -47,13 +58,17 @@ def test_a_crash_and_a_freeze_in_a_practice_class_and_nothing_left_after():
         me = lab.join(room.address(1), name="ada")
         # the 2 s lease runs out within 2 s of the pause and a classmate's 0.5 s beat reaps it: a 5 s pause
         # leaves 2.5 s for a loaded machine's late beats (at 3 s a late beat let ada wake still holding it)
-        frozen = room.pause("ada", PAUSE_S).verdict
+        frozen = room.pause("ada", PAUSE_S, timeout=timeout_s(60)).verdict
         assert frozen.late_write_refused and not frozen.late_effect_landed
         assert "its late write was refused" in frozen.told
         room.board.fencing(False)
-        unfenced = room.pause("ada", PAUSE_S).verdict
+        unfenced = room.pause("ada", PAUSE_S, timeout=timeout_s(60)).verdict
         assert unfenced.late_effect_landed and not unfenced.late_write_refused
         assert "its late effect landed anyway" in unfenced.told
+        twice = effect_landed_and_completion_refused(room.board.lanes(), "ada")  # read before the totals
+        # each such job is done (finished) by another attempt's completion, which wrote its effect as well
+        premise(bool(twice) and {job for job, _ in twice} <= set(unfenced.finished),
+                "ada woke, wrote the effect of a job it held and had its completion refused, and the job is done")
         totals = room.board.totals()
         assert totals["lost"] == 0 and totals["duplicate_effects"] >= 1 and totals["invariants_ok"]
         me.stop()

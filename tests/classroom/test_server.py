@@ -117,3 +117,12 @@ def test_damage_done_with_allowed_commands_is_seen(board, queue):
     queue.backend.client.zpopmin(queue.pending)  # takes a job out of pending without leasing it: allowed, and a loss
     status = board.status()
     assert status["lost"] == 1 and not status["invariants_ok"]
+
+
+def test_an_order_no_worker_takes_is_reported_not_dropped(board):
+    """Seat l02 has no worker: a crash or pause ordered to it falls on nobody, and the board says so."""
+    for order in (board.order("l02", "crash", wait_s=0.3), board.order("l02", "pause", 5.0, wait_s=0.3)):
+        assert (order.slot, order.taken) == ("l02", False)
+        assert order.why == "no worker took it within 0.3 s (the seat has no live worker: it crashed or left)"
+    assert order.said("l02", "pause 5 s") == ("ordered l02 (seat l02) to pause 5 s, but it did not land: no worker "
+                                               "took it within 0.3 s (the seat has no live worker: it crashed or left)")

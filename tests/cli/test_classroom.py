@@ -17,6 +17,7 @@ import redis
 
 from emqlab.course import lab
 from emqlab.classroom.board import Board, lane_bands, lane_story
+from realtime import premise, timeout_s
 from support import cmdlines, wait_for
 
 pytestmark = pytest.mark.live
@@ -24,7 +25,7 @@ CLI = [sys.executable, "-m", "emqlab.cli", "class"]
 
 
 def cli(*args, **kw):
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=60, **kw)
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout_s(60), **kw)
 
 
 def passwords(join: str) -> list[str]:
@@ -76,14 +77,22 @@ def test_a_class_end_to_end(served):
     try:
         wait_for("4 learners", lambda: board.status()["learners"] == 4)
         assert {s["name"] for s in board.learners()} == {"ada", "bob", "cy", "dee"}
-        # bob's pause is ordered before the jobs come: bob stops once it holds one of the first (an order waits
-        # up to 5 s for a job in hand). Ordered after the enqueue and the crash, two commands later on a loaded
-        # machine, it found the queue drained by the other three and bob paused holding nothing: no late write.
-        # 10 s against a 2 s lease: 8 s in which a classmate's beat (every ~0.5 s) must find it lapsed and take
-        # the job
-        assert cli("pause", "bob", "10", "--backend", join + ".instructor").returncode == 0
-        assert cli("enqueue", "60", "--join-file", join).returncode == 0
-        assert cli("crash", "ada", "--join-file", join).returncode == 0
+        # the orders come before the jobs: a worker that takes an order waits up to 5 s for a job in hand
+        # (bob for a fresh one), so the jobs must come within 5 s of the take. Both orders are given at once and
+        # the jobs right after both were taken, from here: a command's start-up alone (seconds on a slow host)
+        # would let that window pass, and after a command-line burst the other learners can drain the queue
+        # first (bob then paused holding nothing: no late write). 10 s of pause against a 2 s lease: 8 s in
+        # which a classmate's beat (every ~0.5 s) must find it lapsed and take the job
+        assert "enqueued 1 job(s)" in cli("enqueue", "1", "--join-file", join).stdout  # the verb, on its own
+        orders = [subprocess.Popen([*CLI, "pause", "bob", "10", "--backend", join + ".instructor"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True),
+                  subprocess.Popen([*CLI, "crash", "ada", "--join-file", join], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)]
+        said = [order.communicate(timeout=timeout_s(60)) for order in orders]
+        assert [order.returncode for order in orders] == [0, 0], said
+        assert [out.strip() for out, _ in said] == ["ordered bob (seat l02) to pause 10 s",
+                                                    "ordered ada (seat l01) to crash"], said  # both taken
+        board.enqueue(59)
         wait_for("ada's crash", lambda: joiners[0].poll() is not None)
         assert joiners[0].returncode == -signal.SIGKILL
         assert not any(s in cmdlines() for s in secrets)  # no password on any command line, workers running
@@ -100,6 +109,14 @@ def test_a_class_end_to_end(served):
                                "invariants_ok"}
         assert (status["enqueued"], status["completed"], status["lost"], status["duplicate_effects"]) == (60, 60, 0, 0)
         lanes = board.lanes()
+        ada_held = [j for lane in lanes if lane["name"] == "ada" for e in lane["notes"] if e["kind"] == "crash"
+                    for j in e["holding"]]
+        bob_refused = [e for lane in lanes if lane["name"] == "bob" for e in lane["notes"]
+                       if e["kind"] == "complete_refused"]
+        # before the status was read: ada died holding a job that is now done (the attempt it held was reaped),
+        # and bob's late write was refused (the attempt it held was reaped): two attempts, two reaps
+        premise(bool(ada_held) and bool(bob_refused) and status["completed"] == 60,
+                "ada crashed holding a job, bob's late write was refused, and every job is done")
         assert status["invariants_ok"] and status["reaped"] >= 2, [lane_story(n, lanes) for n in ("ada", "bob")]
         notes = [e for lane in lanes for e in lane["notes"]]
         bobs = [(e["kind"], e.get("job")) for lane in lanes if lane["name"] == "bob" for e in lane["events"]][-40:]
@@ -117,10 +134,10 @@ def test_a_class_end_to_end(served):
     left = notebook.stop()
     assert left["name"] == "dee" and not notebook.alive
     serve.send_signal(signal.SIGINT)
-    out, err = serve.communicate(timeout=60)
+    out, err = serve.communicate(timeout=timeout_s(60))
     outputs = first + out + err
     for p in joiners[1:]:
-        o, e = p.communicate(timeout=30)
+        o, e = p.communicate(timeout=timeout_s(30))
         outputs += o + e
         assert p.returncode == 0 and "the class ended" in o
     assert "class ended: 5 user(s)" in err
@@ -145,7 +162,7 @@ def test_serve_on_a_given_server_cleans_it_and_refuses_an_open_lan(valkey_url, t
         assert len(set(admin.acl_users()) - users) == 3
         assert any(k.startswith("emqlab:class-") for k in admin.scan_iter("emqlab:class-*"))
         serve.send_signal(signal.SIGTERM)
-        serve.communicate(timeout=60)
+        serve.communicate(timeout=timeout_s(60))
     finally:
         if serve.poll() is None:
             serve.kill()

@@ -13,6 +13,7 @@ import pytest
 from emqlab.scenarios.chaos import chaos
 from emqlab.scenarios.heartbeat import heartbeat
 from emqlab.scenarios.reaper import reaper
+from realtime import timeout_s
 
 EMQLAB = [sys.executable, "-m", "emqlab.cli"]
 ROOT = Path(__file__).resolve().parents[2]  # the checkout
@@ -24,7 +25,7 @@ def emqlab(*args, timeout=120, env=None):
     run_env.update(env or {})
     with subprocess.Popen([*EMQLAB, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                           cwd=ROOT, env=run_env) as proc:
-        out, err = proc.communicate(timeout=timeout)
+        out, err = proc.communicate(timeout=timeout_s(timeout))
     done = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
     done.pid = proc.pid
     return done
@@ -169,8 +170,8 @@ def test_emqlab_valkey_serves_until_stopped_and_then_stops_its_server(sig):
 
         assert redis.Redis.from_url(url).ping() is True
         proc.send_signal(sig)
-        proc.wait(timeout=20)
-        deadline = time.monotonic() + 10
+        proc.wait(timeout=timeout_s(20))
+        deadline = time.monotonic() + timeout_s(10)
         while alive(server_pid) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not alive(server_pid), "the embedded valkey-server outlived the command"

@@ -11,6 +11,7 @@ import nbformat
 import pytest
 
 from emqlab.course import notebooks as course
+from realtime import timeout_s
 
 LESSONS = course.lessons()
 WIDGET = "application/vnd.jupyter.widget-view+json"
@@ -151,7 +152,7 @@ def test_a_kernel_given_a_taken_port_starts_on_new_ports(monkeypatch):
     km, kc = kernel_start_retried_on_a_taken_port(start_new_kernel)(kernel_name="python3")
     try:
         assert given[0] == held.getsockname()[1] and km.shell_port != given[0]  # started again, on new ports
-        assert kc.execute_interactive("x = 6 * 7", timeout=30)["content"]["status"] == "ok"
+        assert kc.execute_interactive("x = 6 * 7", timeout=timeout_s(30))["content"]["status"] == "ok"
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
@@ -177,5 +178,5 @@ def test_a_kernel_that_dies_for_another_reason_is_not_started_again_and_says_why
         return start_new_kernel(*args, **kwargs)
 
     with pytest.raises(RuntimeError, match="no such module: lesson_helpers"):
-        kernel_start_retried_on_a_taken_port(counted)(kernel_name="dies", startup_timeout=30)
+        kernel_start_retried_on_a_taken_port(counted)(kernel_name="dies", startup_timeout=timeout_s(30))
     assert len(tries) == 1

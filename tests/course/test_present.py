@@ -20,6 +20,7 @@ import pytest
 
 from emqlab.cli import command as cli
 from emqlab.course import present
+from realtime import timeout_s
 
 RUN_SECONDS = 55  # about how long this file runs on a quiet 2-core machine: the suite starts the longest first
 
@@ -30,7 +31,8 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 @pytest.fixture(scope="module")
 def labextensions() -> dict[str, str]:
     """`jupyter labextension list`, as {name: the rest of its line}."""
-    done = subprocess.run([str(JUPYTER), "labextension", "list"], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([str(JUPYTER), "labextension", "list"], capture_output=True, text=True,
+                          timeout=timeout_s(120))
     assert done.returncode == 0, done.stderr
     found = {}
     for line in ANSI.sub("", done.stdout + done.stderr).splitlines():
@@ -123,7 +125,8 @@ def test_dashboard_runs_headless(name, tmp_path):
     from nbclient import NotebookClient
 
     nb = nbformat.read(present.dashboard_path(name), as_version=4)
-    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    NotebookClient(nb, timeout=int(timeout_s(120)), kernel_name="python3",
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "error" or o.get("name") == "stderr"], outputs
     views = [o for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
@@ -154,10 +157,10 @@ def test_present_serves_and_stops_with_voila(tmp_path):
                              "--port", str(port)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}/"
     try:
-        deadline, page = time.monotonic() + 60, None
+        deadline, page = time.monotonic() + timeout_s(60), None
         while time.monotonic() < deadline and proc.poll() is None:
             try:
-                with urllib.request.urlopen(url, timeout=30) as reply:
+                with urllib.request.urlopen(url, timeout=timeout_s(30)) as reply:
                     page = reply.read().decode()
                 break
             except OSError:
@@ -165,7 +168,7 @@ def test_present_serves_and_stops_with_voila(tmp_path):
         assert page is not None, f"voila never answered:\n{proc.stderr.read() if proc.poll() is not None else ''}"
         assert "cdn.jsdelivr.net" not in page  # the offline template, not Voila's stock one
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=30) == 130  # the CLI's "interrupted" exit
+        assert proc.wait(timeout=timeout_s(30)) == 130  # the CLI's "interrupted" exit
         assert "emqlab: interrupted" in proc.stderr.read()
         with pytest.raises(OSError):
             urllib.request.urlopen(url, timeout=5)

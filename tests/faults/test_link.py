@@ -10,6 +10,7 @@ import sys
 import threading
 
 import pytest
+from realtime import timeout_s
 from support import REAL_SLACK_S, SLOW_SCALE, slack
 
 from emqlab.core import ranges
@@ -85,7 +86,7 @@ def test_bad_latency_is_refused(fake, bad):
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*CLI, "heartbeat", *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run([*CLI, "heartbeat", *args], capture_output=True, text=True, timeout=timeout_s(120))
 
 
 @pytest.mark.parametrize("latency, expected", [

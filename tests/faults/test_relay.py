@@ -13,6 +13,7 @@ import pytest
 from emqlab.faults import relay as relay_mod
 from emqlab.core.errors import BadParameter
 from emqlab.faults.relay import Relay
+from realtime import timeout_s
 
 DELAY = 0.2
 
@@ -52,7 +53,7 @@ def echo():
 
 
 def _client(relay: Relay) -> socket.socket:
-    sock = socket.create_connection(("127.0.0.1", relay.port), timeout=5)
+    sock = socket.create_connection(("127.0.0.1", relay.port), timeout=timeout_s(5))
     return sock
 
 
@@ -96,7 +97,7 @@ def test_stall_holds_traffic_until_release(echo):
         with pytest.raises(socket.timeout):
             sock.recv(10)  # nothing gets through while stalled
         relay.release()
-        sock.settimeout(5)
+        sock.settimeout(timeout_s(5))
         got = b""
         while len(got) < 4:
             got += sock.recv(10)
@@ -108,7 +109,7 @@ def test_cut_closes_the_connection_and_new_ones_are_accepted(echo):
         sock = _client(relay)
         _round_trip(sock)
         relay.cut()
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + timeout_s(5)
         closed = False
         while time.monotonic() < deadline and not closed:
             try:

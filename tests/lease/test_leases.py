@@ -18,7 +18,7 @@ def test_acquire_is_exclusive_and_reports_the_servers_ttl(backend):
     assert grant is not None
     assert backend.client.get(key) == grant.token
     # the TTL is what the server reported, in model ms (real mode: scaled back from real ms)
-    assert 29_000 <= grant.ttl_ms <= 30_000
+    assert 29_000 <= grant.ttl_ms <= 30_000  # not an event count: a TTL the server reported, model ms
     assert leases.acquire(key, 30_000) is None
     leases.release(key, grant.token)
 
@@ -27,8 +27,8 @@ def test_extend_with_the_token_pushes_the_lease_out(backend):
     leases, key = Leases(backend), backend.key("t", "lock")
     grant = leases.acquire(key, 1_000)
     extended = leases.extend(key, grant.token, 60_000)
-    assert 59_000 <= extended.ttl_ms <= 60_000
-    assert 59_000 <= leases.ttl_ms(key) <= 60_000
+    assert 59_000 <= extended.ttl_ms <= 60_000  # not an event count: the TTL the extend reported, model ms
+    assert 59_000 <= leases.ttl_ms(key) <= 60_000  # not an event count: a TTL read back, model ms
     leases.release(key, grant.token)
 
 

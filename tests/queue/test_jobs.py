@@ -272,7 +272,7 @@ def test_reap_in_slices_drains_a_backlog_in_bounded_calls(q):
     report = reap_in_slices(q, limit=250)
     assert report.returned == 2_000
     assert report.calls == 9  # eight full slices, then one that finds nothing left
-    assert len(report.call_ms) == 9 and report.longest_ms >= 0
+    assert len(report.call_ms) == 9 and report.longest_ms >= 0  # not an event count: a duration, ms
     assert q.sizes() == {"pending": 2_000, "active": 0, "schedule": 0, "done": 0, "dead": 0}
     with pytest.raises(BadParameter, match="from 1 to 1000"):
         q.reap(5_000)

@@ -12,6 +12,7 @@ from emqlab.core.errors import StoreError
 from emqlab.queue.jobs import Queue
 from emqlab.queue.procs import ProcessPool
 from emqlab.scenarios.base import run_on
+from realtime import timeout_s
 
 OPTS = dict(lease_ms=30_000, beat_ms=5_000, work_ms=1_000)
 
@@ -29,7 +30,7 @@ def one_gated_child(live):
         events = q.base + "events"
         with ProcessPool(live, q, t0_wall=time.time(), events_key=events) as pool:
             pool.spawn("worker-1", gated=True, **OPTS)
-            pool.wait_ready(["worker-1"], 60)
+            pool.wait_ready(["worker-1"], timeout_s(60))
             yield q, events, pool
 
 
@@ -39,7 +40,7 @@ def test_a_gated_child_boots_then_waits_and_consumes_once_opened(live):
         time.sleep(0.3)  # thirty of its beats at this scale, were it consuming
         assert q.where("J1") == ["pending"] and _kinds(live, events, "worker-1") == []
         pool.open("worker-1")
-        deadline = time.time() + 30
+        deadline = time.time() + timeout_s(30)
         while q.where("J1") != ["done"] and time.time() < deadline:
             time.sleep(0.01)
         assert q.where("J1") == ["done"]
@@ -76,7 +77,7 @@ def test_booted_names_each_child_once_as_it_connects_without_waiting(live):
             for name in ("worker-1", "worker-2"):
                 pool.spawn(name, gated=True, **OPTS)
             seen: list[str] = []
-            deadline = time.time() + 60
+            deadline = time.time() + timeout_s(60)
             while len(seen) < 2 and time.time() < deadline:
                 seen += pool.booted()
                 time.sleep(0.01)

@@ -19,6 +19,7 @@ from emqlab.faults import relay
 from emqlab.store.embedded import FOLDER_PREFIX
 from emqlab.scenarios.failover import GUARDS, failover
 
+from realtime import timeout_s
 from support import alive, descendants, run_json, servers, start, wait_for
 
 RUN_SECONDS = 95  # about how long this file runs on a quiet 2-core machine: the suite starts the longest first
@@ -99,7 +100,7 @@ def test_ctrl_c_mid_run_leaves_no_server_relay_or_folder():
                         timeout=60)
         time.sleep(0.3)  # into the story
         os.killpg(os.getpgid(proc.pid), signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
+        _, err = proc.communicate(timeout=timeout_s(60))
     finally:
         if proc.poll() is None:
             proc.kill()

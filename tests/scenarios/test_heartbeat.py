@@ -6,6 +6,7 @@ import pytest
 
 from emqlab.scenarios import load
 from emqlab.scenarios.heartbeat import heartbeat
+from realtime import premise
 from support import slack
 
 RUN_SECONDS = 95  # about how long this file runs on a quiet 2-core machine: the suite starts the longest first
@@ -144,8 +145,14 @@ def test_live_ten_runs_in_a_row_give_the_same_verdicts(valkey_url):
 
             half = heartbeat(renew="half", backend=live).verdict
             # each timer waits 15 s from the previous reply: on a loaded machine late wake-ups add up, and the
-            # fourth extend (due at 60 s) can slip past the job's end at 75 s; the lease holds either way
-            assert half.lapsed_at is None and 3 <= half.renewals <= 4
+            # third and fourth extends (due at 45 s and 60 s) can slip past the job's end at 75 s. What holds
+            # whatever the lateness: a lease that never lapsed kept the key, token and all, from the acquire
+            # to the release 75 s later, and each 30 s grant starts before the one it replaces runs out, so
+            # at least ceil(75 / 30) - 1 = 2 extends (exactly 4 on the virtual clock:
+            # test_renew_at_half_holds_to_the_end_with_four_renewals)
+            premise(half.lapsed_at is None and half.finished_by == ["holder"],
+                    "the holder's lease never lapsed: its token-checked release after its 75 s job succeeded")
+            assert 2 <= half.renewals <= 4
             assert half.runs == 1 and half.finished_once is True and half.double_run is False
         assert live.keys() == []
 

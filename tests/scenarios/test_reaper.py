@@ -10,6 +10,7 @@ import sys
 import time
 
 import pytest
+from realtime import premise, timeout_s
 from support import (check_protocol, reaped_past_its_lease, record, says_only_what_the_queue_heartbeat_verdict_holds,
                      says_only_what_the_reaper_verdict_holds)
 
@@ -72,6 +73,20 @@ def test_reaper_validates(fake):
         reaper(queue="a:b", backend=fake)
 
 
+def lease_on_the_server(tl, actor: str) -> tuple[int, int | None]:
+    """`actor`'s lease on the first job it claimed, on the server's clock: (the server TIME of the claim, the
+    deadline its last renewal stamped if every renewal landed before the deadline it pushed out; None if one
+    landed at or past it, or found the job gone: the lease had lapsed on the server in between)."""
+    claim = tl.of("claim", actor)[0]
+    job, deadline = claim.data["job"], claim.data["score"]
+    for r in tl.of("renew", actor):
+        if job in r.data["jobs"]:
+            if r.data["now"] >= deadline or job in r.data["lost"]:
+                return claim.data["now"], None
+            deadline = r.data["score"]
+    return claim.data["now"], deadline
+
+
 @pytest.mark.parametrize("renew,runs,double", [("none", 2, True), ("half", 1, False)])
 def test_queue_heartbeat(backend, renew, runs, double):
     tl = queue_heartbeat(lease=30, job=75, renew=renew, backend=backend)
@@ -83,7 +98,17 @@ def test_queue_heartbeat(backend, renew, runs, double):
         if not backend.clock.real:
             assert (v.lapsed_at, v.reaped_at) == (30.0, 32.5)
     else:
-        assert v.reaped_at is None and v.renewals >= 4 and v.finished_once
+        # the queue's lease is a score only a reap acts on: a renewal that lands after it ran out still
+        # succeeds when no beat reaped in between (a loaded machine stalls both), so the lease's holding is
+        # read on the server's clock. Held from the claim for the job's 75 s on 30 s grants, each landing
+        # before the deadline it pushed out: at least ceil(75 / 30) - 1 = 2 renewals, whatever their lateness
+        claimed, deadline = lease_on_the_server(tl, "worker-1")
+        premise(v.reaped_at is None and v.finished_once and deadline is not None
+                and deadline >= claimed + backend.clock.to_server_ms(75_000),
+                "worker-1's lease never lapsed on the server's clock from its claim through its 75 s job")
+        assert v.reaped_at is None and v.renewals >= 2 and v.finished_once
+        if not backend.clock.real:
+            assert v.renewals == 4  # at 15, 30, 45 and 60 s
     says_only_what_the_queue_heartbeat_verdict_holds(tl)
 
 
@@ -159,7 +184,7 @@ def test_cli_reaper_json(capsys):
 
 def test_cli_reaper_bad_input_is_one_line():
     proc = subprocess.run([sys.executable, "-m", "emqlab.cli", "reaper", "--crash-at", "99"],
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=timeout_s(60))
     assert proc.returncode == 2
     assert proc.stderr.startswith("emqlab: error: crash_at must fall inside the job")
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
@@ -301,3 +326,25 @@ def test_one_recorder_protocol_filtered_and_wall(fake):
     # a consumer given no recorder keeps a timeline of its own on its queue's clock
     c = Consumer(Queue(fake, "orders"), "w", lease_ms=30_000, beat_ms=5_000, work_ms=1_000)
     assert isinstance(c.rec, ClockRecorder) and c.rec.timeline.scenario == "w"
+
+
+@pytest.mark.live
+def test_a_blocking_park_longer_than_the_clients_read_timeout_waits_in_slices(slow_live):
+    """A beat longer in real time than the client's socket timeout: the park blocks in slices shorter than
+    that timeout, so the client never gives up on a BLPOP the server still holds, and the park lasts its beat."""
+    from emqlab.queue.consumer import PARK_SLICE_S
+
+    be = slow_live
+    read_s = 1.5 * PARK_SLICE_S
+    be.client.connection_pool.connection_kwargs["socket_timeout"] = read_s  # every new connection reads so long
+    be.client.connection_pool.reset()  # and the ones made before are dropped
+    beat_ms = 2.5 * PARK_SLICE_S / be.clock.scale * 1000  # longer than the read timeout, in real time
+    with run_on(be, "park-slices", {}) as run:
+        q = Queue(be, "orders", prefix=run.prefix)
+        c = Consumer(q, "w", lease_ms=beat_ms, beat_ms=beat_ms, work_ms=1_000, recorder=run, blocking_park=True)
+        started = time.monotonic()
+        park = be.clock.process(c.park())
+        be.clock.run(until=park)
+        took = time.monotonic() - started
+        woken = park.value
+    assert woken is False and took >= 2.5 * PARK_SLICE_S, took  # not an event count: the park's length, real s

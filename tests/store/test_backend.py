@@ -15,6 +15,7 @@ from emqlab.store.backend import connect, parse_backend, redact
 from emqlab.store.embedded import FOLDER_PREFIX, EmbeddedValkey, pid_alive
 from emqlab.core.errors import BackendUnavailable, BadParameter, ForeignKeys
 from emqlab.scenarios.heartbeat import heartbeat
+from realtime import timeout_s
 
 
 def test_parse_backend_accepts_what_the_contract_names():
@@ -87,6 +88,7 @@ def test_reset_on_fake_deletes_only_emqlab_keys(fake):
 
 
 def _until(condition, what: str, within: float = 10.0) -> None:
+    within = timeout_s(within)
     deadline = time.monotonic() + within
     while not condition():
         if time.monotonic() > deadline:

@@ -13,10 +13,11 @@ from emqlab.store.cluster import ClusterBackend, LocalCluster
 from emqlab.store.embedded import pid_alive, running_pids
 from emqlab.core.errors import StaleToken
 from emqlab.queue.jobs import Queue
+from realtime import timeout_s
 
 pytestmark = [pytest.mark.cluster, pytest.mark.live]
 
-DEADLINE_S = 10.0  # generous: a loaded machine may be slow, never wrong
+DEADLINE_S = timeout_s(10.0)  # generous: a loaded machine may be slow, never wrong (stretched on a slower host)
 
 
 def poll(step, want, what: str):
@@ -143,7 +144,8 @@ def test_placement_reports_where_the_cluster_put_each_key(cluster, placements):
     tagged, bare = placements["hashtag"].verdict, placements["none"].verdict
     assert (tagged.slots_used, tagged.nodes_used, tagged.script_accepted) == (1, 1, True)
     assert tagged.script_reply == 1
-    assert bare.slots_used == 7 and bare.nodes_used >= 2 and not bare.script_accepted
+    assert bare.slots_used == 7 and not bare.script_accepted
+    assert bare.nodes_used >= 2  # not an event count: how many nodes the seven keys' slots fall on
     assert bare.crossslot and bare.script_error.startswith("CROSSSLOT")
     # nothing of the run is left on the cluster
     for i in range(3):

@@ -13,6 +13,7 @@ from emqlab.store.backend import redact
 from emqlab.store.embedded import EmbeddedValkey
 from emqlab.core.errors import BadParameter
 
+from realtime import timeout_s
 from support import consumers, descendants, run, start, wait_for
 
 RUN_SECONDS = 40  # about how long this file runs on a quiet 2-core machine: the suite starts the longest first
@@ -80,7 +81,7 @@ def test_ps_during_chaos_procs_shows_no_password(locked):
         for _ in range(5):
             seen.append(subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout)
             time.sleep(0.1)
-        out, err = proc.communicate(timeout=300)
+        out, err = proc.communicate(timeout=timeout_s(300))
     finally:
         if proc.poll() is None:
             proc.kill()

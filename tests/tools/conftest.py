@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from realtime import timeout_s
 from support import EMQLAB, ROOT, descendants, env, gone
 
 RUNS = Path(__file__).resolve().parent / "runs"
@@ -27,12 +28,13 @@ def run_library(*args: str, timeout: float = 150) -> dict:
         proc = subprocess.Popen([*EMQLAB, "tools", *args, "--backend", "valkey", "--json"], stdout=out, stderr=err,
                                 cwd=ROOT, env=env(), start_new_session=True)
         seen: set[int] = set()
+        timeout = timeout_s(timeout)
         deadline = time.monotonic() + timeout
         try:
             while proc.poll() is None:
                 seen.update(descendants(proc.pid))
                 if time.monotonic() > deadline:
-                    raise AssertionError(f"emqlab tools {' '.join(args)} ran past {timeout} s")
+                    raise AssertionError(f"emqlab tools {' '.join(args)} ran past {timeout:g} s")
                 time.sleep(0.1)
         finally:
             if proc.poll() is None:

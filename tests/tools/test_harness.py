@@ -19,6 +19,7 @@ from emqlab.cli import command as cli
 from emqlab.core.errors import BadParameter
 from emqlab.tools import harness, story
 
+from realtime import timeout_s
 from support import EMQLAB, ROOT, cmdline, descendants, env, gone, start, wait_for
 
 TOOLS = Path(emqlab.tools.__file__).resolve().parent
@@ -123,7 +124,8 @@ def test_without_the_extra_it_says_which_to_install(library, module):
     code = (f"import sys; sys.modules[{module!r}] = None\n"  # the library is not importable, as when not installed
             "from emqlab.cli.command import main\n"
             f"sys.exit(main(['tools', {library!r}, '--backend', 'valkey']))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env(), timeout=60)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env(),
+                          timeout=timeout_s(60))
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 2 and len(lines) == 1, done.stderr
     assert "pip install 'emqlab[tools]'" in lines[0] and "Traceback" not in done.stderr
@@ -181,7 +183,7 @@ def test_ctrl_c_mid_run_leaves_no_server_worker_or_pool_child():
         time.sleep(1.0)  # into the boot or the story
         seen.update(descendants(proc.pid))
         os.killpg(os.getpgid(proc.pid), signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
+        _, err = proc.communicate(timeout=timeout_s(60))
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -57,7 +57,7 @@ def test_python_redis_lock_still_behaves_as_the_lesson_says(valkey_url):
     lock = redis_lock.Lock(client, "emqlab:tools-pin:python-redis-lock", expire=1)
     try:
         assert lock.acquire(blocking=False)
-        assert 0 < client.pttl("lock:emqlab:tools-pin:python-redis-lock") <= 1000
+        assert 0 < client.pttl("lock:emqlab:tools-pin:python-redis-lock") <= 1000  # not an event count: a TTL
         time.sleep(1.1)
         with pytest.raises(redis_lock.NotAcquired):
             lock.extend()
