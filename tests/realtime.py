@@ -10,8 +10,8 @@ collection because it reaches the session's Valkey). What it asserts is one of t
    the fast host's 0.5 s (a wake-up seen 0.31 s late there beside two CPU loops), times how much slower this
    host's speed probe is than that one's, plus the wake-up lateness measured when the session starts. A
    margin never exceeds about a third of what it bounds: where it would, the test runs at a slower scale
-   (`LIVE_SCALE` and `SLOW_SCALE` grow with the host's slowness, `scale_for` sizes one), never with a wider
-   margin (they are multiplied by `Host.scale_factor`, the slowness to a whole number). A fixed timeout is a
+   (`LIVE_SCALE` and `SLOW_SCALE` grow with the host's slowness), never with a wider margin (they are
+   multiplied by `Host.scale_factor`, the slowness to a whole number). A fixed timeout is a
    bound on waiting for what will happen: `timeout_s` stretches it the same way.
 3. An ordering, or a count, made independent of the host's speed. A lower bound on how many real-time events
    happened ("at least 6 pauses", "some effect landed twice") is allowed only where the run guarantees those
@@ -95,12 +95,6 @@ def real_slack_s() -> float:
     """How late a loaded machine of this host's speed may be (real seconds)."""
     h = host()
     return FAST_HOST_SLACK_S * h.factor + h.lateness_s
-
-
-def scale_for(model_s: float, scale: float) -> float:
-    """The scale at which `model_s` model seconds of margin cover this host's slack three times over: `scale`
-    or slower (more real seconds a model second)."""
-    return max(scale, 3 * real_slack_s() / model_s) if model_s > 0 else scale
 
 
 def timeout_s(seconds: float) -> float:

@@ -95,10 +95,15 @@ def test_the_timeline_has_lanes_per_server_and_worker(modes):
 @pytest.mark.live
 def test_ctrl_c_mid_run_leaves_no_server_relay_or_folder():
     proc = start("failover", "--guard", "wait", "--backend", "valkey")
+    seen: set[int] = set()
+
+    def pair_started() -> list[int]:  # every server seen so far: the primary may be killed before a poll sees both
+        seen.update(servers(descendants(proc.pid)))
+        return sorted(seen) if len(seen) >= 2 else []
+
     try:
-        kids = wait_for("the pair to start", lambda: (s := servers(descendants(proc.pid))) and len(s) >= 2 and s,
-                        timeout=60)
-        time.sleep(0.3)  # into the story
+        kids = wait_for("the pair to start", pair_started, timeout=60)  # once both started, the story is under way
+        assert proc.poll() is None, "the run ended before it could be interrupted"
         os.killpg(os.getpgid(proc.pid), signal.SIGINT)
         _, err = proc.communicate(timeout=timeout_s(60))
     finally:
