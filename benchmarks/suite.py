@@ -37,17 +37,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from realtime import speed_probe  # noqa: E402 - the one speed probe, shared with ./run test and the tests
 RESULTS = ROOT / "benchmarks" / "results" / "suite.md"
 SECOND_PASS = "second pass:"  # the line .ci/run prints between `./run test` and the lessons on live Valkey
 CORES = os.cpu_count() or 1
 ENDED = re.compile(r"=+ (.*\d+ (?:passed|failed|error).*) in ([\d.]+)s")
 INSIDE = re.compile(r"^emqlab: slow-host mode: .* speed probe ([\d.]+) s there")  # tests/suite_run.py's line
-
-
-def speed_probe() -> float:
-    """Seconds for ten million turns of an empty loop, in a fresh interpreter: how fast the machine is now."""
-    code = "import time; t = time.perf_counter()\nfor _ in range(10_000_000): pass\nprint(time.perf_counter() - t)"
-    return float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
 
 
 def machine_ticks() -> tuple[int, int] | None:

@@ -106,6 +106,22 @@ def reaped_past_its_lease(tl, job: str | None = None) -> bool:
     return reap.data["time_s"] >= claim.data["score_s"]
 
 
+def lease_on_the_server(tl, actor: str, job: str | None = None) -> tuple[int, int | None]:
+    """`actor`'s hold on `job` (default: the first job it claimed) on the server's clock: (the server TIME of
+    its first claim, the deadline its last renewal stamped if every renewal landed before the deadline it
+    pushed out; None if one landed at or past it, or found the job gone: the lease, or the worker's session,
+    had lapsed in between). A session's claim reports the session's deadline, and each renewal its next one."""
+    job = job or tl.of("claim", actor)[0].data["job"]
+    claim = next(e for e in tl.of("claim", actor) if e.data["job"] == job and e.data["attempts"] == 1)
+    deadline = claim.data["score"]
+    for r in tl.of("renew", actor):
+        if job in r.data["jobs"]:
+            if r.data["now"] >= deadline or job in r.data["lost"]:
+                return claim.data["now"], None
+            deadline = r.data["score"]
+    return claim.data["now"], deadline
+
+
 # -- live runs -------------------------------------------------------------------------------------
 EMQLAB = [sys.executable, "-m", "emqlab.cli"]
 

@@ -11,7 +11,8 @@ import time
 
 import pytest
 from realtime import premise, timeout_s
-from support import (check_protocol, reaped_past_its_lease, record, says_only_what_the_queue_heartbeat_verdict_holds,
+from support import (check_protocol, lease_on_the_server, reaped_past_its_lease, record,
+                     says_only_what_the_queue_heartbeat_verdict_holds,
                      says_only_what_the_reaper_verdict_holds)
 
 from emqlab.cli.command import main
@@ -71,20 +72,6 @@ def test_reaper_validates(fake):
         reaper(lease=0, backend=fake)
     with pytest.raises(BadParameter, match="queue name"):
         reaper(queue="a:b", backend=fake)
-
-
-def lease_on_the_server(tl, actor: str) -> tuple[int, int | None]:
-    """`actor`'s lease on the first job it claimed, on the server's clock: (the server TIME of the claim, the
-    deadline its last renewal stamped if every renewal landed before the deadline it pushed out; None if one
-    landed at or past it, or found the job gone: the lease had lapsed on the server in between)."""
-    claim = tl.of("claim", actor)[0]
-    job, deadline = claim.data["job"], claim.data["score"]
-    for r in tl.of("renew", actor):
-        if job in r.data["jobs"]:
-            if r.data["now"] >= deadline or job in r.data["lost"]:
-                return claim.data["now"], None
-            deadline = r.data["score"]
-    return claim.data["now"], deadline
 
 
 @pytest.mark.parametrize("renew,runs,double", [("none", 2, True), ("half", 1, False)])

@@ -12,25 +12,10 @@ from emqlab.cli.command import main
 from emqlab.core.errors import BadParameter
 from emqlab.scenarios.stuck import JOB_ID, Params, StuckVerdict, stuck, stuck_figure_words, stuck_words
 from realtime import premise
-from support import clauses, record, slack
+from support import clauses, lease_on_the_server, record, slack
 from emqlab.core.words import plural, seconds
 
 MUST = [("none", None, (0, 35)), ("sweep", None, None), ("session", None, None), ("session", 120, (120, 125))]
-
-
-def lease_on_the_server(tl) -> tuple[int, int | None]:
-    """worker-1's hold on the hung job on the server's clock: (the server TIME of its claim, the deadline its
-    last renewal stamped if every renewal landed before the deadline it pushed out; None if one landed at or
-    past it, or found the job gone: the job's lease, or the worker's session, had lapsed in between). A
-    session's claim reports the session's deadline, and each session renewal the session's next one."""
-    claim = next(e for e in tl.of("claim", "worker-1") if e.data["job"] == JOB_ID and e.data["attempts"] == 1)
-    deadline = claim.data["score"]
-    for r in tl.of("renew", "worker-1"):
-        if JOB_ID in r.data["jobs"]:
-            if r.data["now"] >= deadline or JOB_ID in r.data["lost"]:
-                return claim.data["now"], None
-            deadline = r.data["score"]
-    return claim.data["now"], deadline
 
 
 @pytest.mark.parametrize("design,limit,bounds", MUST)
@@ -43,7 +28,7 @@ def test_stuck_must_hold(backend, design, limit, bounds):
         # is read on the server's clock. Held from the claim through the 240 s horizon on 30 s grants, each
         # landing before the deadline it pushed out: more than 240 / 30 - 1, so at least 8 renewals, whatever
         # their lateness (16 on the virtual clock, every 15 s to 240 s)
-        claimed, deadline = lease_on_the_server(tl)
+        claimed, deadline = lease_on_the_server(tl, "worker-1", JOB_ID)
         premise(v.reclaimed_at is None and v.held_to_horizon and deadline is not None
                 and deadline >= claimed + backend.clock.to_server_ms(v.horizon * 1000),
                 "worker-1's hold on the hung job never lapsed on the server's clock through the horizon")
