@@ -11,7 +11,9 @@ collection because it reaches the session's Valkey). What it asserts is one of t
    host's speed probe is than that one's, plus the wake-up lateness measured when the session starts. A
    margin never exceeds about a third of what it bounds: where it would, the test runs at a slower scale
    (`LIVE_SCALE` and `SLOW_SCALE` grow with the host's slowness), never with a wider margin (they are
-   multiplied by `Host.scale_factor`, the slowness to a whole number). A fixed timeout is a
+   multiplied by `Host.scale_factor`, the slowness to a whole number). The one limit: a run may last at
+   most the whole-run bound's 60 real seconds, so `SLOW_SCALE` stops at the largest multiple that keeps
+   its longest run inside it (`slow_scale`; 0.2), and on a host slower still its margins grow. A fixed timeout is a
    bound on waiting for what will happen: `timeout_s` stretches it the same way.
 3. An ordering, or a count, made independent of the host's speed. A lower bound on how many real-time events
    happened ("at least 6 pauses", "some effect landed twice") is allowed only where the run guarantees those
@@ -89,6 +91,28 @@ def host() -> Host:
     lateness = float(os.environ.get(LATENESS_ENV) or wake_lateness())
     os.environ[PROBE_ENV], os.environ[LATENESS_ENV] = f"{probe:.4f}", f"{lateness:.4f}"
     return Host(probe, lateness)
+
+
+def longest_slow_run_s() -> float:
+    """Model seconds of the longest run a test makes at SLOW_SCALE, by its own cost: the heartbeat whose
+    holder is paused from 20 s for 40 s (tests/scenarios/test_heartbeat.py), 272 model seconds."""
+    from emqlab.faults.pauses import Pause
+    from emqlab.scenarios.heartbeat import Params
+
+    return Params(lease=30.0, job=75.0, renew="half", cadence=0.5, pause=Pause.parse("20:40")).cost()[0]
+
+
+def slow_scale(base: float, longest_run_s: float | None = None) -> float:
+    """`base` (the reference host's scale) times `Host.scale_factor`, but never past the largest multiple of
+    `base` at which the longest run made at it (model seconds by its cost; by default the heartbeat's,
+    `longest_slow_run_s`) still fits the whole-run bound (REAL_SECONDS_LIMIT of real time): past that point
+    the scale stops growing and the margins grow instead (`real_slack_s` keeps them sized from the host),
+    since a run the bound refuses proves nothing."""
+    from emqlab.core.ranges import REAL_SECONDS_LIMIT
+
+    run_s = longest_slow_run_s() if longest_run_s is None else longest_run_s
+    most = max(1, int(REAL_SECONDS_LIMIT / (run_s * base)))
+    return round(base * min(host().scale_factor, most), 6)
 
 
 def real_slack_s() -> float:

@@ -84,8 +84,8 @@ def stop_when_lost(backend, plane, holdings, stolen: str) -> dict[int, tuple[int
 # stretched by how much slower this host's speed probe is, plus the wake-up lateness measured at the start.
 REAL_SLACK_S = realtime.real_slack_s()  # s
 # `slow_live`: 0.1 s a model second on the reference host, slower on a slower one, so a 5 model s margin
-# stays about REAL_SLACK_S of real time: the scale grows instead of the margin
-SLOW_SCALE = 0.1 * realtime.host().scale_factor
+# stays about REAL_SLACK_S of real time: the scale grows instead of the margin, up to SLOW_SCALE_MAX
+SLOW_SCALE = realtime.slow_scale(0.1)
 
 
 def slack(backend, model_s: float = 0.0) -> float:

@@ -194,7 +194,9 @@ def holder_main(role: str, argv: list[str]) -> int:
     # a thread that ends with an exception is reported (Python's own hook: the renewal thread's NotAcquired)
     threading.excepthook = lambda hook: report.event("renewal_thread_died", error=hook.exc_type.__name__,
                                                      message=str(hook.exc_value)[:160])
-    client = redis.StrictRedis.from_url(os.environ[URL_ENV])
+    # no read timeout: a blocked acquire waits in BLPOP for up to `expire` seconds, and redis-py 8's default
+    # (5 s) would end a wait of 5 s or more with a TimeoutError instead of the lock
+    client = redis.StrictRedis.from_url(os.environ[URL_ENV], socket_timeout=None)
     lock = redis_lock.Lock(client, os.environ[PREFIX_ENV] + "job", expire=expire, auto_renewal=True)
     report.wait_gate()
     lock.acquire(blocking=True)

@@ -14,7 +14,7 @@ from emqlab.classroom import draw
 from emqlab.core.words import HEADLINE_WORDS, headline_words
 from emqlab.plot.check import legend_problems, overprints, small_texts
 from emqlab.classroom.board import class_lanes, class_words
-from realtime import timeout_s
+from realtime import host, timeout_s
 
 SIZES = [((12, 7.2), 80, 12), ((15, 7.5), 120, 18)]
 T0 = 1_800_000_000.0
@@ -121,7 +121,11 @@ def test_a_real_class_is_drawn(tmp_path):
     room = Classroom(backend, 3, "127.0.0.1", port).open()
     handles, board = [], None
     try:
-        handles = [lab.join(room.address(s), n, work_s=0.3) for s, n in zip(room.slots, ["ada", "bob", "cy"])]
+        # real seconds: the default 2 s lease and 0.5 s beat with 0.3 s of work on the reference host, longer on
+        # a slower one (tests/realtime.py), so bob still holds a job when its crash lands
+        k = host().scale_factor
+        handles = [lab.join(room.address(s), n, lease_s=2.0 * k, beat_s=0.5 * k, work_s=0.3 * k)
+                   for s, n in zip(room.slots, ["ada", "bob", "cy"])]
         board = Board.connect(room.address("instructor"))
         deadline = time.time() + timeout_s(60)
         while board.status()["learners"] < 3:

@@ -14,8 +14,8 @@ import time
 import pytest
 import redis
 
-from emqlab.classroom.board import Board
-from realtime import premise, timeout_s
+from emqlab.classroom.board import ORDER_WAIT_S, Board
+from realtime import host, premise, timeout_s
 
 pytestmark = [pytest.mark.live, pytest.mark.slow]
 
@@ -23,7 +23,11 @@ RUN_SECONDS = 60  # about how long this file runs on a quiet 2-core machine: the
 
 CLI = [sys.executable, "-m", "emqlab.cli", "class"]
 LEARNERS, JOBS, CRASHES, PAUSES = 30, 3000, 5, 5
-LEASE_S, PAUSE_S, WORK_S = 2.0, 5.0, 0.05
+# real seconds on the reference host, longer on a slower one (tests/realtime.py): the 2 s lease runs out within
+# 2 s of a pause and a classmate's 0.5 s beat reaps it, so a 5 s pause leaves 2.5 s for a loaded machine's late
+# beats; the work grows with them, so the 3,000 jobs still outlast the pauses
+K = host().scale_factor
+LEASE_S, BEAT_S, PAUSE_S, WORK_S = 2.0 * K, 0.5 * K, 5.0 * K, 0.05 * K
 
 
 def rss_kb(pid: int) -> int:
@@ -68,7 +72,8 @@ def run_class(tmp_path, fencing: bool) -> dict:
         t0 = time.time()
         for i in range(1, LEARNERS + 1):
             joiners.append(subprocess.Popen([*CLI, "join", join, "--line", str(i), "--name", f"learner{i}",
-                                             "--lease", str(LEASE_S), "--work", str(WORK_S)],
+                                             "--lease", f"{LEASE_S:g}", "--beat", f"{BEAT_S:g}",
+                                             "--work", f"{WORK_S:g}"],
                                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
         wait_for("30 learners", lambda: board.status()["learners"] == LEARNERS, 120, joiners)
         joined_s = time.time() - t0
@@ -76,8 +81,11 @@ def run_class(tmp_path, fencing: bool) -> dict:
         t1 = time.time()
         board.enqueue(JOBS)
         for i in range(CRASHES):
-            time.sleep(0.3)
-            orders = [board.crash(f"learner{i + 1}"), board.pause(f"learner{CRASHES + i + 1}", PAUSE_S)]
+            time.sleep(0.3 * K)
+            # what board.crash and board.pause send, each waiting as long as this host needs for the seat's
+            # worker to take it (it polls every 0.2 s, beside 29 others)
+            orders = [board.order(f"learner{i + 1}", "crash", wait_s=timeout_s(ORDER_WAIT_S)),
+                      board.order(f"learner{CRASHES + i + 1}", "pause", PAUSE_S, wait_s=timeout_s(ORDER_WAIT_S))]
             assert all(o.taken for o in orders), [o.why for o in orders]  # each seat's worker took its order
         wait_for("every job done", lambda: board.status()["completed"] == JOBS, 200, joiners)
         worked_s = time.time() - t1
@@ -108,7 +116,7 @@ def assert_nothing_left(run: dict) -> None:
     assert not os.path.exists(run["join"]) and not os.path.exists(run["join"] + ".instructor")
     # the embedded server is gone with its keys and users: nothing listens on its port any more
     with pytest.raises(redis.ConnectionError):
-        redis.Redis(port=run["port"], socket_connect_timeout=2).ping()
+        redis.Redis(port=run["port"], socket_connect_timeout=timeout_s(2)).ping()
     # this run's processes name its join file; a pause's waker is `sh -c '… kill -CONT "$2"' sh SECONDS PID`,
     # named by the learner it wakes (another test's class may be pausing its own learners right now)
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout.splitlines()

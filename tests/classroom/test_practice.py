@@ -11,12 +11,18 @@ import pytest
 from emqlab.course import lab
 from emqlab.core.errors import BadParameter
 from emqlab.classroom.practice import PracticeClass
-from realtime import premise, timeout_s
+from realtime import host, premise, timeout_s
 from support import descendants, servers
 
 pytestmark = pytest.mark.live
 
-PAUSE_S = 5
+# real seconds, each the package's default on the reference host and longer on a slower one (tests/realtime.py):
+# the 2 s lease runs out within 2 s of the pause and a classmate's 0.5 s beat reaps it; a 5 s pause leaves 2.5 s
+# for a loaded machine's late beats (at 3 s a late beat let ada wake still holding it). The work grows with
+# them, so the 300 jobs still outlast the crash and the two pauses
+K = host().scale_factor
+OPTIONS = {"lease_s": 2.0 * K, "beat_s": 0.5 * K, "work_s": 0.2 * K}
+PAUSE_S = 5 * K
 
 
 def valkey_servers() -> set[int]:
@@ -41,13 +47,13 @@ def effect_landed_and_completion_refused(lanes: list[dict], name: str) -> set[tu
 
 
 def test_a_crash_and_a_freeze_in_a_practice_class_and_nothing_left_after():
-    room = PracticeClass(seats=3, classmates=2)
+    room = PracticeClass(seats=3, classmates=2, **OPTIONS)
     ours = servers(descendants(room._serve.pid))
     assert ours and set(ours) <= valkey_servers()  # the class's own server (other tests may run theirs beside it)
     folder, mates = room.folder, list(room.classmates)
     try:
         assert oct(os.stat(folder).st_mode & 0o777) == "0o700"  # the join file's folder is the learner's alone
-        me = lab.join(room.address(1), name="ada")
+        me = lab.join(room.address(1), name="ada", **OPTIONS)
         assert len(room.board.enqueue(300)) == 300
         crashed = room.crash("ada", timeout=timeout_s(60))
         v = crashed.verdict
@@ -55,9 +61,7 @@ def test_a_crash_and_a_freeze_in_a_practice_class_and_nothing_left_after():
         # a classmate reaped the job, or (a crash racing the job's own completion) it finished just before
         assert v.reaped_by or "it finished before its lease ran out" in v.told, v
         assert "it crashed holding" in v.told and not me.alive
-        me = lab.join(room.address(1), name="ada")
-        # the 2 s lease runs out within 2 s of the pause and a classmate's 0.5 s beat reaps it: a 5 s pause
-        # leaves 2.5 s for a loaded machine's late beats (at 3 s a late beat let ada wake still holding it)
+        me = lab.join(room.address(1), name="ada", **OPTIONS)
         frozen = room.pause("ada", PAUSE_S, timeout=timeout_s(60)).verdict
         assert frozen.late_write_refused and not frozen.late_effect_landed
         assert "its late write was refused" in frozen.told

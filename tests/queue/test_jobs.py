@@ -155,7 +155,9 @@ def test_a_late_retry_after_the_reap_is_refused_and_changes_nothing(q):
     assert q.sizes()["schedule"] == 0
 
 
-def test_reap_waits_for_the_server_clock(q):
+def test_reap_waits_for_the_server_clock(q_slow):
+    # the first reap comes 21 model seconds before the lease lapses: 2.1 real seconds at the slow scale
+    q = q_slow
     q.enqueue("A1")
     q.claim(LEASE_MS)
     wait(q.backend, LEASE_MS * 0.3)
@@ -186,7 +188,9 @@ def test_reap_all_goes_in_slices_until_empty(q):
     assert q.sizes() == {"pending": 25, "active": 0, "schedule": 0, "done": 0, "dead": 0}
 
 
-def test_promote_moves_only_due_jobs(q):
+def test_promote_moves_only_due_jobs(q_slow):
+    # the first promote comes 10 model seconds before "late" falls due: 1 real second at the slow scale
+    q = q_slow
     q.enqueue("late", delay_ms=20_000)
     q.enqueue("soon", delay_ms=5_000)
     assert q.where("late") == ["schedule"] and q.job("late")["state"] == "scheduled"
@@ -322,7 +326,9 @@ def test_a_session_holds_its_jobs_and_one_renewal_renews_them_all(q_slow):
         q.open_session("worker-1", LEASE_MS)
 
 
-def test_a_lapsed_session_is_reaped_in_bounded_slices_and_fences_its_worker(q):
+def test_a_lapsed_session_is_reaped_in_bounded_slices_and_fences_its_worker(q_slow):
+    # the first reap comes 15 model seconds before the session lapses: 1.5 real seconds at the slow scale
+    q = q_slow
     q.enqueue_many([f"J{i}" for i in range(7)])
     session = q.open_session("worker-1", LEASE_MS)
     jobs = {j.id: j for j in q.claim(LEASE_MS, count=7, session=session)}

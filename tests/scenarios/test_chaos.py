@@ -15,7 +15,7 @@ import pytest
 from emqlab.core.errors import BadParameter
 from emqlab.scenarios.chaos import ChaosVerdict, chaos, fault_plan, figure_words, words
 from emqlab.scenarios.chaos import Params as ChaosParams
-from realtime import premise, timeout_s
+from realtime import premise, slow_scale, timeout_s
 from support import record
 from emqlab.core.words import plural, seconds
 
@@ -48,13 +48,27 @@ def test_chaos_with_sessions_on_fake_loses_nothing(fake):
     assert tl.params.design == "session" and "design session" in tl.summary
 
 
+def test_chaos_session_without_fencing_on_fake_stops_the_stale_holder_first(fake):
+    """Off, in the session design, a holder paused past its session learns at its first renewal tick after
+    waking that the session is gone and stops the work: on the virtual clock that tick comes before the
+    work's end, so jobs are taken back from paused holders (more reaps than crashes) and none writes twice.
+    On a real clock the work can end first; then its effect lands twice (the live test below)."""
+    c = chaos(workers=4, jobs=300, fencing="off", design="session", backend=fake).counts
+    assert (c["completed"], c["lost"]) == (300, 0) and c["reaped"] > c["kills"]
+    assert (c["duplicate_effects"], c["refused_writes"]) == (0, 0)
+
+
 @pytest.mark.live
 @pytest.mark.slow
 def test_cli_chaos_session_on_valkey_processes():
-    """Issue 13: sessions on real processes; fencing on: nothing lost, no duplicate; off: duplicates."""
+    """Issue 13: sessions on real processes; fencing on: nothing lost, no duplicate; off: a stale holder
+    whose work ends before its renewal tick finds the session gone writes its effect twice."""
     # at scale 0.04 a pause lasts 0.8 real seconds and a lease 0.4: at the 0.01 default a loaded machine
-    # can leave a paused consumer's session unreaped for the whole pause, or pause it between jobs
-    opts = ("--design", "session", "--workers", "4", "--jobs", "400", "--scale", "0.04", "--backend", "valkey")
+    # can leave a paused consumer's session unreaped for the whole pause, or pause it between jobs; on a
+    # slower host slower still, as far as the whole-run bound lets this run's cost (340 model s) go
+    cost_s, _ = record(ChaosParams, jobs=400, job=0.5, workers=4, lease=10.0, beat=1.0).cost()
+    scale = slow_scale(0.04, longest_run_s=cost_s)
+    opts = ("--design", "session", "--workers", "4", "--jobs", "400", "--scale", f"{scale:g}", "--backend", "valkey")
     fenced = _cli_json(*opts)
     assert fenced["params"]["procs"] is True and fenced["params"]["design"] == "session"
     assert (fenced["completed"], fenced["lost"], fenced["duplicate_effects"]) == (400, 0, 0)
@@ -63,8 +77,14 @@ def test_cli_chaos_session_on_valkey_processes():
     loose = _cli_json(*opts, "--fencing", "off")
     faults = {k: loose[k] for k in ("kills", "pauses", "reaped", "refused_writes", "undelivered")}
     assert (loose["completed"], loose["lost"]) == (400, 0), faults
-    premise(every_fault_landed(loose), "every planned pause stopped a consumer that was in, for 2 leases")
-    assert loose["duplicate_effects"] > 0, faults
+    # Off, nothing refuses a stale holder's effect: it lands, and only its completion is refused after it.
+    # So every refused completion is one effect written twice (the job's new holder writes it too), and a
+    # duplicate can come from nothing else but a holder killed between its effect and its completion.
+    # Whether a pause catches a consumer holding a job at all depends on the host's speed (a slower host
+    # spends more of its time between jobs), so the count of duplicates is asserted against the count of
+    # stale holders, not against 0: on a host where no pause caught a holder, both are 0.
+    dups, stale = loose["duplicate_effects"], loose["refused_writes"]
+    assert stale <= dups <= stale + loose["kills"], faults
 
 
 def test_chaos_is_deterministic_on_the_virtual_clock(fake):
@@ -110,8 +130,10 @@ def test_cli_chaos_1000_jobs_on_valkey_processes():
     assert [e.get("signal") for e in crashes] == ["SIGKILL"] * 4 and [e.get("signal") for e in pauses] == ["SIGSTOP"] * 8
     loose = _cli_json("--workers", "4", "--jobs", "1000", "--backend", "valkey", "--fencing", "off")
     assert (loose["completed"], loose["lost"]) == (1000, 0)
-    premise(every_fault_landed(loose), "8 pauses of 2 leases each stopped a consumer that was in")
-    assert loose["duplicate_effects"] > 0, {k: loose[k] for k in ("kills", "pauses", "reaped")}
+    assert every_fault_landed(loose), loose["undelivered"]
+    # every stale holder's effect landed twice (see test_cli_chaos_session_on_valkey_processes)
+    dups, stale = loose["duplicate_effects"], loose["refused_writes"]
+    assert stale <= dups <= stale + loose["kills"], {k: loose[k] for k in ("kills", "pauses", "reaped", "refused_writes")}
 
 
 def every_fault_landed(run: dict) -> bool:

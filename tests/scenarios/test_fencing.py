@@ -11,7 +11,10 @@ from emqlab.core.words import seconds, times
 
 
 @pytest.mark.parametrize("mode", ["off", "on"])
-def test_paused_worker_late_write(backend, mode):
+def test_paused_worker_late_write(backend_slow, mode):
+    # the reap must land before worker-1 wakes at 45 s: a beat past the lease leaves 10 model seconds,
+    # 1 real second at the slow scale (0.1 s at 0.01, less than a loaded machine's lateness)
+    backend = backend_slow
     tl = fencing(fencing=mode, lease=30, job=20, pause="5:40", backend=backend)
     v = tl.verdict
     assert v.reclaim_attempts == 2

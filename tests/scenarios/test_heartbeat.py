@@ -167,11 +167,12 @@ def test_live_pause_loses_and_short_pause_holds(slow_live):
     lost = tl.verdict
     assert lost.renew_lost_at is not None and 59.0 <= lost.renew_lost_at <= 60 + slack(live, 3.0)
     [stopped] = times(tl, "work_stopped")
-    assert stopped - lost.renew_lost_at < 0.5  # told at once
+    assert stopped - lost.renew_lost_at < slack(live, 0.5)  # told at once
     # In real time the holder's work may resume a moment before its renewer learns the lock is gone:
-    # that sliver is real (and why lesson 06 fences writes); it ends when the 0 reply arrives.
+    # that sliver is real (and why lesson 06 fences writes); it ends when the 0 reply arrives, a slack's
+    # worth after the wake at most, never the 40 s pause
     assert all(end <= stopped for _, end in lost.overlap)
-    assert sum(end - start for start, end in lost.overlap) < 1.5
+    assert sum(end - start for start, end in lost.overlap) < slack(live, 1.5)
     assert lost.finished_once is True and lost.runs == 2
     held = heartbeat(renew="half", pause="20:15", backend=live).verdict
     assert held.lapsed_at is None and held.runs == 1

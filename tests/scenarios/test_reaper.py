@@ -24,8 +24,13 @@ from emqlab.scenarios.reaper import (
     Params, QueueHeartbeatParams, QueueHeartbeatVerdict, ReaperVerdict, queue_heartbeat, queue_heartbeat_figure_words, queue_heartbeat_words, reaper, reaper_figure_words, reaper_words
 )
 
+RUN_SECONDS = 40  # about how long this file runs on a quiet 2-core machine: the suite starts the longest first
 
-def test_reaper_returns_the_crashed_job_and_fences_the_dead_worker(backend):
+
+def test_reaper_returns_the_crashed_job_and_fences_the_dead_worker(backend_slow):
+    # the reap must land between the lease (30 s) and the late completion (45 s): a beat past the lease
+    # leaves 10 model seconds, 1 real second at the slow scale (0.1 s at 0.01, less than a loaded machine's lateness)
+    backend = backend_slow
     tl = reaper(lease=30, beat=5, job=20, crash_at=10, backend=backend)
     v = tl.verdict
     exact = not backend.clock.real
@@ -33,7 +38,7 @@ def test_reaper_returns_the_crashed_job_and_fences_the_dead_worker(backend):
         assert (v.claimed_at, v.crashed_at, v.lease_deadline) == (0.0, 10.0, 30.0)
         assert v.reaped_at == 32.5 and v.reclaimed_at == 32.5 and v.completed_at == 52.5
         assert v.within_lease_plus_beat is True and v.back_in_pending_after == 32.5
-    else:  # scale 0.01 on a loaded machine: the order of things, not how fast they came
+    else:  # a real clock on a loaded machine: the order of things, not how fast they came
         assert v.claimed_at < v.crashed_at < v.lease_deadline and reaped_past_its_lease(tl)
         assert v.reaped_at <= v.reclaimed_at < v.completed_at
         assert v.within_lease_plus_beat == (v.back_in_pending_after <= 30 + 5)
@@ -75,7 +80,10 @@ def test_reaper_validates(fake):
 
 
 @pytest.mark.parametrize("renew,runs,double", [("none", 2, True), ("half", 1, False)])
-def test_queue_heartbeat(backend, renew, runs, double):
+def test_queue_heartbeat(backend_slow, renew, runs, double):
+    # live at the slow scale: each renewal lands within 15 model seconds of when it is due (1.5 real seconds),
+    # and with none the reap comes 40 model seconds before the holder's completion
+    backend = backend_slow
     tl = queue_heartbeat(lease=30, job=75, renew=renew, backend=backend)
     v = tl.verdict
     assert v.runs == runs and v.double_run is double

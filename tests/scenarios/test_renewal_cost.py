@@ -96,7 +96,9 @@ def test_round_trips_per_tick_for_six_jobs(backend_slow, design, per_tick):
         assert c["server_us_per_tick"] is None
 
 
-def test_sweep_sends_bounded_batches_in_one_round_trip(backend):
+def test_sweep_sends_bounded_batches_in_one_round_trip(backend_slow):
+    # all held: each tick lands within the 15 model seconds its lease has left, 1.5 real seconds at the slow scale
+    backend = backend_slow
     t = renewal_cost(jobs=25, design="sweep", ticks=2, batch=10, backend=backend)
     c = t.counts
     assert c["round_trips_per_tick"] == 1

@@ -12,7 +12,7 @@ from emqlab.cli.command import main
 from emqlab.core.errors import BadParameter
 from emqlab.scenarios.stuck import JOB_ID, Params, StuckVerdict, stuck, stuck_figure_words, stuck_words
 from realtime import premise
-from support import clauses, lease_on_the_server, record, slack
+from support import clauses, lease_on_the_server, reaped_past_its_lease, record
 from emqlab.core.words import plural, seconds
 
 MUST = [("none", None, (0, 35)), ("sweep", None, None), ("session", None, None), ("session", 120, (120, 125))]
@@ -36,8 +36,12 @@ def test_stuck_must_hold(backend, design, limit, bounds):
         if not backend.clock.real:
             assert v.holder_renewals == 16
     else:
-        low, high = bounds  # never before the lease or the limit; after it, by one beat (and a loaded machine's slack)
-        assert low <= v.reclaimed_at <= high + (slack(backend) if backend.clock.real else 0), v
+        # never before the lease or the limit; after it, by one beat on the virtual clock. On a real clock
+        # at LIVE_SCALE a loaded machine's slack is more model seconds than the beat it would bound, so there
+        # only the order is claimed (the exact reap, 32.5 and 122.5, is the virtual clock's, below)
+        low, high = bounds
+        assert low <= v.reclaimed_at and (backend.clock.real or v.reclaimed_at <= high), v
+        assert reaped_past_its_lease(tl, JOB_ID)  # on the server's clock, which decided it
         assert v.second_attempt_by == "worker-2" and v.completed_at is not None
     if not backend.clock.real:
         assert v.reclaimed_at == {None: None, "none": 32.5, "session": 122.5}[design if bounds else None]

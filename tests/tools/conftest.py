@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from realtime import timeout_s
+from emqlab.core.ranges import TOOLS_SECONDS_LIMIT, get
+from realtime import host, timeout_s
 from support import EMQLAB, ROOT, descendants, env, gone
 
 RUNS = Path(__file__).resolve().parent / "runs"
@@ -53,6 +54,23 @@ def run_library(*args: str, timeout: float = 150) -> dict:
 @pytest.fixture
 def library_run():
     return run_library
+
+
+def stretch(span, task_s: float) -> int:
+    """How many times longer than on the reference host a library's run is made here: `host().scale_factor`
+    (tests/realtime.py), so its margins stay a small part of what they bound; but never past the largest k
+    whose run `emqlab tools` allows: its task (k × the story's `task_s`) inside --task's range, and its length
+    (`span(k)`, real seconds by the story's own Params.span) inside a library run's budget, TOOLS_SECONDS_LIMIT.
+    On a host slower still, the margins grow instead."""
+    k = host().scale_factor
+    while k > 1 and (span(k) > TOOLS_SECONDS_LIMIT or k * task_s > get("task").high):
+        k -= 1
+    return k
+
+
+@pytest.fixture
+def run_stretch():
+    return stretch
 
 
 def recorded(name: str):

@@ -13,13 +13,20 @@ from realtime import premise
 from support import verdicts_read_again
 
 
+def longest(k: int) -> float:
+    """This file's runs with the task k × the story's 3 s (its lockDuration half of it), real seconds."""
+    task = k * bullmq_run.TASK_S
+    return bullmq_run.Params(task=task, lock_duration=bullmq_run.default_timeout(task)).span()
+
+
 @pytest.mark.live
 @pytest.mark.realtime
-def test_a_blocked_loop_loses_its_lock_and_the_job_runs_again_or_fails_as_stalled(library_run):
-    out = library_run("bullmq")
+def test_a_blocked_loop_loses_its_lock_and_the_job_runs_again_or_fails_as_stalled(library_run, run_stretch):
+    k = run_stretch(longest, bullmq_run.TASK_S)  # the 3 s task and its 1.5 s lock, longer on a slower host
+    out = library_run("bullmq", "--task", f"{k * bullmq_run.TASK_S:g}")
     v, p = out["verdict"], out["params"]
     assert out["library"] == "bullmq" and out["version"].startswith("3.4.")
-    assert p["lock_duration"] == 1.5 and p["max_stalled_count"] == 1 and not p["fix"]
+    assert p["lock_duration"] == 1.5 * k and p["max_stalled_count"] == 1 and not p["fix"]
     # a completion refused for a missing (or another's) lock leaves the job active with no lock of its holder's;
     # it can then end only through the stalled checker (moveStalledJobsToWait), which counts each move in
     # `stc`: back to wait, where a worker runs it again, and once stc passes maxStalledCount (1: a second
@@ -38,8 +45,10 @@ def test_a_blocked_loop_loses_its_lock_and_the_job_runs_again_or_fails_as_stalle
 
 @pytest.mark.live
 @pytest.mark.realtime
-def test_work_in_a_thread_keeps_the_lock_renewed_and_the_job_runs_once(library_run):
-    out = library_run("bullmq", "--fix")
+def test_work_in_a_thread_keeps_the_lock_renewed_and_the_job_runs_once(library_run, run_stretch):
+    # the lock renewed every lockDuration / 4 (0.375 s at k = 1) must not run out between two renewals
+    k = run_stretch(longest, bullmq_run.TASK_S)
+    out = library_run("bullmq", "--fix", "--task", f"{k * bullmq_run.TASK_S:g}")
     v, p = out["verdict"], out["params"]
     assert v["runs"] == 1 and v["effects"] == 1 and v["final_state"] == "completed" and v["stalled_count"] == 0
     # `renewals` counts the moves of the lock's deadline that the sampler saw. One lock, released before the

@@ -15,10 +15,27 @@ from emqlab.tools import python_redis_lock_run
 from support import verdicts_read_again
 
 
+def fix_expire(k: int) -> int:
+    """The fix's expire: the story's freeze + 2 s (its default) at k = 1, 2 s more for each step of k, so the
+    renewal the freeze delayed lands well before the lock runs out (whole seconds, as the library takes it)."""
+    return int(python_redis_lock_run.FREEZE_S) + 2 * k
+
+
+def longest(k: int) -> float:
+    """The longer of this file's runs, real seconds: the failure with the job k × the story's 5 s (it outlasts the
+    3 s freeze), the fix with that job and `fix_expire(k)`."""
+    mod = python_redis_lock_run
+    return max(mod.Params(task=k * mod.TASK_S, expire=mod.EXPIRE_S).span(),
+               mod.Params(fix=True, task=k * mod.TASK_S, expire=fix_expire(k)).span())
+
+
 @pytest.mark.live
 @pytest.mark.realtime
-def test_a_frozen_holder_loses_the_lock_and_is_never_told(library_run):
-    failure = library_run("python-redis-lock")
+def test_a_frozen_holder_loses_the_lock_and_is_never_told(library_run, run_stretch):
+    # the job outlasts the freeze by 1.5 s at k = 1: thawed, the renewal thread dies while the holder still works
+    k = run_stretch(longest, python_redis_lock_run.TASK_S)
+    task = ("--task", f"{k * python_redis_lock_run.TASK_S:g}")
+    failure = library_run("python-redis-lock", *task)
     v = failure["verdict"]
     assert v["holders_at_once"] == 2 and v["told"] is False
     assert v["runs"] == 2 and v["effects"] == 2 and v["effect_after_loss"]
@@ -28,7 +45,9 @@ def test_a_frozen_holder_loses_the_lock_and_is_never_told(library_run):
     died, effect = (next(e["t"] for e in failure["events"] if e["actor"] == "holder" and e["kind"] == kind)
                     for kind in ("renewal_thread_died", "effect"))
     assert v["frozen"][0][1] <= died < effect
-    fixed = library_run("python-redis-lock", "--fix")["verdict"]
+    # the second holder waits out the holder's job in BLPOPs of `expire` seconds each, 5 s or more: past redis-py 8's
+    # default 5 s read timeout, which the run turns off for its holders (a TimeoutError there would end the run)
+    fixed = library_run("python-redis-lock", "--fix", "--timeout", str(fix_expire(k)), *task)["verdict"]
     # one holder at a time: the holder's release is stamped when it let go, before the second's acquire
     assert (fixed["holders_at_once"], fixed["runs"], fixed["effects"], fixed["told"]) == (1, 1, 1, None), fixed
     assert fixed["lapsed_at"] is None and fixed["release_error"] is None

@@ -168,8 +168,12 @@ def test_figure_one_on_either_store(backend, tmp_path):
     assert len(written) == 4
     none = (tmp_path / "fig1-heartbeat-no-renewal.txt").read_text(encoding="utf-8")
     half = (tmp_path / "fig1-heartbeat-renew-half.txt").read_text(encoding="utf-8")
-    # live: real time, so the lapse reads 30 s give or take a late wake-up on a loaded machine
-    assert re.search(r"lapsed at (29\.9|30|30\.\d|3[1-2](\.\d)?) s", none) and "twice" in none
+    # exact on the virtual clock; live, the lapse is the server's and never before the 30 s lease (its stamp
+    # is a PTTL read from the server, placed at its reply's midpoint: a tenth early at most), and how late a wake-up on a
+    # loaded machine makes it is more than this run at LIVE_SCALE can bound: its order only
+    lapsed = float(re.search(r"lapsed at (\d+(?:\.\d+)?) s", none).group(1))
+    assert (lapsed >= 29.9) if backend.live else (lapsed == 30)
+    assert "twice" in none
     assert "finished once" in half and "lapsed" not in half
 
 
