@@ -316,3 +316,7 @@ class Joined:
 
     def __repr__(self) -> str:
         return f"<Joined {self.name} ({self.store.slot}) {'working' if self.alive else 'left'}>"
+
+    def __str__(self) -> str:
+        """In words, as a lesson prints it: who joined, in which seat, and whether the worker still runs."""
+        return f"{self.name} joined in seat {self.store.slot}: {'working' if self.alive else 'left the class'}"

@@ -369,6 +369,13 @@ class Solution:
 
     __repr__ = __str__
 
+    def _repr_html_(self) -> str:
+        """Folded away, as the lab folds the cell: a reader of the saved lesson as HTML (nbconvert, a
+        notebook viewer) opens it on purpose, after trying the exercise."""
+        import html
+
+        return f"<details><summary>Show a right answer</summary><pre>{html.escape(str(self))}</pre></details>"
+
 
 def answer(number: Any, backend: Any = None) -> Solution:
     """Exercise `number`'s right answer (1 to 7), checked by its own check on `backend`, as a real run."""

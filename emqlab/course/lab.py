@@ -12,7 +12,6 @@ import atexit
 import importlib.util
 import os
 import sys
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from ..core import ranges
 from ..core.errors import BadParameter, EmqlabError
 from ..core.measured import benchmark_rows, load_benchmark  # noqa: F401 - lessons call lab.benchmark_rows()
 from ..core.words import plain, seconds
+from ..view.picture import Picture, picture
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"  # beside the package, in a checkout
 START = "00-start-here.ipynb"
@@ -92,6 +92,15 @@ def prefix(name: str) -> str:
         lease = RunLease(backend(), backend().run_prefix(name)).take()
         _held[name] = lease
     return _held[name].prefix
+
+
+def message(error: BaseException) -> str:
+    """An error's message as a lesson prints it: a key under one of this notebook's prefixes (`prefix`)
+    named without it, since the prefix is random and says nothing to the reader."""
+    text = str(error)
+    for lease in _held.values():
+        text = text.replace(lease.prefix, "")
+    return text
 
 
 def done(name: str) -> int:
@@ -233,27 +242,10 @@ def latency_boundary(lease: float = 30, cadences=None, latencies=None) -> dict:
     return grid(backend(), lease, cadences, latencies)
 
 
-def show(drawing, dpi: int = 80) -> "Picture":
+def show(drawing, dpi: int = 80) -> Picture:
     """A static figure (a Drawing, or a matplotlib Figure) as an image for the notebook, with its
     caption as the text a reader without images gets (the site's alt text, a screen reader's)."""
-    import base64
-    import io
-
-    buf = io.BytesIO()
-    getattr(drawing, "figure", drawing).savefig(buf, format="png", dpi=dpi)
-    words = getattr(drawing, "words", None)
-    return Picture(base64.b64encode(buf.getvalue()).decode("ascii"), words.caption if words else "a figure")
-
-
-@dataclass(frozen=True)
-class Picture:
-    """A figure as a cell shows it: a PNG, and its caption for whoever cannot see the PNG."""
-
-    png: str  # base64
-    caption: str
-
-    def _repr_mimebundle_(self, **kwargs):
-        return {"image/png": self.png, "text/plain": self.caption}
+    return picture(drawing, dpi)
 
 
 def wait(seconds: float) -> None:

@@ -21,13 +21,15 @@ from typing import Any
 
 from ..core.errors import BadParameter
 from ..view.interactive import FIGURE_MIME, page_head, page_script
+from . import map as course_map
 from .notebooks import NOTEBOOKS, lessons
 
 INDEX = "index.html"
 COURSE = "Keep the lease fresh"
 ANSWER_TAG = "answer"  # lesson 12 (the recap): a cell holding an exercise's right answer, hidden in the lab
-NBVAL_MARK = re.compile(r"^# NBVAL_\w+\n?", re.M)  # the test runner's marks say nothing to a reader
-LESSON_LINK = re.compile(r'href="(\d\d-[\w-]+)\.ipynb(#[^"]*)?"')
+LESSON_LINK = re.compile(r'href="(?:\.\./notebooks/)?(\d\d-[\w-]+)\.ipynb(#[^"]*)?"')
+DOC_LINK = re.compile(r'href="(?:docs/)?([\w-]+)\.md(#[^"]*)?"')  # a reference page's link to another
+DOCS = NOTEBOOKS.parent / "docs"  # the reference pages the README links, rendered beside the lessons
 STATIC_ALT = "a figure from the lesson; its words are drawn in it"  # for an image saved without words
 PYTHON_REPR = re.compile(r"^<[\w.]+ object( at 0x[0-9a-f]+)?>$")  # text/plain that is no text at all
 RUN_IT_LIVE = ("Checked by a real run when the lesson was saved (where and when: at the top of this page). "
@@ -147,12 +149,14 @@ def figure_outputs(nb) -> list[str]:
 
 
 def build(out: Path | str, lessons_from: Path | str = NOTEBOOKS) -> Site:
-    """Write the site into `out` (which must exist): one page per saved lesson in `lessons_from`, and an
-    index. Only the site's own files are written; nothing else in `out` is touched."""
+    """Write the site into `out` (which must exist): one page per saved lesson in `lessons_from`, an index
+    with the course map, and a page for each reference page under docs/. Only the site's own files are
+    written; nothing else in `out` is touched."""
     out = Path(out).expanduser()
     course = read_lessons(lessons_from)
     pages, figures = [out / INDEX], 0
-    (out / INDEX).write_text(_index(course), encoding="utf-8")
+    docs = sorted(DOCS.glob("*.md")) if DOCS.is_dir() else []
+    (out / INDEX).write_text(_index(course, Path(lessons_from).expanduser(), docs), encoding="utf-8")
     for i, lesson in enumerate(course):
         before = course[i - 1] if i > 0 else None
         after = course[i + 1] if i + 1 < len(course) else None
@@ -160,6 +164,9 @@ def build(out: Path | str, lessons_from: Path | str = NOTEBOOKS) -> Site:
         (out / lesson.page).write_text(body, encoding="utf-8")
         pages.append(out / lesson.page)
         figures += count
+    for doc in docs:  # the reference pages the README links (docs/), after the lessons
+        (out / _doc_page(doc)).write_text(_doc(doc), encoding="utf-8")
+        pages.append(out / _doc_page(doc))
     return Site(out, pages, figures, sum(p.stat().st_size for p in pages))
 
 
@@ -170,14 +177,37 @@ def _page(title: str, nav: str, header: str, main: str, script: bool) -> str:
             + (page_script() if script else "") + "</body></html>")
 
 
-def _index(course: list[Lesson]) -> str:
-    items = "".join(f'<li><a href="{lesson.page}">{_inline(lesson.title)}</a><br>{_inline(lesson.blurb)}</li>'
-                    for lesson in course)
+def _index(course: list[Lesson], folder: Path, docs: list[Path]) -> str:
+    try:  # the course map, as the lessons state it (emqlab.course.map): outcome, what comes before, minutes
+        lessons_map = _markdown(course_map.table(course_map.entries(folder)))
+    except BadParameter:  # a folder of lessons written without the map's lines: each lesson's first sentence
+        lessons_map = '<ul class="lessons">' + "".join(
+            f'<li><a href="{lesson.page}">{_inline(lesson.title)}</a><br>{_inline(lesson.blurb)}</li>'
+            for lesson in course) + "</ul>"
+    reference = "".join(f'<li><a href="{_doc_page(doc)}">{_inline(_doc_title(doc))}</a></li>' for doc in docs)
     header = (f"<h1>{html.escape(COURSE)}</h1><p>The emqlab course, lesson by lesson, as saved with its runs. "
               "Every figure from a run lights its modes when you point at them or reach them with Tab; "
               "nothing here needs a kernel or the network. Each lesson says which store its runs were made "
               "on, and when.</p>")
-    return _page(COURSE, "", header, f'<ul class="lessons">{items}</ul>', script=False)
+    main = lessons_map + (f'<h2>Reference</h2><ul class="docs">{reference}</ul>' if docs else "")
+    return _page(COURSE, "", header, main, script=False)
+
+
+def _doc_page(doc: Path) -> str:
+    return f"docs-{doc.stem}.html"
+
+
+def _doc_title(doc: Path) -> str:
+    first = doc.read_text(encoding="utf-8").split("\n", 1)[0]
+    return first.lstrip("#").strip() or doc.stem
+
+
+def _doc(doc: Path) -> str:
+    """A reference page under docs/, beside the lessons: its markdown, its links to other pages made the site's."""
+    body = DOC_LINK.sub(lambda m: f'href="docs-{m.group(1)}.html{m.group(2) or ""}"',
+                        _markdown(doc.read_text(encoding="utf-8")))
+    nav = f'<nav><a href="{INDEX}">All lessons</a></nav>'
+    return _page(f"{_doc_title(doc)} · {COURSE}", nav, "", body, script=False)
 
 
 def _lesson_page(lesson: Lesson, before: Lesson | None, after: Lesson | None) -> tuple[str, int]:
@@ -202,16 +232,24 @@ def _cell(cell) -> tuple[str, int]:
         return f'<section class="cell prose">{_markdown(cell.source)}</section>', 0
     if cell.cell_type != "code":
         return "", 0
-    source = NBVAL_MARK.sub("", cell.source).strip("\n")
-    outputs = [_output(out) for out in cell.outputs]
+    source = cell.source.strip("\n")
+    answer = ANSWER_TAG in cell.metadata.get("tags", [])
+    # an answer's own fold (its HTML form) would sit inside the page's: the page shows its text in one
+    outputs = [_output(_plain(out) if answer else out) for out in cell.outputs]
     shown = "".join(text for text, _ in outputs)
     count = sum(n for _, n in outputs)
     code = f'<div class="source">{_python(source)}</div>' if source else ""
     body = code + (f'<div class="output">{shown}</div>' if shown else "")
-    if ANSWER_TAG in cell.metadata.get("tags", []):
+    if answer:
         return (f'<details class="answer"><summary>Show the answer</summary>{body}'
                 f'<p class="live">{RUN_IT_LIVE}</p></details>'), count
     return f'<div class="cell code">{body}</div>', count
+
+
+def _plain(out):
+    """A saved output without its HTML form."""
+    data = {k: v for k, v in out.get("data", {}).items() if k != "text/html"}
+    return {**out, "data": data} if "data" in out else out
 
 
 def _output(out) -> tuple[str, int]:

@@ -36,6 +36,7 @@ from ..core.errors import BadParameter
 from ..core.words import ModeWords
 from ..plot import Drawing
 from .interactive import FIGURE_MIME, event_in_words, interactive_html, light_script, light_style, step_events
+from .picture import Picture
 
 log = logging.getLogger(__name__)
 _numbers = itertools.count(1)  # each explorer's figure gets its own name on the page: data-figure="heartbeat-1"
@@ -226,13 +227,12 @@ class ModeExplorer:
             self.drawing.light(self.lit)
         return base64.b64encode(buf.getvalue()).decode("ascii")
 
-    def snapshot(self):
-        """The figure as it stands now (its modes, sliders and pinned mode), as an image: what a cell that
-        moves a slider and talks about the result leaves in the saved notebook, for a reader without
-        a kernel, who would otherwise see only the figure as it was first drawn."""
-        from IPython.display import Image
-
-        return Image(data=base64.b64decode(self.png()), format="png")
+    def snapshot(self) -> Picture:
+        """The figure as it stands now (its modes, sliders and pinned mode), as an image with its words
+        (the caption, then what the lit mode's readout says): what a cell that moves a slider and talks
+        about the result leaves in the saved notebook, for a reader without a kernel, who would otherwise
+        see only the figure as it was first drawn."""
+        return Picture(self.png(), f"{self.drawing.words.caption}\n{self.readout_text}")
 
     def close(self) -> None:
         """Close this explorer's widgets (and only these)."""

@@ -3,6 +3,7 @@ figure as an image, and those outputs came from today's sources (`./run notebook
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import sys
@@ -55,8 +56,27 @@ def test_nbconvert_html_shows_every_figure(path):
     assert images >= len(figure_cells(nb)), f"{path.name}: {images} images for {len(figure_cells(nb))} figures"
 
 
+def test_nbconvert_html_folds_each_exercise_answer_away():
+    """nbconvert ignores the lab's `source_hidden`/`outputs_hidden`: an answer's own HTML form folds it, so a
+    reader of the saved lesson as HTML meets each answer closed, under its exercise, and opens it on purpose."""
+    from nbconvert import HTMLExporter
+
+    path = next(p for p in LESSONS if p.name.startswith("12-"))
+    nb = nbformat.read(path, as_version=4)
+    answers = [c for c in nb.cells if "answer" in c.metadata.get("tags", [])]
+    body, _ = HTMLExporter().from_notebook_node(nb)
+    folded = re.findall(r"<details><summary>Show a right answer</summary><pre>(.*?)</pre></details>", body, re.S)
+    assert answers and len(folded) == len(answers)
+    for cell, text in zip(answers, folded):
+        plain = "".join(o["data"]["text/plain"] for o in cell.outputs if "text/plain" in o.get("data", {}))
+        assert html.unescape(text) == plain  # the whole answer, and nothing of it outside the fold
+        assert html.escape(plain.splitlines()[0]) not in body.replace(text, "")
+
+
 RUN_PREFIX = re.compile(r"-[0-9a-f]{16}:")  # a run's random prefix: `emqlab:lesson05-0069ccda7e304c07:`
-PYTHON_REPR = re.compile(r"\{'|\{\"|\['|\('|\bNone\b|\bTrue\b|\bFalse\b|<[\w.]+ object at ")
+# a raw dict, list or tuple; None, True, False; an object's default repr (`<… object>`, `<Joined …>`); a quoted str
+PYTHON_REPR = re.compile(r"\{'|\{\"|\['|\('|\bNone\b|\bTrue\b|\bFalse\b|<[\w.]+ object\b|^<[A-Z]\w* [^>]*>$"
+                         r"|^'[^']*'$|^\"[^\"]*\"$")
 
 
 def saved_text(cell) -> list[str]:
@@ -86,12 +106,27 @@ def test_no_saved_output_shows_a_run_prefix_or_a_python_repr(path):
     assert found == [], f"{path.name}: say it in words (lab.plain, lab.facts), not as Python prints it"
 
 
-def test_the_scan_finds_a_prefix_a_dict_and_a_flag():
+def test_the_scan_finds_a_prefix_a_dict_a_flag_an_object_and_a_quoted_string():
     cell = nbformat.v4.new_code_cell("print(x)")
     cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text) for text in (
         "emqlab:lesson05-0069ccda7e304c07:emq:{orders}:pending\n", "{'lost': 0}\n", "refused: True\n",
-        "attempts: 1 · where: pending\n")]
-    assert len(python_in_prose(cell)) == 3
+        "attempts: 1 · where: pending\n", "<IPython.core.display.Image object>\n", "<Joined ada (l01) working>\n",
+        "'fakeredis (in-process), virtual clock'\n", "ada joined in seat l01: working\n")]
+    assert len(python_in_prose(cell)) == 6
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name[:2])
+def test_nbval_reads_its_marks_from_cell_tags_not_from_the_learners_code(path):
+    """What nbval checks is in each cell's tags (`nbval-check-output`, …), which a reader never sees; a
+    `# NBVAL_…` line would sit in the code the learner reads and runs."""
+    from nbval.plugin import find_metadata_tags
+
+    nb = nbformat.read(path, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert not [c.source for c in code if re.search(r"#\s*NBVAL_", c.source)], path.name
+    for cell in code:
+        marks = [t for t in cell.metadata.get("tags", []) if t.startswith("nbval-")]
+        assert len(dict(find_metadata_tags({"tags": marks}))) == len(marks), f"{path.name}: a tag nbval does not read"
 
 
 SETS_STATE = re.compile(r"\.sliders\[[^]]+\]\.value\s*=|\.(pin|select)\(")

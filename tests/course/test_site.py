@@ -16,7 +16,7 @@ import pytest
 from emqlab.cli.command import main
 from emqlab.course import exercises
 from emqlab.course.notebooks import NOTEBOOKS, lessons
-from emqlab.course.site import ANSWER_TAG, INDEX, build, figure_outputs
+from emqlab.course.site import ANSWER_TAG, DOCS, INDEX, build, figure_outputs
 from emqlab.view.interactive import FIGURE_MIME, light_script, light_style
 
 WIDGET = "application/vnd.jupyter.widget-view+json"
@@ -47,11 +47,16 @@ def is_explorer(out) -> bool:
     return WIDGET in data and "image/png" in data
 
 
+def doc_pages() -> list[str]:
+    return [f"docs-{doc.stem}.html" for doc in sorted(DOCS.glob("*.md"))]
+
+
 def test_a_page_for_every_lesson_and_an_index_linking_them_in_order(site, saved):
-    assert [p.name for p in site.pages] == [INDEX] + [f"{stem}.html" for stem in saved]
+    assert [p.name for p in site.pages] == [INDEX] + [f"{stem}.html" for stem in saved] + doc_pages()
     index = (site.out / INDEX).read_text(encoding="utf-8")
-    linked = re.findall(r'<li><a href="([^"]+)">', index)
+    linked = re.findall(r'<td><a href="([^"]+)">', index)  # the course map, a lesson a row
     assert linked == [f"{stem}.html" for stem in saved]
+    assert re.findall(r'<li><a href="([^"]+)">', index) == doc_pages()  # the reference, after it
     for stem, nb in saved.items():
         title = re.search(r"^#+\s+(.+)$", nb.cells[0].source, re.M).group(1)
         page = page_of(site, stem)
@@ -132,9 +137,25 @@ def test_the_command_writes_the_site_and_says_what_it_wrote(tmp_path, capsys, sa
     out = tmp_path / "a" / "site"
     assert main(["site", "--out", str(out), "--lessons", str(NOTEBOOKS), "--json"]) == 0
     said = json.loads(capsys.readouterr().out)
-    assert said["out"] == str(out) and said["pages"] == [str(out / INDEX)] + [str(out / f"{s}.html") for s in saved]
+    assert said["out"] == str(out) and said["pages"] == [str(out / INDEX)] + [str(out / f"{s}.html") for s in saved] \
+        + [str(out / page) for page in doc_pages()]
     assert said["figures"] == sum(len(figure_outputs(nb)) for nb in saved.values())
     assert said["bytes"] == sum(Path(p).stat().st_size for p in said["pages"])
+
+
+def test_the_index_shows_the_course_map_and_every_reference_page_renders(site):
+    from emqlab.course import map as course_map
+
+    index = html.unescape((site.out / INDEX).read_text(encoding="utf-8"))
+    for e in course_map.entries():
+        row = re.search(rf'<tr>\s*<td><a href="{re.escape(e.file[:-6])}\.html">.*?</tr>', index, re.S).group(0)
+        assert e.outcome in row and re.search(rf"<td[^>]*>{e.minutes}</td>", row), row
+    for doc in sorted(DOCS.glob("*.md")):
+        page = (site.out / f"docs-{doc.stem}.html").read_text(encoding="utf-8")
+        title = doc.read_text(encoding="utf-8").split("\n", 1)[0].lstrip("# ")
+        assert "<h1>" in page and ".md" not in "".join(re.findall(r'href="([^"]+)"', page)), doc.name
+        shown = re.sub(r"</?code>", "", html.unescape(page))
+        assert f"<h1>{title.replace('`', '')}</h1>" in shown, doc.name
 
 
 @pytest.mark.parametrize("args, says", [
