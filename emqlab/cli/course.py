@@ -50,7 +50,7 @@ def add_verbs(sub, common) -> None:
     p.add_argument("--out", required=True, type=output_dir, help="folder to write into (created if missing)")
     p.add_argument("--format", choices=["png", "svg"], default="png")
     p.add_argument("--only", default=None, metavar="NAME[,NAME…]",
-                   help="write only these figures (their file names without the extension, e.g. fig1-heartbeat); "
+                   help="write only these figures (their file names without the extension, e.g. heartbeat); "
                         "default: every one")
     p.set_defaults(func=cmd_figures)
 

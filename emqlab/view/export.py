@@ -46,23 +46,23 @@ def course_figures(only: Collection[str] | None = None) -> list[CourseFigure]:
     # the failover always runs on two real servers it starts itself, whatever the store: once per export
     failover = _once(lambda: figures.failover_figure(figures.failover_modes()))
     every = [
-        CourseFigure("fig1-heartbeat", heartbeat),
-        CourseFigure("fig1-heartbeat-no-renewal", heartbeat, lit="none"),
-        CourseFigure("fig1-heartbeat-renew-half", heartbeat, lit="half"),
-        CourseFigure("fig2-renewal-cost-k6", renewal),
-        CourseFigure("fig2-renewal-cost-k6-per-job", renewal, lit="per-job"),
-        CourseFigure("fig2-renewal-cost-k6-sweep", renewal, lit="sweep"),
-        CourseFigure("fig3-renewal-scaling", figures.measured_scaling),
-        CourseFigure("fig4-renewal-capacity", lambda be: figures.measured_capacity()),
-        CourseFigure("fig5-reaper", lambda be: figures.reaper_figure(figures.applied_runs(be)["reaper"])),
-        CourseFigure("fig6-fencing", lambda be: figures.fencing_figure(figures.applied_runs(be)["fencing"])),
-        CourseFigure("fig7-stuck-job", stuck),
-        CourseFigure("fig7-stuck-job-session-limit", stuck, lit="session+limit"),
-        CourseFigure("fig8-slow-link", link, lit="10 s link"),
-        CourseFigure("fig8-slow-link-boundary", lambda be: figures.latency_boundary_figure(latency_boundary(be))),
-        CourseFigure("fig9-failover", failover),
-        CourseFigure("fig9-failover-no-guard", failover, lit="none"),
-        CourseFigure("fig9-failover-fence-wait", failover, lit="fence-wait"),
+        CourseFigure("heartbeat", heartbeat),
+        CourseFigure("heartbeat-no-renewal", heartbeat, lit="none"),
+        CourseFigure("heartbeat-renew-half", heartbeat, lit="half"),
+        CourseFigure("renewal-cost-k6", renewal),
+        CourseFigure("renewal-cost-k6-per-job", renewal, lit="per-job"),
+        CourseFigure("renewal-cost-k6-sweep", renewal, lit="sweep"),
+        CourseFigure("renewal-scaling", figures.measured_scaling),
+        CourseFigure("renewal-capacity", lambda be: figures.measured_capacity()),
+        CourseFigure("reaper", lambda be: figures.reaper_figure(figures.applied_runs(be)["reaper"])),
+        CourseFigure("fencing", lambda be: figures.fencing_figure(figures.applied_runs(be)["fencing"])),
+        CourseFigure("stuck-job", stuck),
+        CourseFigure("stuck-job-session-limit", stuck, lit="session+limit"),
+        CourseFigure("slow-link", link, lit="10 s link"),
+        CourseFigure("slow-link-boundary", lambda be: figures.latency_boundary_figure(latency_boundary(be))),
+        CourseFigure("failover", failover),
+        CourseFigure("failover-no-guard", failover, lit="none"),
+        CourseFigure("failover-fence-wait", failover, lit="fence-wait"),
         *tools_figures(only),
     ]
     return every if only is None else [f for f in every if f.name in only]
@@ -77,7 +77,7 @@ def tools_figures(only: Collection[str] | None = None) -> list[CourseFigure]:
 
     if not installed():
         return []
-    name = "fig10-tools-{}".format
+    name = "tools-{}".format
     wanted = [library for library in LIBRARIES if only is None or name(library) in only]
     made: dict = {}
 

@@ -13,7 +13,7 @@ from emqlab.view.export import course_figures
 def test_figures_writes_the_figures_it_is_given_with_a_progress_bar(tmp_path, capsys):
     # the bar on stderr, the paths on stdout; every figure at once is the wheel's test (tests/test_wheel.py),
     # from another folder: one full export in the suite is enough (the libraries' runs take a minute)
-    names = ["fig1-heartbeat", "fig2-renewal-cost-k6-sweep", "fig5-reaper"]
+    names = ["heartbeat", "renewal-cost-k6-sweep", "reaper"]
     out = tmp_path / "figures-out"
     assert cli.main(["figures", "--out", str(out), "--format", "svg", "--only", ",".join(names)]) == 0
     captured = capsys.readouterr()
@@ -24,11 +24,11 @@ def test_figures_writes_the_figures_it_is_given_with_a_progress_bar(tmp_path, ca
 
 
 def test_figures_only_names_known_figures(tmp_path, capsys):
-    assert cli.main(["figures", "--out", str(tmp_path), "--only", "fig1-heartbeat,fig99-nothing"]) == 2
+    assert cli.main(["figures", "--out", str(tmp_path), "--only", "heartbeat,nothing"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("emqlab: error: no figure named fig99-nothing; known: fig1-heartbeat")
+    assert err.startswith("emqlab: error: no figure named nothing; known: heartbeat")
     assert err.count("\n") == 1 and not list(tmp_path.iterdir())  # refused before anything is written
-    assert [f.name for f in course_figures()][0] == "fig1-heartbeat"
+    assert [f.name for f in course_figures()][0] == "heartbeat"
 
 
 @pytest.mark.parametrize(("argv", "message"), [

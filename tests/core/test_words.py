@@ -63,9 +63,9 @@ def test_the_cadence_explorer_at_1_2_ttl_speaks_of_no_pause_and_no_finish(fake, 
 
 
 def test_figure_1_captions_carry_the_cli_readouts(capsys, tmp_path):
-    export_all(tmp_path, only=["fig1-heartbeat-no-renewal", "fig1-heartbeat-renew-half"], progress=False)
-    assert caption_readout(tmp_path / "fig1-heartbeat-no-renewal.txt") == cli_summary(capsys, "--renew", "none")
-    assert caption_readout(tmp_path / "fig1-heartbeat-renew-half.txt") == cli_summary(capsys, "--renew", "half")
+    export_all(tmp_path, only=["heartbeat-no-renewal", "heartbeat-renew-half"], progress=False)
+    assert caption_readout(tmp_path / "heartbeat-no-renewal.txt") == cli_summary(capsys, "--renew", "none")
+    assert caption_readout(tmp_path / "heartbeat-renew-half.txt") == cli_summary(capsys, "--renew", "half")
 
 
 def test_the_dashboard_reads_the_same_words(fake, capsys):

@@ -16,18 +16,18 @@ from emqlab.plot import style
 RUN_SECONDS = 50  # about how long this file runs on a quiet 2-core machine: the suite starts the longest first
 
 EXPECTED = [
-    "fig1-heartbeat", "fig1-heartbeat-no-renewal", "fig1-heartbeat-renew-half",
-    "fig2-renewal-cost-k6", "fig2-renewal-cost-k6-per-job", "fig2-renewal-cost-k6-sweep",
-    "fig3-renewal-scaling", "fig4-renewal-capacity", "fig5-reaper", "fig6-fencing",
-    "fig7-stuck-job", "fig7-stuck-job-session-limit", "fig8-slow-link", "fig8-slow-link-boundary",
-    "fig9-failover", "fig9-failover-no-guard", "fig9-failover-fence-wait",
-    "fig10-tools-celery", "fig10-tools-bullmq", "fig10-tools-rq", "fig10-tools-redis-lock",
-    "fig10-tools-python-redis-lock",  # the tests run with the `tools` extra installed (./run installs it)
+    "heartbeat", "heartbeat-no-renewal", "heartbeat-renew-half",
+    "renewal-cost-k6", "renewal-cost-k6-per-job", "renewal-cost-k6-sweep",
+    "renewal-scaling", "renewal-capacity", "reaper", "fencing",
+    "stuck-job", "stuck-job-session-limit", "slow-link", "slow-link-boundary",
+    "failover", "failover-no-guard", "failover-fence-wait",
+    "tools-celery", "tools-bullmq", "tools-rq", "tools-redis-lock",
+    "tools-python-redis-lock",  # the tests run with the `tools` extra installed (./run installs it)
 ]
 # the failover runs on two real servers it starts itself, whatever the store: its exports are live; so are
 # the libraries' runs (each on a server of its own)
-FAILOVER = [name for name in EXPECTED if name.startswith("fig9-")]
-IN_PROCESS = [name for name in EXPECTED if not name.startswith(("fig9-", "fig10-"))]
+FAILOVER = [name for name in EXPECTED if name.startswith("failover")]
+IN_PROCESS = [name for name in EXPECTED if not name.startswith(("failover", "tools-"))]
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +51,8 @@ def test_every_course_figure_is_written_with_its_caption(svg_export):
 
 
 def test_only_keeps_the_course_order_and_names_no_other_figure():
-    only = ["fig10-tools-redis-lock", "fig5-reaper", "fig1-heartbeat"]
-    assert [f.name for f in course_figures(only)] == ["fig1-heartbeat", "fig5-reaper", "fig10-tools-redis-lock"]
+    only = ["tools-redis-lock", "reaper", "heartbeat"]
+    assert [f.name for f in course_figures(only)] == ["heartbeat", "reaper", "tools-redis-lock"]
     assert course_figures([]) == []
 
 
@@ -63,50 +63,50 @@ def caption(svg_export, name):
 def test_captions_say_what_each_figure_shows(svg_export):
     from emqlab.scenarios.heartbeat import heartbeat
 
-    none = caption(svg_export, "fig1-heartbeat-no-renewal")
+    none = caption(svg_export, "heartbeat-no-renewal")
     # the readout of the lit mode, in the scenario's words: exactly the run's summary
     assert f"\nreadout · {heartbeat(renew='none').verdict.told}\n" in none
     assert "lapsed at 30 s" in none and "finished twice" in none
-    half = caption(svg_export, "fig1-heartbeat-renew-half")
+    half = caption(svg_export, "heartbeat-renew-half")
     assert f"\nreadout · {heartbeat(renew='half').verdict.told}\n" in half
     assert "finished once" in half and "lapsed" not in half
-    both = caption(svg_export, "fig1-heartbeat")
+    both = caption(svg_export, "heartbeat")
     assert "- no renewal → lease ends at 30 s and lapses · reclaimed · runs twice at once" in both
     assert "- renew at TTL/2 → pushed out every 15 s · held past 75 s · finishes once" in both
 
-    k6 = caption(svg_export, "fig2-renewal-cost-k6")
+    k6 = caption(svg_export, "renewal-cost-k6")
     assert "K = 6" in k6 and "6 extend round trips each tick" in k6 and "one bounded round trip each tick" in k6
     assert "K per-job timers → K per-job timers" not in k6  # a verdict that names itself is not prefixed twice
-    sweep = caption(svg_export, "fig2-renewal-cost-k6-sweep")
+    sweep = caption(svg_export, "renewal-cost-k6-sweep")
     assert "\nreadout · one sweep:" in sweep and "K = 6" in sweep and "1 round trip per tick" in sweep
 
-    scaling = caption(svg_export, "fig3-renewal-scaling")
+    scaling = caption(svg_export, "renewal-scaling")
     # drawn from the committed live benchmark (emqlab/data/renewal_cost.json), every K to 100,000
     assert "emqlab per-job, K = 1,000: 1,000 round trips per tick" in scaling
     assert "emqlab sweep, K = 100,000: 1 round trip per tick" in scaling
     assert "measured on live Valkey by benchmarks/renewal_cost.py" in scaling  # says where it was measured
-    capacity = caption(svg_export, "fig4-renewal-capacity")
+    capacity = caption(svg_export, "renewal-capacity")
     assert "doubling, then bisection" in capacity and "emqlab sweep: keeps K = " in capacity
     assert "extrapolat" not in capacity
 
-    assert "reaped at 32.5 s" in caption(svg_export, "fig5-reaper")
-    fencing = caption(svg_export, "fig6-fencing")
+    assert "reaped at 32.5 s" in caption(svg_export, "reaper")
+    fencing = caption(svg_export, "fencing")
     assert "late write lands" in fencing and "late write refused" in fencing
 
-    stuck = caption(svg_export, "fig7-stuck-job-session-limit")
+    stuck = caption(svg_export, "stuck-job-session-limit")
     assert "\nreadout · one session + 120 s limit:" in stuck and "pending at 122.5 s" in stuck
-    link = caption(svg_export, "fig8-slow-link")
+    link = caption(svg_export, "slow-link")
     assert "\nreadout · renew at TTL/2, 10 s link:" in link and "15 s after its lease had lapsed" in link
-    assert "every run agrees with the rule" in caption(svg_export, "fig8-slow-link-boundary")
+    assert "every run agrees with the rule" in caption(svg_export, "slow-link-boundary")
 
 
 @pytest.mark.live
 def test_the_failover_figures_come_from_real_servers(tmp_path):
     written = export_all(tmp_path, fmt="png", progress=False, only=FAILOVER)
     assert sorted(p.name for p in written) == sorted([f"{n}.png" for n in FAILOVER] + [f"{n}.txt" for n in FAILOVER])
-    none = (tmp_path / "fig9-failover-no-guard.txt").read_text(encoding="utf-8")
+    none = (tmp_path / "failover-no-guard.txt").read_text(encoding="utf-8")
     assert "\nreadout · no guard:" in none and "two holders at once" in none
-    fenced = (tmp_path / "fig9-failover-fence-wait.txt").read_text(encoding="utf-8")
+    fenced = (tmp_path / "failover-fence-wait.txt").read_text(encoding="utf-8")
     assert "tokens rose across the failover, 34 then 35" in fenced
     # the storage refuses the holder's token only if the holder still writes after the contender first did;
     # a loaded machine can delay the promotion past the holder's last part (tests/scenarios/test_failover.py
@@ -121,14 +121,14 @@ def test_the_failover_figures_come_from_real_servers(tmp_path):
 def test_png_is_slide_resolution(tmp_path):
     from matplotlib.image import imread
 
-    written = export_all(tmp_path, fmt="png", progress=False, only=["fig1-heartbeat-no-renewal"])
-    assert [p.name for p in written] == ["fig1-heartbeat-no-renewal.png", "fig1-heartbeat-no-renewal.txt"]
+    written = export_all(tmp_path, fmt="png", progress=False, only=["heartbeat-no-renewal"])
+    assert [p.name for p in written] == ["heartbeat-no-renewal.png", "heartbeat-no-renewal.txt"]
     assert imread(written[0]).shape[:2] == (1080, 1920)
 
 
 def test_the_same_run_gives_the_same_svg(tmp_path):
-    a = export_all(tmp_path / "a", fmt="svg", progress=False, only=["fig1-heartbeat"])
-    b = export_all(tmp_path / "b", fmt="svg", progress=False, only=["fig1-heartbeat"])
+    a = export_all(tmp_path / "a", fmt="svg", progress=False, only=["heartbeat"])
+    b = export_all(tmp_path / "b", fmt="svg", progress=False, only=["heartbeat"])
     assert a[0].read_bytes() == b[0].read_bytes()
 
 
@@ -164,10 +164,10 @@ def test_light_dims_every_other_mode(fake):
 @pytest.mark.slow
 def test_figure_one_on_either_store(backend, tmp_path):
     written = export_all(tmp_path, fmt="png", backend=backend, progress=False,
-                         only=["fig1-heartbeat-no-renewal", "fig1-heartbeat-renew-half"])
+                         only=["heartbeat-no-renewal", "heartbeat-renew-half"])
     assert len(written) == 4
-    none = (tmp_path / "fig1-heartbeat-no-renewal.txt").read_text(encoding="utf-8")
-    half = (tmp_path / "fig1-heartbeat-renew-half.txt").read_text(encoding="utf-8")
+    none = (tmp_path / "heartbeat-no-renewal.txt").read_text(encoding="utf-8")
+    half = (tmp_path / "heartbeat-renew-half.txt").read_text(encoding="utf-8")
     # exact on the virtual clock; live, the lapse is the server's and never before the 30 s lease (its stamp
     # is a PTTL read from the server, placed at its reply's midpoint: a tenth early at most), and how late a wake-up on a
     # loaded machine makes it is more than this run at LIVE_SCALE can bound: its order only
