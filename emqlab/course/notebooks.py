@@ -100,9 +100,5 @@ def save(paths: list[Path] | None = None) -> list[Path]:
 
 
 if __name__ == "__main__":
-    from .map import write
-
     chosen = [Path(p) for p in sys.argv[1:]] or None
     save(chosen)
-    for written in write():  # the minutes follow what was saved
-        print(f"wrote the course map into {written.name}", file=sys.stderr)
