@@ -73,6 +73,19 @@ def test_nbconvert_html_folds_each_exercise_answer_away():
         assert html.escape(plain.splitlines()[0]) not in body.replace(text, "")
 
 
+ASKS_A_KERNEL = re.compile(r"\b(point at(?! a time)|click|hover|run (?:the|this) cell again)\b", re.I)
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name[:2])
+def test_a_saved_lesson_asks_to_point_click_or_rerun_only_where_it_says_for_whom(path):
+    """A reader of a still copy (GitHub, nbconvert) cannot point, click or run: a paragraph that asks it says it
+    is for the lab (or the course site), where that works."""
+    nb = nbformat.read(path, as_version=4)
+    paragraphs = [p for c in nb.cells if c.cell_type == "markdown" for p in re.split(r"\n\s*\n", c.source)]
+    asking = [p for p in paragraphs if ASKS_A_KERNEL.search(p) and not p.lstrip().startswith("|")]
+    assert [p for p in asking if not re.search(r"\bin the lab\b", p, re.I)] == [], path.name
+
+
 RUN_PREFIX = re.compile(r"-[0-9a-f]{16}:")  # a run's random prefix: `emqlab:lesson05-0069ccda7e304c07:`
 # a raw dict, list or tuple; None, True, False; an object's default repr (`<… object>`, `<Joined …>`); a quoted str
 PYTHON_REPR = re.compile(r"\{'|\{\"|\['|\('|\bNone\b|\bTrue\b|\bFalse\b|<[\w.]+ object\b|^<[A-Z]\w* [^>]*>$"

@@ -130,7 +130,7 @@ def test_the_exercises_fold_each_answer_away_with_the_saved_run_and_how_to_run_i
         assert html.escape(said.splitlines()[0]) in body and "✔ Right." in body
         assert "./run lab" in body and 'lab.use("valkey")' in body
     # the question comes first: each exercise's check sits before its folded answer
-    assert page.index("check_cadence") < page.index("Show the answer")
+    assert page.index("check_cadence") < page.index("<summary>Show the answer")
 
 
 def test_the_command_writes_the_site_and_says_what_it_wrote(tmp_path, capsys, saved):
