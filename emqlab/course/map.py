@@ -24,7 +24,7 @@ START = "<!-- the course map: `python -m emqlab.course.map` writes it from the l
 END = "<!-- end of the course map -->"
 OUTCOME = re.compile(r"^\*\*You will be able to\*\* (?P<outcome>.+?)$", re.M)
 BEFORE = re.compile(r"^\*\*Before this:\*\* (?P<before>.+?) · \*\*Reading time:\*\* \d+ min$", re.M)
-LINKS = re.compile(r"\n*(?:Next: .*|(?:← )?\[\d\d · [^]]+\]\([\w-]+\.ipynb\)(?: →)?(?: · .*)?)\s*\Z")
+LINKS = re.compile(r"\n*(?:← )?\[\d\d · [^]]+\]\([\w-]+\.ipynb\)(?: →)?(?: · .*)?\s*\Z")  # a lesson's last line
 TITLE = re.compile(r"^# (?P<number>\d\d) · (?P<title>.+)$", re.M)
 LESSON = re.compile(r"\[(\d\d) · ")  # a lesson named by its link: [01 · The lease lapses](…)
 
@@ -48,15 +48,11 @@ class Entry:
         return f"[{self.name}]({folder}{self.file})"
 
 
-def _first(nb) -> str:
-    return nb.cells[0].source
-
-
 def entry(path: Path) -> Entry:
     """A lesson's entry, read from its first cell and measured as saved."""
     import nbformat
 
-    head = _first(nbformat.read(path, as_version=4))
+    head = nbformat.read(path, as_version=4).cells[0].source
     title, outcome, before = TITLE.search(head), OUTCOME.search(head), BEFORE.search(head)
     if not (title and outcome and before):
         raise BadParameter(f"{path.name}: its first cell needs '# NN · Title', '**You will be able to** …' and "
@@ -125,14 +121,15 @@ def _write_once(folder: Path, readme: Path) -> list[Path]:
     changed = []
     for i, (path, e) in enumerate(zip(lessons(folder), course)):
         nb = nbformat.read(path, as_version=4)
-        before = [c.source for c in nb.cells if c.cell_type == "markdown"]
-        nb.cells[0].source = BEFORE.sub(before_line(e, by_number).replace("\\", "\\\\"), nb.cells[0].source)
+        was = [c.source for c in nb.cells if c.cell_type == "markdown"]
+        line = before_line(e, by_number)
+        nb.cells[0].source = BEFORE.sub(lambda _: line, nb.cells[0].source)
         last = [c for c in nb.cells if c.cell_type == "markdown"][-1]
         last.source = LINKS.sub("", last.source).rstrip() + "\n\n" + links_line(i, course)
         if i == 0:
             holder = next(c for c in nb.cells if c.cell_type == "markdown" and START in c.source)
             holder.source = _replace_block(holder.source, block(course), path.name)
-        if [c.source for c in nb.cells if c.cell_type == "markdown"] != before:
+        if [c.source for c in nb.cells if c.cell_type == "markdown"] != was:
             nbformat.write(nb, path)
             changed.append(path)
     text = readme.read_text(encoding="utf-8")

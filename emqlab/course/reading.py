@@ -7,6 +7,7 @@ lesson as saved, as a reader without a kernel meets it; running the cells, and t
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,6 +58,4 @@ def reading(path: Path) -> Reading:
 
 def minutes(path: Path) -> int:
     """A lesson's reading time, whole minutes rounded up: what the course map prints beside it."""
-    import math
-
     return math.ceil(reading(path).minutes)

@@ -27,7 +27,7 @@ from .notebooks import NOTEBOOKS, lessons
 INDEX = "index.html"
 COURSE = "Keep the lease fresh"
 ANSWER_TAG = "answer"  # lesson 12 (the recap): a cell holding an exercise's right answer, hidden in the lab
-LESSON_LINK = re.compile(r'href="(?:\.\./notebooks/)?(\d\d-[\w-]+)\.ipynb(#[^"]*)?"')
+LESSON_LINK = re.compile(r'href="(\d\d-[\w-]+)\.ipynb(#[^"]*)?"')
 DOC_LINK = re.compile(r'href="(?:docs/)?([\w-]+)\.md(#[^"]*)?"')  # a reference page's link to another
 DOCS = NOTEBOOKS.parent / "docs"  # the reference pages the README links, rendered beside the lessons
 STATIC_ALT = "a figure from the lesson; its words are drawn in it"  # for an image saved without words
