@@ -3,7 +3,7 @@ install it into a fresh virtual environment in a temporary folder, and run `emql
 another folder for the figures that read what the package carries besides its modules: the measured tables,
 the Lua scripts, and a library's run, whose processes run `python -m emqlab.tools.…` from the wheel and talk
 to the valkey-server it starts. (Every figure is drawn and checked at slide size in the checkout:
-tests/view/test_figures.py, and lesson 10's from recorded runs in tests/plot/test_tools.py.)
+tests/view/test_figures.py, and the libraries lessons' from recorded runs in tests/plot/test_tools.py.)
 
 Offline and quick: the wheel is built with this environment's setuptools (no build isolation, so
 nothing is downloaded), from a copy of the sources (an in-tree build would leave build/ and

@@ -86,7 +86,7 @@ def _lane(ax, lane: dict[str, Any], y: float, labels: _Labels | None, left: floa
     for b in lane["leases"]:
         start, deadline = b["start"], b["deadline"]
         end = b["end"] if b["end"] is not None else 0.0
-        held_to = min(end, deadline) if b["ended"] in ("refused", "crashed") or (paused and b["end"] is None) else end
+        held_to = min(end, deadline) if b["ended"] is not None or (paused and b["end"] is None) else end
         edge = dict(edgecolor=TAKEN, lw=2.0) if b["attempts"] > 1 else dict(edgecolor="white", lw=1.0)  # jobs apart
         ax.add_patch(Rectangle((start, y - BAND_H / 2), max(held_to - start, 0.02), BAND_H, facecolor=style.LEASE,
                                alpha=0.6, gid=gid, **edge,

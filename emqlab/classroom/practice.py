@@ -1,4 +1,4 @@
-"""A practice class for lesson 09, for a learner with no instructor at hand (and for CI).
+"""A practice class for the lesson "Run it together", for a learner with no instructor at hand (and for CI).
 
 `PracticeClass(seats, classmates)` does what an instructor does, for real: it runs
 `emqlab class serve` (an embedded Valkey, the class queue, one ACL user per seat, a join file of

@@ -228,7 +228,7 @@ def add_verbs(sub, common) -> None:
                                                                "--join-file FILE` serves it apart)")
     q.set_defaults(func=cmd_serve)
 
-    q = verbs.add_parser("join", help="work the class queue as one learner (the lesson-05 consumer)")
+    q = verbs.add_parser("join", help="work the class queue as one learner (the consumer of the reaper lesson)")
     q.add_argument("address", nargs="?", default=None,
                    help=f"a join file (its --line), '-' for stdin, or nothing for ${URL_ENV}; never a URL")
     q.add_argument("--line", type=number("line"), default=1, help=help_text("line", "which line of the file (default 1)"))

@@ -1,9 +1,10 @@
-"""Checks for the recap exercises (lesson 12). Each runs the learner's answer against the store
-where it can, and replies with a `Feedback`: right or not yet, and why, in plain words.
+"""Checks for the course's exercises (in the recap, the sessions lesson and the slow link's). Each runs
+the learner's answer against the store where it can, and replies with a `Feedback`: right or not
+yet, and why, in plain words.
 
 A check never raises on a wrong answer: being wrong is the normal first step of an exercise.
-Each exercise's right answer is kept here too (`right_answers`), and `answer(n)` runs exercise n's
-check on it: what lesson 12 keeps, folded away, under each exercise.
+Each exercise's right answer is kept here too (`right_answers`), and `answer(name)` runs that exercise's
+check on it: what the lesson keeps, folded away, under each exercise.
 """
 
 from __future__ import annotations
@@ -24,14 +25,16 @@ from ..scenarios.slow_link import latency_bound
 from ..core.words import seconds
 
 LEASE, JOB = 30, 75
-CRASH_FREE_WITHIN = 10  # seconds: exercise 3's bound on how long a crashed holder may block others
-GC_PAUSE = (21, 3)
-TICK_S = 15.0  # exercise 4: a 30 s lease renewed at TTL/2
-FENCE_LEASE, FENCE_BEAT, FENCE_PAUSE = 20, 4, "3:30"  # exercise 5's run: not lesson 06's, whose answer is shown
-ASKED_MS = 60_000  # exercise 2: the time to live the check asks the learner's extend to set
-LINK_DELAY_MAX, LINK_TOLERANCE = 60, 0.5  # exercise 6: the delays it runs, and how close to the bound is right
-STUCK_HEALTHY_S, STUCK_BACK_BY_S, STUCK_BEAT_S, STUCK_LIMIT_MAX = 40, 90, 5, 600  # exercise 7
-CAPACITY_TOLERANCE = 0.25  # exercise 4: an estimate within 25 % of the arithmetic is right  # exercise 3's stop-the-world pause: at 21 s, for 3 s
+CRASH_FREE_WITHIN = 10  # seconds: the "lease" exercise's bound on how long a crashed holder may block others
+GC_PAUSE = (21, 3)  # the "lease" exercise's stop-the-world pause: at 21 s, for 3 s
+TICK_S = 15.0  # the "capacity" exercise: a 30 s lease renewed at TTL/2
+# the fencing exercise's run: not the fencing lesson's, whose answer is shown
+FENCE_LEASE, FENCE_BEAT, FENCE_PAUSE = 20, 4, "3:30"
+ASKED_MS = 60_000  # the "extend" exercise: the time to live the check asks the learner's extend to set
+# the "link-budget" exercise: the delays it runs, and how close to the bound is right
+LINK_DELAY_MAX, LINK_TOLERANCE = 60, 0.5
+STUCK_HEALTHY_S, STUCK_BACK_BY_S, STUCK_BEAT_S, STUCK_LIMIT_MAX = 40, 90, 5, 600  # the "max-runtime" exercise
+CAPACITY_TOLERANCE = 0.25  # the "capacity" exercise: an estimate within 25 % of the arithmetic is right
 
 
 EXTEND_LUA = """
@@ -39,7 +42,7 @@ if redis.call("get", KEYS[1]) == ARGV[1] then
   return redis.call("pexpire", KEYS[1], ARGV[2])
 end
 return 0
-"""  # exercise 2's answer: the token-checked extend of lesson 02, written out
+"""  # the extend exercise's answer: the token-checked extend, written out
 
 
 @dataclass(frozen=True)
@@ -72,7 +75,7 @@ def _number(answer: Any) -> float | None:
 
 # -- 1. a cadence that forgives one missed extend ------------------------------------------------
 def check_cadence(fraction: Any, backend: Any = None) -> Feedback:
-    """Exercise 1: a renewal cadence (fraction of the 30 s lease) that keeps a 75 s job held, with
+    """The "cadence" exercise: a renewal cadence (fraction of the 30 s lease) that keeps a 75 s job held, with
     at least half the lease left at every extend so that a failed one can be retried."""
     if _unanswered(fraction):
         return Feedback(False, "Set `cadence` to the fraction of the lease between two extends, e.g. 0.75.")
@@ -98,7 +101,7 @@ def check_cadence(fraction: Any, backend: Any = None) -> Feedback:
 
 # -- 2. write the extend ----------------------------------------------------------------------------
 def check_extend_script(lua: Any, backend: Any = None) -> Feedback:
-    """Exercise 2: a Lua extend (KEYS[1] lock, ARGV[1] token, ARGV[2] ms) that resets the TTL only
+    """The "extend" exercise: a Lua extend (KEYS[1] lock, ARGV[1] token, ARGV[2] ms) that resets the TTL only
     for the owner and replies 0 otherwise. Runs it on the store in three cases."""
     if _unanswered(lua) or not str(lua).strip():
         return Feedback(False, "Write the extend as Lua in the string `extend_lua`; KEYS[1] is the lock, "
@@ -160,7 +163,7 @@ def _try_extend(client, lua: str, key: str) -> Feedback:
 
 # -- 3. a lease short enough for a crash, long enough for a pause ----------------------------------
 def check_lease(lease: Any, backend: Any = None) -> Feedback:
-    """Exercise 3: a lease (seconds, renewed at half of it) that frees a crashed holder's lock within
+    """The "lease" exercise: a lease (seconds, renewed at half of it) that frees a crashed holder's lock within
     10 s and still survives the holder's 3 s stop-the-world pause at 21 s."""
     if _unanswered(lease):
         return Feedback(False, "Set `lease` to a number of seconds.")
@@ -186,21 +189,21 @@ def check_lease(lease: Any, backend: Any = None) -> Feedback:
 
 # -- 4. how many leases can per-job timers keep? --------------------------------------------------
 def renewal_budget() -> dict[str, float]:
-    """What exercise 4 gives the learner, read from the live benchmark that ships with emqlab:
+    """What the "capacity" exercise gives the learner, read from the live benchmark that ships with emqlab:
     the wall time of one per-job extend (K = 1,000, one connection) and the 15 s tick of a 30 s
     lease renewed at TTL/2; and what the benchmark's capacity search then measured."""
     bench = load_benchmark() or {}
     row = next((r for r in bench.get("rows", []) if r["design"] == "emqlab per-job" and r["k"] == 1000), None)
     cap = next((c for c in bench.get("capacity", []) if c["design"] == "emqlab per-job"), None)
     if row is None or cap is None:
-        raise StoreError("exercise 4 reads the benchmark's measurements (emqlab/data/renewal_cost.json), "
+        raise StoreError("the capacity exercise reads the benchmark's measurements (emqlab/data/renewal_cost.json), "
                          "and they are missing; run `.venv/bin/python benchmarks/renewal_cost.py`")
     return {"per_extend_us": round(row["wall_ms_per_tick"] * 1000 / row["k"], 1), "tick_s": TICK_S,
             "measured_capacity": cap["capacity_k"], "first_over": cap["first_over"]}
 
 
 def per_extend_cost() -> str:
-    """What exercise 4 shows the learner: the measured cost of one per-job extend and the tick it must
+    """What the "capacity" exercise shows the learner: the measured cost of one per-job extend and the tick it must
     fit in (not the capacity the benchmark then found: that is the answer the check compares with)."""
     budget = renewal_budget()
     return (f"one per-job extend: {budget['per_extend_us']:g} µs of wall time (measured on live Valkey, K = 1,000, "
@@ -208,7 +211,7 @@ def per_extend_cost() -> str:
 
 
 def check_capacity(k_max: Any) -> Feedback:
-    """Exercise 4: from the measured cost of one per-job extend, the K at which a tick of per-job
+    """The "capacity" exercise: from the measured cost of one per-job extend, the K at which a tick of per-job
     timers (K extends one after another) no longer fits in the 15 s cadence."""
     if _unanswered(k_max):
         return Feedback(False, "Set `k_max` to a number of leases.")
@@ -237,7 +240,7 @@ def check_capacity(k_max: Any) -> Feedback:
 
 # -- 5. when is the job back, and whose write is refused? ----------------------------------------------
 def check_fencing(reaped_at: Any, attempts: Any, refused: Any, backend: Any = None) -> Feedback:
-    """Exercise 5: worker-1 claims a job with a 20 s lease and freezes at 3 s for 30 s; worker-2
+    """The "fencing" exercise: worker-1 claims a job with a 20 s lease and freezes at 3 s for 30 s; worker-2
     beats every 4 s, first at 2 s. When does a beat reap the job, what attempts number does the
     re-claim carry, and whose late write does the store refuse? A real run checks the answers."""
     if any(_unanswered(a) for a in (reaped_at, attempts, refused)):
@@ -262,7 +265,7 @@ def check_fencing(reaped_at: Any, attempts: Any, refused: Any, backend: Any = No
 
 # -- 6. a budget for a slow link ---------------------------------------------------------------------
 def check_link_budget(max_delay: Any, backend: Any = None) -> Feedback:
-    """Exercise 6: a holder renews its 30 s lease every 10 s (a third of it) over a slow link. What
+    """The "link-budget" exercise: a holder renews its 30 s lease every 10 s (a third of it) over a slow link. What
     is the longest one-way delay under which the lease still holds? A real run at that delay checks."""
     if _unanswered(max_delay):
         return Feedback(False, "Set `max_delay` to a one-way delay in seconds, e.g. 5.")
@@ -288,7 +291,7 @@ def check_link_budget(max_delay: Any, backend: Any = None) -> Feedback:
 
 # -- 7. a limit for a stuck job ----------------------------------------------------------------------
 def check_max_runtime(max_runtime: Any, backend: Any = None) -> Feedback:
-    """Exercise 7: workers renew one session each (30 s, beat 5 s); a healthy job takes at most 40 s.
+    """The "max-runtime" exercise: workers renew one session each (30 s, beat 5 s); a healthy job takes at most 40 s.
     Choose the per-job limit set at the claim so that no healthy job is taken away and a hung one is
     back in pending within 90 s of its claim. A real run of a hung job checks the second half."""
     from ..scenarios.stuck import stuck
@@ -313,21 +316,23 @@ def check_max_runtime(max_runtime: Any, backend: Any = None) -> Feedback:
                           f"within {STUCK_BACK_BY_S} s. The run: {run.summary}")
 
 
-# The exercises in lesson 12's order: each one's check, the names of the answers it takes (as the lesson
-# names them), and whether it runs on a store (exercise 4 is arithmetic on measured numbers).
-EXERCISES = (
-    (check_cadence, ("cadence",), True),
-    (check_extend_script, ("extend_lua",), True),
-    (check_lease, ("lease",), True),
-    (check_capacity, ("k_max",), False),
-    (check_fencing, ("reaped_at", "attempts", "refused"), True),
-    (check_link_budget, ("max_delay",), True),
-    (check_max_runtime, ("max_runtime",), True),
-)
+# Every exercise by name, in the course's order: its check, the names of the answers it takes (as the lesson
+# names them), and whether it runs on a store ("capacity" is arithmetic on measured numbers). The recap
+# holds cadence, extend, lease and fencing; the sessions lesson capacity and max-runtime; the slow link's
+# lesson link-budget.
+EXERCISES = {
+    "cadence": (check_cadence, ("cadence",), True),
+    "extend": (check_extend_script, ("extend_lua",), True),
+    "lease": (check_lease, ("lease",), True),
+    "capacity": (check_capacity, ("k_max",), False),
+    "fencing": (check_fencing, ("reaped_at", "attempts", "refused"), True),
+    "link-budget": (check_link_budget, ("max_delay",), True),
+    "max-runtime": (check_max_runtime, ("max_runtime",), True),
+}
 
 
-def _check(number: int, answers: dict[str, Any], backend: Any) -> Feedback:
-    check, names, on_store = EXERCISES[number - 1]
+def _check(name: str, answers: dict[str, Any], backend: Any) -> Feedback:
+    check, names, on_store = EXERCISES[name]
     values = [answers.get(name) for name in names]
     return check(*values, backend) if on_store else check(*values)
 
@@ -336,14 +341,14 @@ def check_all(answers: dict[str, Any], backend: Any = None) -> list[Feedback]:
     """Every check, in order, from a dict of answers (keys: cadence, extend_lua, lease, k_max, reaped_at,
     attempts, refused, max_delay, max_runtime)."""
     try:
-        return [_check(n, answers, backend) for n in range(1, len(EXERCISES) + 1)]
+        return [_check(name, answers, backend) for name in EXERCISES]
     except EmqlabError as exc:  # e.g. the store went away: say so, in one line
         return [Feedback(False, f"The check could not run: {exc}")]
 
 
 def right_answers() -> dict[str, Any]:
-    """Every exercise's right answer, under the names lesson 12 gives them (what `check_all` takes).
-    Exercise 4's is worked out from the measured cost it shows, rounded as a learner would."""
+    """Every exercise's right answer, under the names the lessons give them (what `check_all` takes).
+    The "capacity" exercise's is worked out from the measured cost it shows, rounded as a learner would."""
     budget = renewal_budget()
     return {"cadence": 0.5, "extend_lua": EXTEND_LUA, "lease": 8,
             "k_max": int(round(budget["tick_s"] * 1_000_000 / budget["per_extend_us"], -3)),
@@ -377,10 +382,10 @@ class Solution:
         return f"<details><summary>Show a right answer</summary><pre>{html.escape(str(self))}</pre></details>"
 
 
-def answer(number: Any, backend: Any = None) -> Solution:
-    """Exercise `number`'s right answer (1 to 7), checked by its own check on `backend`, as a real run."""
-    if isinstance(number, bool) or number not in range(1, len(EXERCISES) + 1):
-        raise BadParameter(f"the exercises are numbered 1 to {len(EXERCISES)}; {number!r} is not one of them")
+def answer(name: Any, backend: Any = None) -> Solution:
+    """The exercise `name`'s right answer, checked by its own check on `backend`, as a real run."""
+    if not isinstance(name, str) or name not in EXERCISES:
+        raise BadParameter(f"the exercises are {', '.join(EXERCISES)}; {name!r} is not one of them")
     right = right_answers()
-    given = {name: right[name] for name in EXERCISES[number - 1][1]}
-    return Solution(given, _check(number, given, backend))
+    given = {key: right[key] for key in EXERCISES[name][1]}
+    return Solution(given, _check(name, given, backend))

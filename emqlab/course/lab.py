@@ -192,7 +192,7 @@ def events(timeline, actor: str | None = None, skip: tuple[str, ...] = ("acquire
 
 def cadence_modes(lease: float = 30, job: float = 75, cadence: float = 0.5, pause_at: float = 20,
                   pause_for: float = 0) -> dict:
-    """Lesson 03's two modes: no renewal, and renewal at `cadence` × lease; optionally a pause."""
+    """The cadence lesson's two modes: no renewal, and renewal at `cadence` × lease; optionally a pause."""
     from ..scenarios.heartbeat import heartbeat
 
     pause = f"{pause_at}:{pause_for}" if pause_for > 0 else None
@@ -226,7 +226,7 @@ def cadence_boundary(lease: float = 30, at: float = 20, cadences=None, pauses=No
 
 
 def link_modes(lease: float = 30, job: float = 75, cadence: float = 0.5, latency: float = 10) -> dict:
-    """Lesson 08's two modes: the holder beside the store, and over a link with a one-way `latency`."""
+    """The slow link lesson's two modes: the holder beside the store, and over a link with a one-way `latency`."""
     from ..scenarios.heartbeat import heartbeat
 
     be = backend()
@@ -254,7 +254,7 @@ def wait(seconds: float) -> None:
     clock.run(until=clock.now_ms + seconds * 1000)
 
 
-# -- lesson 04: renewal cost against K --------------------------------------------------------------
+# -- one timer per job, or one sweep: renewal cost against K ----------------------------------------
 def renewal_scaling(ks=(1, 10, 100, 1000), ticks: int = 2) -> list[dict]:
     """Run every renewal design for each K on the current store; rows for `figures.scaling_figure`."""
     from ..scenarios.renewal_cost import renewal_scaling as measure
@@ -262,12 +262,12 @@ def renewal_scaling(ks=(1, 10, 100, 1000), ticks: int = 2) -> list[dict]:
     return measure(backend(), ks, ticks)
 
 
-# -- lesson 07: a three-node cluster ------------------------------------------------------------------
+# -- one slot per queue: a three-node cluster-----------------------------------------------------------------
 _cluster = None
 
 
 def cluster():
-    """A three-node Valkey cluster for lesson 07, started once and stopped with the kernel."""
+    """A three-node Valkey cluster for the cluster lesson, started once and stopped with the kernel."""
     global _cluster
     if _cluster is None:
         from ..store.cluster import LocalCluster
@@ -296,7 +296,7 @@ def _cluster_queue(hashtag: bool):
     from ..queue.jobs import Queue
 
     cb = ClusterBackend(cluster())
-    return cb, Queue(cb, "orders", prefix=cb.prefix + "lesson07:", hashtag=hashtag)
+    return cb, Queue(cb, "orders", prefix=cb.prefix + "slots:", hashtag=hashtag)
 
 
 def enqueue_on_cluster(hashtag: bool = True, job_id: str = "ORD0NgWEfAEJfs") -> str:
@@ -317,7 +317,7 @@ def enqueue_on_cluster(hashtag: bool = True, job_id: str = "ORD0NgWEfAEJfs") -> 
         return f"refused by the server: {exc}"
     finally:
         node.close()
-        cb.delete_prefix(cb.prefix + "lesson07:")
+        cb.delete_prefix(cb.prefix + "slots:")
         cb.close()
 
 
@@ -337,7 +337,7 @@ def work_on_cluster(job_id: str = "ORD0NgWEfAEJfs") -> str:
         q.complete(job_id, claimed.attempts)
         return f"claimed with attempts {claimed.attempts}, completed; the job is now in: {', '.join(q.where(job_id))}"
     finally:
-        cb.delete_prefix(cb.prefix + "lesson07:")
+        cb.delete_prefix(cb.prefix + "slots:")
         cb.close()
 
 
@@ -348,7 +348,7 @@ def cluster_placements() -> dict:
     return cluster_modes(cluster())
 
 
-# -- lesson 05 --------------------------------------------------------------------------------------
+# -- the reaper --------------------------------------------------------------------------------------
 class Script(str):
     """A Lua script's text as the package ships it; a notebook shows it as the file reads."""
 
@@ -362,6 +362,22 @@ def script(name: str) -> Script:
     from ..store.scripts import source
 
     return Script(source(name))
+
+
+def excerpt(name: str, *needles: str) -> str:
+    """The lines of `lab.script(name)` that hold any of `needles`, each with its line number: the lines a
+    lesson talks about, read from the script the queue runs."""
+    return "\n".join(f"{n:3}  {line}" for n, line in enumerate(script(name).splitlines(), 1)
+                     if any(needle in line for needle in needles))
+
+
+def keyspace(queue, *job_ids: str) -> str:
+    """A queue's keys as EchoMQ names them (`emq:{q}:pending`, …), one a line, from `emq:` on: what sits
+    before it (the notebook's own prefix) differs from run to run and says nothing about the queue."""
+    keys = [queue.pending, queue.active, *(queue.job_key(j) for j in job_ids), queue.schedule, queue.wake_key,
+            queue.done, queue.dead]
+    start = len(queue.base) - len(queue.base[queue.base.rindex("emq:"):])
+    return "\n".join(key[start:] for key in keys)
 
 
 def beats(timeline, actor: str | None = None, moved_only: bool = False) -> str:
@@ -392,7 +408,7 @@ def join(address: str, name: str | None = None, **options):
     return Joined(address, name, **options)
 
 
-# -- lesson 10: the tools learners ship -----------------------------------------------------------------
+# -- the libraries lessons: the tools learners ship ---------------------------------------------------------
 def in_background(function, *args, **kwargs):
     """Start `function(*args, **kwargs)` in a thread now and go on; `.result()` waits for it (and raises what it
     raised). For a library's runs that take long on the library's own clock (RQ waits a minute before it calls
@@ -415,7 +431,7 @@ def in_background(function, *args, **kwargs):
 
 
 def versions() -> str:
-    """The installed version of every library lesson 10 runs, in one line."""
+    """The installed version of every library the libraries lessons run, in one line."""
     from ..tools import versions as installed
 
     return " · ".join(f"{name} {version}" for name, version in installed().items())

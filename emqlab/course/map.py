@@ -27,6 +27,8 @@ BEFORE = re.compile(r"^\*\*Before this:\*\* (?P<before>.+?) · \*\*Reading time:
 LINKS = re.compile(r"\n*(?:← )?\[\d\d · [^]]+\]\([\w-]+\.ipynb\)(?: →)?(?: · .*)?\s*\Z")  # a lesson's last line
 TITLE = re.compile(r"^# (?P<number>\d\d) · (?P<title>.+)$", re.M)
 LESSON = re.compile(r"\[(\d\d) · ")  # a lesson named by its link: [01 · The lease lapses](…)
+START_HERE = "00"
+CORE = ("01", "02", "03", "04", "05", "06", "07")  # the page we teach, in order, ending with its recap
 
 
 @dataclass(frozen=True)
@@ -67,14 +69,34 @@ def entries(folder: Path = NOTEBOOKS) -> list[Entry]:
 
 
 def table(course: list[Entry], folder: str = "") -> str:
-    """The map as a markdown table: lesson, what you will be able to do, what comes before, minutes."""
+    """Lessons as a markdown table: lesson, what you will be able to do, what comes before, minutes."""
     rows = ["| lesson | after it you can … | before it | minutes |", "|---|---|---|---:|"]
     rows += [f"| {e.link(folder)} | {e.outcome} | {', '.join(e.before) or '–'} | {e.minutes} |" for e in course]
     return "\n".join(rows)
 
 
+def core(course: list[Entry]) -> list[Entry]:
+    return [e for e in course if e.number in CORE]
+
+
+def further(course: list[Entry]) -> list[Entry]:
+    return [e for e in course if e.number not in CORE and e.number != START_HERE]
+
+
+def markdown(course: list[Entry], folder: str = "") -> str:
+    """The map: where to start, the core path with its total, then the lessons that go further."""
+    start = [e for e in course if e.number == START_HERE]
+    lines = [f"**Start here:** {e.link(folder)}, {e.minutes} min: {e.outcome}.\n" for e in start]
+    path = core(course)
+    lines += [f"**The core path**, {sum(e.minutes for e in path)} min: the page we teach, in order.", "",
+              table(path, folder), "",
+              "**Going further**: each lesson stands on the ones it names, in any order after them.", "",
+              table(further(course), folder)]
+    return "\n".join(lines)
+
+
 def block(course: list[Entry], folder: str = "") -> str:
-    return f"{START}\n{table(course, folder)}\n{END}"
+    return f"{START}\n{markdown(course, folder)}\n{END}"
 
 
 def _replace_block(text: str, new: str, where: str) -> str:
@@ -141,5 +163,9 @@ def _write_once(folder: Path, readme: Path) -> list[Path]:
 
 
 if __name__ == "__main__":
+    from . import glossary
+
+    for path in glossary.write():
+        print(f"linked the glossary's terms at their first use in {path.name}", file=sys.stderr)
     for path in write():
         print(f"wrote the course map into {path.name}", file=sys.stderr)

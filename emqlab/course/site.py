@@ -26,9 +26,10 @@ from .notebooks import NOTEBOOKS, lessons
 
 INDEX = "index.html"
 COURSE = "Keep the lease fresh"
-ANSWER_TAG = "answer"  # lesson 12 (the recap): a cell holding an exercise's right answer, hidden in the lab
-LESSON_LINK = re.compile(r'href="(\d\d-[\w-]+)\.ipynb(#[^"]*)?"')
-DOC_LINK = re.compile(r'href="(?:docs/)?([\w-]+)\.md(#[^"]*)?"')  # a reference page's link to another
+ANSWER_TAG = "answer"  # an exercise's cell holding an exercise's right answer, hidden in the lab
+LESSON_LINK = re.compile(r'href="(?:\.\./)?(?:notebooks/)?(\d\d-[\w-]+)\.ipynb(#[^"]*)?"')
+DOC_LINK = re.compile(r'href="(?:\.\./)?(?:docs/)?([\w-]+)\.md(#[^"]*)?"')  # a link to a reference page
+HEADING = re.compile(r"<h([1-6])>(.*?)</h\1>")
 DOCS = NOTEBOOKS.parent / "docs"  # the reference pages the README links, rendered beside the lessons
 STATIC_ALT = "a figure from the lesson; its words are drawn in it"  # for an image saved without words
 PYTHON_REPR = re.compile(r"^<[\w.]+ object( at 0x[0-9a-f]+)?>$")  # text/plain that is no text at all
@@ -179,7 +180,7 @@ def _page(title: str, nav: str, header: str, main: str, script: bool) -> str:
 
 def _index(course: list[Lesson], folder: Path, docs: list[Path]) -> str:
     try:  # the course map, as the lessons state it (emqlab.course.map): outcome, what comes before, minutes
-        lessons_map = _markdown(course_map.table(course_map.entries(folder)))
+        lessons_map = _markdown(course_map.markdown(course_map.entries(folder)))
     except BadParameter:  # a folder of lessons written without the map's lines: each lesson's first sentence
         lessons_map = '<ul class="lessons">' + "".join(
             f'<li><a href="{lesson.page}">{_inline(lesson.title)}</a><br>{_inline(lesson.blurb)}</li>'
@@ -204,10 +205,20 @@ def _doc_title(doc: Path) -> str:
 
 def _doc(doc: Path) -> str:
     """A reference page under docs/, beside the lessons: its markdown, its links to other pages made the site's."""
-    body = DOC_LINK.sub(lambda m: f'href="docs-{m.group(1)}.html{m.group(2) or ""}"',
-                        _markdown(doc.read_text(encoding="utf-8")))
+    body = HEADING.sub(_anchored, _markdown(doc.read_text(encoding="utf-8")))
     nav = f'<nav><a href="{INDEX}">All lessons</a></nav>'
     return _page(f"{_doc_title(doc)} · {COURSE}", nav, "", body, script=False)
+
+
+def slug(heading: str) -> str:
+    """A heading's anchor as GitHub makes it (and so the links the lessons write): lower case, spaces to
+    hyphens, punctuation dropped: "slot and CROSSSLOT" → "slot-and-crossslot"."""
+    text = re.sub(r"<[^>]+>", "", html.unescape(heading)).strip().lower()
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def _anchored(m: re.Match) -> str:
+    return f'<h{m.group(1)} id="{slug(m.group(2))}">{m.group(2)}</h{m.group(1)}>'
 
 
 def _lesson_page(lesson: Lesson, before: Lesson | None, after: Lesson | None) -> tuple[str, int]:
@@ -286,7 +297,8 @@ def _markdown(source: str) -> str:
     import mistune
 
     render = mistune.create_markdown(escape=True, plugins=["table", "strikethrough"])
-    return LESSON_LINK.sub(lambda m: f'href="{m.group(1)}.html{m.group(2) or ""}"', render(source))
+    body = LESSON_LINK.sub(lambda m: f'href="{m.group(1)}.html{m.group(2) or ""}"', render(source))
+    return DOC_LINK.sub(lambda m: f'href="docs-{m.group(1)}.html{m.group(2) or ""}"', body)
 
 
 def _inline(source: str) -> str:

@@ -130,7 +130,7 @@ class RunLease:
 @contextmanager
 def held_prefix(backend, name: str) -> Iterator[str]:
     """A run prefix of one's own, under a run-lease, for code that writes keys outside a scenario
-    (a notebook cell, a lesson helper): `with held_prefix(be, "lesson05") as prefix: …`. The lease is
+    (a notebook cell, a lesson helper): `with held_prefix(be, "reaper") as prefix: …`. The lease is
     released and every key under the prefix deleted when the block ends, however it ends."""
     lease = RunLease(backend, backend.run_prefix(name))
     try:

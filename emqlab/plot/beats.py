@@ -1,4 +1,4 @@
-"""The beat lane: each consumer's beats, step by step, over the server's clock (lesson 05).
+"""The beat lane: each consumer's beats, step by step, over the server's clock (the reaper lesson).
 
 `draw_beats(modes, words, fig=None) -> Drawing` draws, for each run, two panels on one time axis:
 
@@ -104,7 +104,7 @@ def _draw_clock(ax, name: str, tl: Timeline, actors: list[str], x_end: float) ->
     pin = _pin(tl)
     if pin is None:
         raise BadParameter("draw_beats needs runs whose claims recorded the server's TIME (emqlab records them "
-                           "since lesson 05's beat lane); run the scenario again")
+                           "since the reaper lesson's beat lane); run the scenario again")
     # the server's clock itself, as a faint reference: only a beat's reap reads it
     ax.plot([0, x_end], [0, x_end], color=style.PAUSE, lw=1, linestyle=(0, (4, 4)), zorder=-5, gid=gid,
             label="the server's clock")

@@ -1,4 +1,4 @@
-"""Lesson 06's figure: the workers and the store they write to, fencing off and on.
+"""The fencing lesson's figure: the workers and the store they write to, fencing off and on.
 
 `draw_fencing(modes, words, fig=None) -> Drawing`, one panel per mode. Each panel has a lane per
 worker and, under them, a lane for the effects store (drawn the way Kleppmann draws the storage
@@ -134,7 +134,7 @@ def _legend(fig: Figure) -> None:
 
 def draw_fencing(timelines: Any, words: FigureWords, fig: Figure | None = None, *,
                  figsize: tuple[float, float] = (12, 7.2)) -> Drawing:
-    """Lesson 06 (`fencing` runs): one panel per mode (fencing off and on), workers above the store."""
+    """The fencing lesson (`fencing` runs): one panel per mode (fencing off and on), workers above the store."""
     modes = modes_of(timelines, words, "draw_fencing")
     fig = figure_for(fig, figsize)
     x_max = max(_end(tl) for tl in modes.values())

@@ -1,4 +1,4 @@
-"""A library's run, drawn the way the course draws its own (`emqlab tools`, lesson 10).
+"""A library's run, drawn the way the course draws its own (`emqlab tools`, the libraries lessons).
 
 `draw_tools(modes, words, fig=None) -> Drawing`, one panel per mode (the library's failure, its fix, and
 emqlab's own design facing the same story, side by side). In each panel, a lane per worker or holder, top to

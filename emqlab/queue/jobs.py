@@ -356,7 +356,7 @@ class Queue:
         return {k: int(v) for k, v in self.backend.client.hgetall(self.effects).items()}
 
     # -- the server: one script call each, no validation. Override points: a subclass may wrap
-    # -- one to watch what the store replied (lesson 06's store lane does), as redis-py's Lock.do_extend
+    # -- one to watch what the store replied (the fencing lesson's store lane does), as redis-py's Lock.do_extend
     def _settle(self, reply: str, what: str, job_id: str, attempts: str) -> None:
         if reply == "ok":
             return

@@ -1,4 +1,4 @@
-"""Lesson 06: a worker stopped longer than its lease wakes up and writes anyway.
+"""The fencing lesson: a worker stopped longer than its lease wakes up and writes anyway.
 
 worker-1 claims the job and is stopped (a stop-the-world pause: GC, VM migration, SIGSTOP) for
 longer than its lease. The lease passes on the server clock; worker-2's beat reaps the job and

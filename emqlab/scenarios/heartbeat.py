@@ -455,6 +455,6 @@ def figure_words(modes: dict[str, Timeline], labels: dict[str, str] | None = Non
 
 
 def boundary_words(boundary: dict[str, Any]) -> FigureWords:
-    """What the held-or-lost grid of lesson 03 says (`lab.cadence_boundary`)."""
+    """What the held-or-lost grid of the cadence lesson says (`lab.cadence_boundary`)."""
     return grid_words(boundary, f"Held or lost: a {seconds(boundary['lease'])} lease, a pause at "
                                 f"{seconds(boundary['at'])}")

@@ -433,7 +433,8 @@ def scaling_words(rows: list[dict[str, Any]], where: str) -> FigureWords:
     hollow mark means, and one line per row. `labels["flat"]`: the designs whose one round trip a tick
     lies on one line at 1 (drawn over each other, so said beside them)."""
     ks = sorted({r["k"] for r in rows})
-    caption = (f"Renewal cost against K = {', '.join(f'{k:,}' for k in ks)}: round trips and server time per "
+    time = "server time" if any(r.get("server_us_per_tick") is not None for r in rows) else "wall time"
+    caption = (f"Renewal cost against K = {', '.join(f'{k:,}' for k in ks)}: round trips and {time} per "
                f"tick for each design, {where}.")
     prompt = where[:1].upper() + where[1:] + "."
     broke = [r for r in rows if r.get("broke") and r.get("wall_ms_per_tick") is not None]

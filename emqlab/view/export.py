@@ -69,8 +69,8 @@ def course_figures(only: Collection[str] | None = None) -> list[CourseFigure]:
 
 
 def tools_figures(only: Collection[str] | None = None) -> list[CourseFigure]:
-    """Lesson 10's figures, one per library (its failure, its fix, emqlab's design facing the same story), when
-    the `tools` extra is installed. The runs of every library whose figure is wanted (`only`, default all) start
+    """The libraries lessons' figures, one per library (its failure, its fix, emqlab's design facing the same story),
+    when the `tools` extra is installed. The runs of every library whose figure is wanted (`only`, default all) start
     their own servers, side by side, once per export (with RQ, about RQ's minute); emqlab's own runs are made on
     the export's store."""
     from ..tools import LIBRARIES, all_runs, installed

@@ -54,20 +54,20 @@ def renewal_figure(timelines: Any, fig=None, labels: dict[str, str] | None = Non
 
 
 def reaper_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None) -> Drawing:
-    """Lesson 05: crash, reap, re-claim, fence."""
+    """The reaper lesson: crash, reap, re-claim, fence."""
     return _build(draw_reaper, reaper_figure_words,
                   lambda tl: tl.params.mode, "reaper_figure",
                   timelines, fig, labels)
 
 
 def queue_heartbeat_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None) -> Drawing:
-    """Lesson 05: figure 1 again, on the queue."""
+    """EchoMQ in detail: figure 1 again, on the queue."""
     return _build(draw_queue_heartbeat, queue_heartbeat_figure_words, lambda tl: tl.params.mode,
                   "queue_heartbeat_figure", timelines, fig, labels)
 
 
 def fencing_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None) -> Drawing:
-    """Lesson 06: a stale worker's late write, without and with fencing."""
+    """The fencing lesson: a stale worker's late write, without and with fencing."""
     return _build(draw_fencing, fencing_words, lambda tl: tl.params.mode, "fencing_figure",
                   timelines, fig, labels)
 
@@ -108,7 +108,7 @@ def capacity_figure(caps: list[dict[str, Any]], cadence_s: float = CADENCE_S, fi
 
 
 def boundary_figure(boundary: dict[str, Any], fig=None) -> Drawing:
-    """Lesson 03: held or lost over cadence × pause length."""
+    """The cadence lesson: held or lost over cadence × pause length."""
     return draw_boundary(boundary, boundary_words(boundary), fig=fig)
 
 
@@ -138,12 +138,12 @@ def renewal_designs(backend: Backend, jobs: int = 6, ticks: int = 4) -> dict[str
 
 
 def fencing_modes(backend: Backend) -> dict[str, Any]:
-    """Lesson 06's runs: a worker paused past its lease, fencing off and on."""
+    """The fencing lesson's runs: a worker paused past its lease, fencing off and on."""
     return {mode: fencing_run(fencing=mode, pause="5:40", backend=backend) for mode in ("off", "on")}
 
 
 def applied_runs(backend: Backend) -> dict[str, Any]:
-    """The reaper's crash recovery (lesson 05) and fencing off / on (lesson 06)."""
+    """The reaper's crash recovery and fencing off / on (the reaper and fencing lessons)."""
     return {"reaper": reaper(lease=30, beat=5, job=20, crash_at=10, backend=backend),
             "fencing": fencing_modes(backend)}
 
@@ -168,9 +168,9 @@ def measured_capacity() -> Drawing:
     return capacity_figure(bench["capacity"])
 
 
-# -- the cluster lesson (07): a queue's keys on a three-node cluster --------------------------------
+# -- the cluster lesson: a queue's keys on a three-node cluster --------------------------------
 def cluster_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None) -> Drawing:
-    """Lesson 07: one queue's keys on the cluster's nodes, with and without the `{q}` hashtag."""
+    """The cluster lesson: one queue's keys on the cluster's nodes, with and without the `{q}` hashtag."""
     from ..plot.cluster import draw_cluster
     from ..scenarios.cluster import figure_words as cluster_words
 
@@ -204,9 +204,9 @@ def failover_modes(guards: tuple[str, ...] = ("none", "wait", "fence", "fence-wa
     return {guard: failover(guard) for guard in guards}
 
 
-# -- lesson 05: the beat lane ----------------------------------------------------------------------
+# -- the reaper lesson: the beat lane ------------------------------------------------------------------------
 def beats_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None) -> Drawing:
-    """Lesson 05: each consumer's beats step by step (reap → promote → drain → park), over the
+    """The reaper lesson: each consumer's beats step by step (reap → promote → drain → park), over the
     server's TIME at each beat against the lease scores (runs of `reaper` or `queue_heartbeat`)."""
     from ..plot.beats import draw_beats
     from ..scenarios.reaper import beats_figure_words
@@ -256,7 +256,7 @@ def check_figure(checked: Any, fig=None, **kw: Any) -> Drawing:
     return draw_schedule(windows, check_words(windows), fig=fig, breaks=breaks, **kw)
 
 
-# -- lesson 10: the tools learners ship --------------------------------------------------------------
+# -- the libraries lessons: the tools learners ship ---------------------------------------------------------
 def tools_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None, **kw: Any) -> Drawing:
     """One library's runs (`emqlab.tools`: its failure and its fix) beside emqlab's own design facing the same
     story: one panel per run, lanes per process and the server's; light a run with `Drawing.light(mode)`."""

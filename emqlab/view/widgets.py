@@ -123,6 +123,13 @@ class ModeExplorer:
         self.drawing.show_verdicts(True)
         self._show()
 
+    def hold_back(self) -> None:
+        """Keep the verdicts back until `reveal()`: what a figure under a prediction does."""
+        if self._revealed:
+            self._revealed = False
+            self.drawing.show_verdicts(False)
+            self._show()
+
     @property
     def revealed(self) -> bool:
         return self._revealed
@@ -203,9 +210,15 @@ class ModeExplorer:
         data = bundle[0] if isinstance(bundle, tuple) else bundle
         data["image/png"] = self.png()
         words = self.drawing.words
-        data["text/plain"] = f"{words.caption}\n{self.report()}" if self.revealed else self.held_back()
+        data["text/plain"] = self.said() if self.revealed else self.held_back()
         data[FIGURE_MIME] = self.html
         return bundle
+
+    def said(self) -> str:
+        """The figure in words, for a reader of the saved text (an image's alt): its caption, then each
+        run's verdict line. The readouts behind them are the figure's to show, mode by mode."""
+        words = self.drawing.words
+        return "\n".join([words.caption, *(m.verdict_line for m in words.modes.values())])
 
     def held_back(self) -> str:
         """What a figure asked first says before the prediction: what it draws, and no outcome (its
@@ -243,80 +256,124 @@ class ModeExplorer:
             widget.close()
 
 
+Why = str | Callable[[Any], str]  # why an option is right or wrong: "{v.lapsed_at} s …" over the run's verdict
+
+
 class Predict:
-    """Predict, then run: the learner commits an answer before the outcomes are shown.
+    """Predict, then run: the learner commits an answer before anything shows the outcome.
 
-    `Predict(question, {answer: is_right(verdict)}, run, explorer=None)`: radio buttons and a
-    "commit" button; on commit the explorer's static verdicts appear and the feedback quotes the
-    run's own readout (the scenario's words) beside the learner's answer. In a checked cell,
-    `predict.choose(answer)` does what the button does and returns the feedback text."""
+    `Predict(question, {option: is_right}, run, explorer=None)`: `is_right(verdict)` says whether the run
+    bears the option out. The question shows radio buttons and a "commit" button, and no figure; on commit
+    it says whether the run agrees and shows the figure under it with its verdicts (in the lab). The next
+    cell, `predict.answer({option: why})`, says for every option why it is right or wrong, `why` being one
+    line as a format string over the run's verdict (`"the lease ran out at {v.lapsed_at:g} s"`) or a
+    function of it, so every number comes from the run; the reasons live in that cell, after the question,
+    so nothing above the question gives the answer away. A reader without a kernel finds the answer and
+    the figure in that cell's saved output. In a checked cell, `predict.choose(option)` does what the
+    button does and returns the feedback."""
 
-    def __init__(self, question: str, answers: dict[str, Callable[[dict], bool]], run: Any,
+    def __init__(self, question: str, answers: dict[str, Callable[[Any], bool]], run: Any,
                  explorer: ModeExplorer | None = None):
-        if not answers:
-            raise BadParameter("a prediction needs at least one answer to choose from")
+        if len(answers) < 2:
+            raise BadParameter("a prediction needs at least two options to choose from")
+        wrong = [option for option, is_right in answers.items() if not callable(is_right)]
+        if wrong:
+            raise BadParameter(f"option {wrong[0]!r}: give a function of the run's verdict that says whether "
+                               "it is right")
         self.question, self.answers, self.run, self.explorer = question, dict(answers), run, explorer
+        if explorer is not None:
+            explorer.hold_back()
+        self.committed: str | None = None
         self.choice = w.RadioButtons(options=list(self.answers), value=None, layout=w.Layout(width="auto"))
         self.commit = w.Button(description="commit my prediction", button_style="primary", disabled=True)
         self.feedback = w.HTML()
+        self.shown = w.VBox()  # the figure, once the learner has committed
         self.choice.observe(lambda change: setattr(self.commit, "disabled", change["new"] is None), names="value")
         self.commit.on_click(lambda _: self.choose(self.choice.value))
         self.widget = w.VBox([w.HTML(f"<b>Predict first.</b> {html.escape(question)}"), self.choice, self.commit,
-                              self.feedback])
-
-    def choose(self, answer: str) -> str:
-        """Commit `answer`; reveal the outcomes; return the feedback (also shown under the buttons)."""
-        if answer not in self.answers:
-            raise BadParameter(f"{answer!r} is not one of the answers: {', '.join(self.answers)}")
-        verdict = self.run.verdict
-        right = bool(self.answers[answer](verdict))
-        text = (f"You predicted: {answer}. " + ("The run agrees. " if right else "The run says otherwise. ")
-                + f"The run: {verdict.summary}")
-        self.choice.value, self.choice.disabled, self.commit.disabled = answer, True, True
-        self.feedback.value = f"<div style='font-size:1.1em'>{html.escape(text)}</div>"
-        if self.explorer is not None:
-            self.explorer.reveal()
-        return text
+                              self.feedback, self.shown])
 
     def right_answers(self) -> list[str]:
-        """The answers the run bears out."""
-        return [answer for answer, is_right in self.answers.items() if is_right(self.run.verdict)]
+        """The options the run bears out."""
+        return [option for option, is_right in self.answers.items() if is_right(self.run.verdict)]
 
-    def answer(self) -> "Answer":
-        """The answer, for the cell after the question and its figure: the answers the run bears out,
-        the run's own readout, and the figure with every verdict shown. Run it once you have committed
-        a prediction; in a saved lesson it is where a reader without a kernel finds the answer."""
-        text = f"The answer: {' / '.join(self.right_answers()) or 'none of these'}. The run: {self.run.verdict.summary}"
-        image = None
+    def reasons(self, why: dict[str, Why]) -> list[tuple[bool, str, str]]:
+        """(right?, option, why in the run's numbers) for every option, the right ones first."""
+        missing = [option for option in self.answers if option not in why]
+        extra = [option for option in why if option not in self.answers]
+        if missing:
+            raise BadParameter(f"give a reason for every option: none for {missing[0]!r}")
+        if extra:
+            raise BadParameter(f"{extra[0]!r} is not one of the options: {', '.join(self.answers)}")
+        right, verdict = set(self.right_answers()), self.run.verdict
+        said = {option: reason(verdict) if callable(reason) else reason.format(v=verdict)
+                for option, reason in why.items()}
+        rows = [(option in right, option, said[option]) for option in self.answers]
+        return sorted(rows, key=lambda row: not row[0])
+
+    def choose(self, option: str) -> str:
+        """Commit `option`: say whether the run agrees, show the figure; return the feedback text."""
+        if option not in self.answers:
+            raise BadParameter(f"{option!r} is not one of the options: {', '.join(self.answers)}")
+        self.committed = option
+        agrees = option in self.right_answers()
+        text = (f"You predicted: {option}. " + ("The run agrees." if agrees else "The run says otherwise.")
+                + " The next cell says why each option is right or wrong.")
+        self.choice.value, self.choice.disabled, self.commit.disabled = option, True, True
+        self.feedback.value = Answer(text)._html()
         if self.explorer is not None:
             self.explorer.reveal()
-            image = self.explorer.png()
-        return Answer(text, image)
+            self.shown.children = (self.explorer.widget,)
+        return text
+
+    def answer(self, why: dict[str, Why]) -> "Answer":
+        """The cell after the question: the run's own summary, then every option with why the run bears it
+        out or not, then the figure with its verdicts. Where the learner committed with the button (in the
+        lab) the figure already stands under the question, so only the words are shown here; in a saved
+        lesson this cell's output is where a reader without a kernel meets the figure, once."""
+        lines = [f"The run: {self.run.verdict.summary}"]
+        lines += [f"{'✓ right' if right else '✗ wrong'}: {option}. {reason}"
+                  for right, option, reason in self.reasons(why)]
+        if self.explorer is None:
+            return Answer("\n".join(lines))
+        self.explorer.reveal()
+        if self.committed is not None:
+            return Answer("\n".join(lines + ["The figure is under your prediction, above."]))
+        return Answer("\n".join(lines), self.explorer)
 
     def _repr_mimebundle_(self, **kwargs):
         """The live buttons, and for a reader without a kernel the question and its options as text:
-        the answer is not here, but in the saved output of the cell that calls `answer()`."""
+        the answer, and the figure, are in the saved output of the cell that calls `answer()`."""
         bundle = self.widget._repr_mimebundle_(**kwargs)
         data = bundle[0] if isinstance(bundle, tuple) else bundle
         data["text/plain"] = f"Predict first. {self.question} " + " / ".join(self.answers)
         options = "".join(f"<li>{html.escape(a)}</li>" for a in self.answers)
         data["text/html"] = (f"<div><b>Predict first.</b> {html.escape(self.question)}<ol>{options}</ol>"
-                             "<i>Choose one before you read on: the answer follows the figure.</i></div>")
+                             "<i>Choose one before you read on: the answer and the run's figure follow.</i></div>")
         return bundle
 
 
 @dataclass(frozen=True)
 class Answer:
-    """A prediction's answer as a cell shows it: its words, and the figure with its verdicts (a PNG)."""
+    """What a prediction's answer shows: its words, one line each (a list in HTML), then the figure if any."""
 
     text: str
-    png: str | None = None  # base64
+    figure: ModeExplorer | None = None
 
-    def _repr_mimebundle_(self, **kwargs):
-        data = {"text/plain": self.text}
-        body = f"<p style='font-size:1.1em'>{html.escape(self.text)}</p>"
-        if self.png is not None:
-            data["image/png"] = self.png
-            body += f"<img src='data:image/png;base64,{self.png}' style='max-width:100%'/>"
-        data["text/html"] = f"<div>{body}</div>"
-        return data
+    def _html(self) -> str:
+        lines = [html.escape(line) for line in self.text.splitlines()]
+        if len(lines) == 1:
+            return f"<p style='font-size:1.1em'>{lines[0]}</p>"
+        items = "".join(f"<li>{line}</li>" for line in lines[1:])
+        return (f"<div style='font-size:1.1em'><p>{lines[0]}</p>"
+                f"<ul style='list-style:none;padding-left:0'>{items}</ul></div>")
+
+    def words(self) -> dict[str, str]:
+        return {"text/plain": self.text, "text/html": self._html()}
+
+    def _ipython_display_(self):
+        from IPython.display import display
+
+        display(self.words(), raw=True)
+        if self.figure is not None:
+            display(self.figure)

@@ -26,7 +26,7 @@ RUN_SECONDS = 100  # about how long this file runs on a quiet 2-core machine: th
 
 # -- the tests ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize(("prefix", "label"), [("01", "no renewal"), ("04", "one sweep")],
-                         ids=["lesson01-no-renewal", "lesson04-one-sweep"])
+                         ids=["lease-lapses-no-renewal", "timer-or-sweep-one-sweep"])
 def test_hover_lights_the_lane_in_jupyterlab(lab_server, page, prefix, label):
     ARTIFACTS.mkdir(exist_ok=True)
     notebook = lesson(prefix)

@@ -23,7 +23,7 @@ from support import CHROMIUM, CHROMIUM_ARGS, UI_TIMEOUT
 pytestmark = pytest.mark.browser
 
 WIDE, NARROW = {"width": 1280, "height": 900}, {"width": 320, "height": 800}
-# the command-line verb that makes each scenario's run (lesson 05's queue heartbeat and lesson 06's fencing
+# the command-line verb that makes each scenario's run (the EchoMQ lesson's queue heartbeat and the fencing lesson's
 # runs have none of their own)
 VERBS = {"heartbeat": "heartbeat", "renewal_cost": "renewal-cost", "stuck": "stuck", "reaper": "reaper"}
 
@@ -190,15 +190,15 @@ def test_each_lit_readout_is_the_command_lines_summary_of_the_same_run(visits):
                 assert said.startswith(flat(lead + summary)), (name, figure, key, argv, summary, said)
                 assert head == summary, (name, figure, key, argv)
                 checked[(name[:2], mode["run"]["scenario"], key)] = argv
-    # at least lesson 01's figure (a 75 s job, a 30 s lease, no renewal and renewal at TTL/2) and lesson
-    # 04's (six jobs, each design), made again by the commands the README shows
+    # at least the first lesson's figure (a 75 s job, a 30 s lease, no renewal and renewal at TTL/2) and the
+    # renewal cost's (six jobs, per-job timers and one sweep), made again by the commands the README shows
     wanted = [("01", "heartbeat", "none"), ("01", "heartbeat", "half")] + \
-        [("04", "renewal_cost", design) for design in ("per-job", "sweep", "session")]
+        [("04", "renewal_cost", design) for design in ("per-job", "sweep")]
     assert set(wanted) <= set(checked), f"not remade by the command line: {sorted(set(wanted) - set(checked))}"
     none, half = checked[("01", "heartbeat", "none")], checked[("01", "heartbeat", "half")]
     assert none[:1] + none[5:] == ["heartbeat", "--lease", "30", "--job", "75", "--renew", "none"]
     assert half[:1] + half[5:] == ["heartbeat", "--lease", "30", "--job", "75", "--renew", "half"]
-    for design in ("per-job", "sweep", "session"):
+    for design in ("per-job", "sweep"):
         argv = checked[("04", "renewal_cost", design)]
         assert argv[0] == "renewal-cost" and argv[argv.index("--jobs") + 1] == "6"
         assert argv[argv.index("--design") + 1] == design

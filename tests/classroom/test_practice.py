@@ -1,4 +1,4 @@
-"""Lesson 09's practice class: `emqlab class serve` run for a learner alone, two classmates of its own,
+"""The class lesson's practice class: `emqlab class serve` run for a learner alone, two classmates of its own,
 the instructor's controls; what the lesson's predictions read, and nothing left when it closes."""
 
 from __future__ import annotations

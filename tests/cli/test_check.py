@@ -61,7 +61,7 @@ def test_check_plots_the_window(capsys, tmp_path):
 
 
 def fenced_runs():
-    """Every fenced run the lessons make (lessons 04, 05, 06; lesson 01's renewed one)."""
+    """Every fenced run the lessons make (the sessions, reaper and fencing lessons; the first lesson's renewed one)."""
     runs = {"heartbeat half": heartbeat(lease=30, job=75, renew="half"),
             "reaper": reaper(lease=30, beat=5, job=20, crash_at=10),
             "queue heartbeat none": queue_heartbeat(renew="none"), "queue heartbeat half": queue_heartbeat(renew="half"),

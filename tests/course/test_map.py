@@ -47,10 +47,24 @@ def test_the_map_names_every_lesson_with_its_outcome_and_minutes():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for e in course:
         assert e.outcome and not e.outcome.endswith(".") and e.minutes == reading.minutes(NOTEBOOKS / e.file)
-        assert f"| [{e.name}](notebooks/{e.file}) | {e.outcome} |" in readme
+        row = f"[{e.name}](notebooks/{e.file}), {e.minutes} min: {e.outcome}." if e.number == "00" else \
+            f"| [{e.name}](notebooks/{e.file}) | {e.outcome} |"
+        assert row in readme
         assert all(n < e.number for n in e.before), f"{e.name} stands on a lesson after it: {e.before}"
     print("\n".join(f"{e.name}: {e.minutes} min" for e in course))
     print(f"all lessons: {sum(e.minutes for e in course)} min")
+
+
+def test_the_core_path_reads_in_an_hour_and_every_lesson_in_a_quarter():
+    """The page we teach is the core path, lessons 01 to the recap; lesson 00 is not counted in it."""
+    course = course_map.entries()
+    path = course_map.core(course)
+    assert [e.number for e in path] == list(course_map.CORE) and path[-1].title == "Recap and exercises"
+    long = [f"{e.name}: {e.minutes} min" for e in course if e.minutes > reading.LESSON_MAX_MIN]
+    assert not long, f"lessons over {reading.LESSON_MAX_MIN} min: {long}"
+    total = sum(e.minutes for e in path)
+    assert total <= reading.CORE_MAX_MIN, f"the core path reads in {total} min"
+    assert f"**The core path**, {total} min" in (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def test_each_lesson_links_the_previous_and_the_next_at_its_end():

@@ -11,6 +11,7 @@ import sys
 import nbformat
 import pytest
 
+from emqlab.course import exercises
 from emqlab.course import notebooks as course
 from realtime import timeout_s
 
@@ -56,12 +57,23 @@ def test_nbconvert_html_shows_every_figure(path):
     assert images >= len(figure_cells(nb)), f"{path.name}: {images} images for {len(figure_cells(nb))} figures"
 
 
-def test_nbconvert_html_folds_each_exercise_answer_away():
+WITH_EXERCISES = [p for p in LESSONS if any("answer" in c.metadata.get("tags", [])
+                                             for c in nbformat.read(p, as_version=4).cells)]
+
+
+def test_every_exercise_is_in_a_lesson_once():
+    names = [re.fullmatch(r'exercises\.answer\("([\w-]+)", be\)', c.source).group(1)
+             for p in WITH_EXERCISES for c in nbformat.read(p, as_version=4).cells
+             if "answer" in c.metadata.get("tags", [])]
+    assert sorted(names) == sorted(exercises.EXERCISES)
+
+
+@pytest.mark.parametrize("path", WITH_EXERCISES, ids=lambda p: p.name[:2])
+def test_nbconvert_html_folds_each_exercise_answer_away(path):
     """nbconvert ignores the lab's `source_hidden`/`outputs_hidden`: an answer's own HTML form folds it, so a
     reader of the saved lesson as HTML meets each answer closed, under its exercise, and opens it on purpose."""
     from nbconvert import HTMLExporter
 
-    path = next(p for p in LESSONS if p.name.startswith("12-"))
     nb = nbformat.read(path, as_version=4)
     answers = [c for c in nb.cells if "answer" in c.metadata.get("tags", [])]
     body, _ = HTMLExporter().from_notebook_node(nb)
@@ -104,10 +116,11 @@ def saved_text(cell) -> list[str]:
 
 def python_in_prose(cell) -> list[str]:
     """Lines under `cell` that show the reader a random run prefix or a Python value's repr (a raw dict
-    or list, None, True). A cell that prints a script (`lab.script`, `source`) shows code, which may quote."""
+    or list, None, True). A cell that prints a script (`lab.script`, `lab.excerpt`, `source`) shows code,
+    which may quote."""
     lines = saved_text(cell)
     shown = [line for line in lines if RUN_PREFIX.search(line)]
-    if not re.search(r"\b(lab\.script|source)\(", cell.source):
+    if not re.search(r"\b(lab\.script|lab\.excerpt|source)\(", cell.source):
         shown += [line for line in lines if PYTHON_REPR.search(line)]
     return shown
 
@@ -157,23 +170,46 @@ def test_a_cell_that_moves_an_explorer_saves_the_figure_it_moved_to(path):
 
 
 @pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name[:2])
-def test_the_figure_under_a_question_keeps_its_verdicts_back_and_the_answer_follows(path):
-    """Predict on paper: the question and its options are saved as text, the figure right under it is
-    saved with no verdict (its plain text says only what is drawn), and a later cell saves the answer."""
+def test_a_question_shows_no_figure_and_its_answer_names_every_option_then_draws_the_run_once(path):
+    """Predict on paper: the question and its options are saved as text with no image; the next code cell
+    saves the answer, a line for every option (why it is right or wrong), and then the run's figure."""
     nb = nbformat.read(path, as_version=4)
     code = [c for c in nb.cells if c.cell_type == "code"]
     for i, cell in enumerate(code):
         plain = [o.get("data", {}).get("text/plain", "") for o in cell.outputs]
         if not any(p.startswith("Predict first.") for p in plain):
             continue
+        assert not any("image/png" in o.get("data", {}) for o in cell.outputs), f"{path.name}: a figure by the question"
         html = next(o["data"]["text/html"] for o in cell.outputs if "text/html" in o.get("data", {}))
-        assert html.count("<li>") >= 2, f"{path.name}: the question's options are not saved as text"
-        after = code[i + 1]
-        for out in after.outputs:
-            if "image/png" in out.get("data", {}):
-                assert out["data"]["text/plain"].startswith("Drawn: "), \
-                    f"{path.name}: the figure under the question shows its verdicts:\n{after.source}"
-        assert any(".answer()" in c.source for c in code[i + 1:i + 3]), f"{path.name}: no answer after the question"
+        options = html.count("<li>")
+        assert options >= 2, f"{path.name}: the question's options are not saved as text"
+        answer = code[i + 1]
+        assert ".answer(" in answer.source, f"{path.name}: the cell after the question is not its answer"
+        words = answer.outputs[0]["data"]["text/plain"].splitlines()
+        marks = [line.split(":")[0] for line in words[1:]]
+        assert words[0].startswith("The run: ") and len(marks) == options and "✓ right" in marks \
+            and set(marks) <= {"✓ right", "✗ wrong"}, f"{path.name}: the answer does not name every option: {words}"
+        images = [o for o in answer.outputs if "image/png" in o.get("data", {})]
+        assert len(images) <= 1 and all(not o["data"]["text/plain"].startswith("Drawn: ") for o in images)
+
+
+def test_no_saved_image_is_another_s_and_no_lesson_draws_a_run_twice():
+    """Byte for byte, no image is saved twice in the course; within a lesson, no two images say the same
+    words (a figure's words are its caption and each run's verdict: the same words, the same runs drawn)."""
+    seen: dict[str, str] = {}
+    for path in LESSONS:
+        words: dict[str, int] = {}
+        for i, cell in enumerate(nbformat.read(path, as_version=4).cells):
+            for out in cell.get("outputs", []):
+                data = out.get("data", {})
+                if "image/png" not in data:
+                    continue
+                png = data["image/png"].strip()
+                assert png not in seen, f"{path.name} cell {i} saves the image {seen.get(png)} saved"
+                seen[png] = f"{path.name} cell {i}"
+                said = data.get("text/plain", "")
+                assert said not in words, f"{path.name}: cells {words.get(said)} and {i} draw the same runs"
+                words[said] = i
 
 
 # -- a lesson's kernel at start-up: a taken port is tried again, any other death says why ------------------

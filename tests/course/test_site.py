@@ -54,8 +54,9 @@ def doc_pages() -> list[str]:
 def test_a_page_for_every_lesson_and_an_index_linking_them_in_order(site, saved):
     assert [p.name for p in site.pages] == [INDEX] + [f"{stem}.html" for stem in saved] + doc_pages()
     index = (site.out / INDEX).read_text(encoding="utf-8")
-    linked = re.findall(r'<td><a href="([^"]+)">', index)  # the course map, a lesson a row
-    assert linked == [f"{stem}.html" for stem in saved]
+    linked = re.findall(r'<td><a href="([^"]+)">', index)  # the course map: lesson 00 above it, then a lesson a row
+    assert index.index('href="00-start-here.html"') < index.index("<table")
+    assert linked == [f"{stem}.html" for stem in saved if not stem.startswith("00-")]
     assert re.findall(r'<li><a href="([^"]+)">', index) == doc_pages()  # the reference, after it
     for stem, nb in saved.items():
         title = re.search(r"^#+\s+(.+)$", nb.cells[0].source, re.M).group(1)
@@ -115,22 +116,24 @@ def test_every_page_says_which_store_and_when_its_runs_were_made(site, saved):
 
 
 def test_the_exercises_fold_each_answer_away_with_the_saved_run_and_how_to_run_it(site, saved):
-    nb = saved["12-recap-and-exercises"]
-    answers = [c for c in nb.cells if ANSWER_TAG in c.metadata.get("tags", [])]
-    assert len(answers) == len(exercises.EXERCISES) == 7
-    for number, cell in enumerate(answers, 1):
-        assert cell.metadata["jupyter"] == {"source_hidden": True, "outputs_hidden": True}  # folded in the lab
-        assert cell.source == f"exercises.answer({number}, be)"
-        assert "✔ Right." in cell.outputs[0]["data"]["text/plain"]  # the saved run confirmed it
-    page = page_of(site, "12-recap-and-exercises")
-    folded = re.findall(r'<details class="answer"><summary>Show the answer</summary>(.*?)</details>', page, re.S)
-    assert len(folded) == len(answers)
-    for cell, body in zip(answers, folded):
-        said = cell.outputs[0]["data"]["text/plain"]
-        assert html.escape(said.splitlines()[0]) in body and "✔ Right." in body
-        assert "./run lab" in body and 'lab.use("valkey")' in body
-    # the question comes first: each exercise's check sits before its folded answer
-    assert page.index("check_cadence") < page.index("<summary>Show the answer")
+    answers = {stem: [c for c in nb.cells if ANSWER_TAG in c.metadata.get("tags", [])] for stem, nb in saved.items()}
+    assert sum(len(cells) for cells in answers.values()) == len(exercises.EXERCISES) == 7
+    for stem, cells in answers.items():
+        if not cells:
+            continue
+        for cell in cells:
+            assert cell.metadata["jupyter"] == {"source_hidden": True, "outputs_hidden": True}  # folded in the lab
+            assert re.fullmatch(r'exercises\.answer\("[\w-]+", be\)', cell.source)
+            assert "✔ Right." in cell.outputs[0]["data"]["text/plain"]  # the saved run confirmed it
+        page = page_of(site, stem)
+        folded = re.findall(r'<details class="answer"><summary>Show the answer</summary>(.*?)</details>', page, re.S)
+        assert len(folded) == len(cells)
+        for cell, body in zip(cells, folded):
+            said = cell.outputs[0]["data"]["text/plain"]
+            assert html.escape(said.splitlines()[0]) in body and "✔ Right." in body
+            assert "./run lab" in body and 'lab.use("valkey")' in body
+        # the question comes first: the lesson's first check sits before its first folded answer
+        assert re.search(r"check_\w+", page).start() < page.index("<summary>Show the answer")
 
 
 def test_the_command_writes_the_site_and_says_what_it_wrote(tmp_path, capsys, saved):
@@ -148,14 +151,19 @@ def test_the_index_shows_the_course_map_and_every_reference_page_renders(site):
 
     index = html.unescape((site.out / INDEX).read_text(encoding="utf-8"))
     for e in course_map.entries():
+        if e.number == course_map.START_HERE:
+            line = re.search(rf'<a href="{re.escape(e.file[:-6])}\.html">.*?</p>', index, re.S).group(0)
+            assert f"{e.minutes} min: {e.outcome}." in line, line
+            continue
         row = re.search(rf'<tr>\s*<td><a href="{re.escape(e.file[:-6])}\.html">.*?</tr>', index, re.S).group(0)
-        assert e.outcome in row and re.search(rf"<td[^>]*>{e.minutes}</td>", row), row
+        assert e.outcome.replace("`", "") in re.sub(r"</?code>", "", row), row
+        assert re.search(rf"<td[^>]*>{e.minutes}</td>", row), row
     for doc in sorted(DOCS.glob("*.md")):
         page = (site.out / f"docs-{doc.stem}.html").read_text(encoding="utf-8")
         title = doc.read_text(encoding="utf-8").split("\n", 1)[0].lstrip("# ")
-        assert "<h1>" in page and ".md" not in "".join(re.findall(r'href="([^"]+)"', page)), doc.name
+        assert "<h1 " in page and ".md" not in "".join(re.findall(r'href="([^"]+)"', page)), doc.name
         shown = re.sub(r"</?code>", "", html.unescape(page))
-        assert f"<h1>{title.replace('`', '')}</h1>" in shown, doc.name
+        assert re.search(rf'<h1 id="[\w-]+">{re.escape(title.replace("`", ""))}</h1>', shown), doc.name
 
 
 @pytest.mark.parametrize("args, says", [

@@ -19,13 +19,13 @@ SLIDE = ((16, 9), 120, 18)
 DASHBOARD = ((15, 7.5), 120, 18)  # emqlab present: the explorer at slide dpi, on a 1920-wide screen
 
 
-def _lesson03(be):
+def _pause_past_the_lease(be):
     modes = {"none": heartbeat(renew="none", pause="20:40", backend=be),
              "chosen": heartbeat(renew=1.2, pause="20:40", backend=be)}
     return figures.heartbeat_figure(modes)
 
 
-def _lesson02(be):
+def _mortal_and_durable(be):
     runs = {"crash-short": heartbeat(lease=10, renew="half", pause="11:100", backend=be),
             "crash-long": heartbeat(lease=60, renew="half", pause="11:100", backend=be),
             "alive-short": heartbeat(lease=10, renew="half", backend=be)}
@@ -46,8 +46,8 @@ def _boundary(be):
 
 BUILDERS = {
     "heartbeat": lambda be: figures.heartbeat_figure(figures.heartbeat_modes(be)),
-    "lesson02": _lesson02,
-    "lesson03": _lesson03,
+    "mortal-and-durable": _mortal_and_durable,
+    "pause-past-the-lease": _pause_past_the_lease,
     "renewal": lambda be: figures.renewal_figure(figures.renewal_designs(be)),
     "scaling": figures.measured_scaling,
     "capacity": lambda be: figures.measured_capacity(),
@@ -137,5 +137,5 @@ def test_a_mark_no_run_drew_has_no_entry(fake):
     assert "pause" not in entries and "extend replied 0: lock gone" not in entries  # figure 1 has neither
     assert {"lease (server deadline)", "extend", "deadline moved", "lapse", "job done", "tries the lock, refused",
             "double run"} <= set(entries)
-    frozen = [t.get_text() for t in BUILDERS["lesson02"](fake).figure.legends[0].get_texts()]
+    frozen = [t.get_text() for t in BUILDERS["mortal-and-durable"](fake).figure.legends[0].get_texts()]
     assert {"pause", "extend replied 0: lock gone", "saw the job done"} <= set(frozen) and "double run" not in frozen

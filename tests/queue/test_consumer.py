@@ -1,4 +1,4 @@
-"""Lesson 05's beat lane: each consumer beat recorded step by step (reap → promote → drain → park)
+"""The reaper lesson's beat lane: each consumer beat recorded step by step (reap → promote → drain → park)
 against the server's TIME, its words, its figure, and the lab helpers that print them."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from emqlab.scenarios.reaper import (QueueHeartbeatParams, QueueHeartbeatVerdict
 from support import check_protocol, record, says_only_what_the_queue_heartbeat_verdict_holds
 
 
-# -- lesson 05: the beat, step by step, on the server's clock -------------------------------------------
+# -- the reaper lesson: the beat, step by step, on the server's clock -------------------------------------------
 def _beats(tl):
     """{(actor, beat): [steps in the order they were recorded]}"""
     beats: dict = {}
@@ -163,3 +163,16 @@ def test_lab_script_shows_the_package_own_lua_file():
     assert REAP_LIMIT == 100  # the bound the consumer passes as `limit` on every beat
     with pytest.raises(KeyError, match="no Lua script named"):
         lab.script("reaper")
+
+
+def test_a_lesson_quotes_the_reap_script_s_lines_and_the_queue_s_keys_as_the_package_has_them(fake):
+    from emqlab.course import lab
+
+    lines = lab.excerpt("reap", "'TIME'", "unpack(expired)").splitlines()
+    whole = lab.script("reap").splitlines()
+    assert len(lines) >= 2 and all(whole[int(n) - 1] == text for n, text in (ln.split("  ", 1) for ln in lines))
+    assert any("redis.call('TIME')" in ln for ln in lines)
+    q = Queue(fake, "orders", prefix="emqlab:any-0123456789abcdef:")
+    assert lab.keyspace(q, "J1").splitlines() == ["emq:{orders}:pending", "emq:{orders}:active", "emq:{orders}:job:J1",
+                                                  "emq:{orders}:schedule", "emq:{orders}:wake", "emq:{orders}:done",
+                                                  "emq:{orders}:dead"]

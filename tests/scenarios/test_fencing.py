@@ -1,4 +1,4 @@
-"""Lesson 06's fencing scenario on both stores: a worker stopped past its lease writes late."""
+"""The fencing lesson's scenario on both stores: a worker stopped past its lease writes late."""
 
 from __future__ import annotations
 

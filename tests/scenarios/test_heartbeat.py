@@ -169,7 +169,7 @@ def test_live_pause_loses_and_short_pause_holds(slow_live):
     [stopped] = times(tl, "work_stopped")
     assert stopped - lost.renew_lost_at < slack(live, 0.5)  # told at once
     # In real time the holder's work may resume a moment before its renewer learns the lock is gone:
-    # that sliver is real (and why lesson 06 fences writes); it ends when the 0 reply arrives, a slack's
+    # that sliver is real (and why the fencing lesson fences writes); it ends when the 0 reply arrives, a slack's
     # worth after the wake at most, never the 40 s pause
     assert all(end <= stopped for _, end in lost.overlap)
     assert sum(end - start for start, end in lost.overlap) < slack(live, 1.5)

@@ -386,8 +386,10 @@ def test_benchmark_words_say_each_row():
              "broke": "12 of 1,000 leases lapsed"},
             {"design": "python-redis-lock", "k": 100_000, "rt_per_tick": None, "broke": "not run: too many threads"}]
     sw = scaling_words(rows, "measured here")
-    assert sw.caption == ("Renewal cost against K = 1,000, 100,000: round trips and server time per tick for each "
-                          "design, measured here.")
+    assert sw.caption == ("Renewal cost against K = 1,000, 100,000: round trips and wall time per tick for each "
+                          "design, measured here.")  # no row measured the server's own time: the caption says so
+    timed = scaling_words([{**rows[0], "server_us_per_tick": 12.5}], "measured here")
+    assert "round trips and server time per tick" in timed.caption
     assert sw.notes == ("- emqlab sweep, K = 100,000: 1 round trip per tick, 71.2 ms per tick, all held: True",
                         "- emqlab per-job, K = 1,000: 1,000 round trips per tick, 40 ms per tick, all held: False; "
                         "broke: 12 of 1,000 leases lapsed",

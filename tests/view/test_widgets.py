@@ -239,20 +239,47 @@ def figure_texts(x) -> str:
                          ids=["heartbeat", "renewal-cost", "queue-heartbeat", "fencing"])
 def test_a_figure_asked_first_keeps_every_verdict_back_until_the_answer(fake, figure):
     draw, data = figure(fake)
-    x = ModeExplorer(draw, data, ask_first=True)
-    question = Predict("which?", {"the first": lambda v: True, "the second": lambda v: False},
-                       next(iter(data.values())), explorer=x)
+    x = ModeExplorer(draw, data)
+    run = next(iter(data.values()))
+    question = Predict("which?", {"the first": lambda v: True, "the second": lambda v: False}, run, explorer=x)
     try:
         verdicts = [" ".join(m.verdict.split()) for m in x.modes.values()]
-        assert not x.revealed and not any(v in figure_texts(x) for v in verdicts)
+        assert not x.revealed and not any(v in figure_texts(x) for v in verdicts)  # the question holds it back
         assert all(m.label in figure_texts(x) for m in x.modes.values())  # the panels still say what they are
-        assert x._repr_mimebundle_()["text/plain"].startswith("Drawn: ")
-        assert "the first" in question._repr_mimebundle_()["text/html"]  # the question, on paper
-        answer = question.answer()
-        assert x.revealed and all(v in figure_texts(x) for v in verdicts)
-        bundle = answer._repr_mimebundle_()
-        assert bundle["text/plain"].startswith("The answer: the first. The run: ") and bundle["image/png"]
+        paper = question._repr_mimebundle_()
+        assert "the first" in paper["text/html"] and "image/png" not in paper  # the question, on paper, no figure
+        answer = question.answer({"the first": "it is, as {v.summary!r} says", "the second": lambda v: "it is not"})
+        assert answer.figure is x and x.revealed and all(v in figure_texts(x) for v in verdicts)
+        words = answer.words()["text/plain"].splitlines()
+        assert words[0] == f"The run: {run.verdict.summary}"
+        assert words[1] == f"✓ right: the first. it is, as {run.verdict.summary!r} says"
+        assert words[2] == "✗ wrong: the second. it is not"
         assert x._repr_mimebundle_()["text/plain"].startswith(x.drawing.words.caption)
+        assert x._repr_mimebundle_()["image/png"]  # the figure, once, after the answer
+    finally:
+        x.close()
+
+
+def test_committing_in_the_lab_shows_the_figure_under_the_question_and_the_answer_only_its_words(fake):
+    draw, data = _heartbeat(fake)
+    x = ModeExplorer(draw, data)
+    run = next(iter(data.values()))
+    question = Predict("which?", {"a": lambda v: False, "b": lambda v: True}, run, explorer=x)
+    try:
+        assert question.shown.children == ()
+        feedback = question.choose("a")
+        assert feedback.startswith("You predicted: a. The run says otherwise. The next cell says why")
+        assert question.shown.children == (x.widget,) and x.revealed
+        answer = question.answer({"a": "no", "b": "yes"})
+        assert answer.figure is None  # the figure already stands under the question
+        words = answer.words()["text/plain"].splitlines()
+        assert words[1:] == ["✓ right: b. yes", "✗ wrong: a. no", "The figure is under your prediction, above."]
+        with pytest.raises(BadParameter, match="give a reason for every option: none for 'b'"):
+            question.answer({"a": "no"})
+        with pytest.raises(BadParameter, match="'c' is not one of the options"):
+            question.answer({"a": "no", "b": "yes", "c": "?"})
+        with pytest.raises(BadParameter, match="give a function of the run's verdict"):
+            Predict("which?", {"a": (lambda v: True, "why"), "b": lambda v: False}, run)
     finally:
         x.close()
 
@@ -261,22 +288,38 @@ def test_a_figure_asked_first_keeps_every_verdict_back_until_the_answer(fake, fi
 NOTEBOOKS = sorted(lab.NOTEBOOKS.glob("[0-9][0-9]-*.ipynb"))
 
 
-def test_all_thirteen_lessons_are_there_the_recap_last():
-    assert [p.name[:2] for p in NOTEBOOKS] == [f"{i:02d}" for i in range(13)]
-    assert NOTEBOOKS[-1].name == "12-recap-and-exercises.ipynb"
+def test_all_eighteen_lessons_are_there_the_core_path_ending_with_its_recap():
+    assert [p.name[:2] for p in NOTEBOOKS] == [f"{i:02d}" for i in range(18)]
+    assert NOTEBOOKS[7].name == "07-recap-and-exercises.ipynb"
+
+
+def _counted(source: str) -> list[str]:
+    """A cell's non-blank lines, less a question's options and an answer's reasons: the lines between the
+    `{` that opens them (on the `Predict(` or `.answer(` line, or `answers = {`) and the `}` that closes them."""
+    lines = [ln for ln in source.splitlines() if ln.strip()]
+    counted, inside = [], False
+    for ln in lines:
+        if inside and ln.lstrip().startswith("}"):
+            inside = False
+        if not inside:
+            counted.append(ln)
+        if ln.rstrip().endswith("{") and ("Predict(" in ln or ".answer(" in ln or ln.startswith("answers = {")):
+            inside = True
+    return counted
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name[:2])
 def test_lesson_shape(path):
+    """Outcomes first, "What to remember" last; short cells (a question's options aside)."""
     import nbformat
 
     nb = nbformat.read(path, as_version=4)
     prose = [c.source for c in nb.cells if c.cell_type == "markdown"]
-    assert "**What you will see**" in prose[0] and "## What to remember" in prose[-1]
+    assert "**You will be able to**" in prose[0] and "## What to remember" in prose[-1]
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
-        lines = [ln for ln in cell.source.splitlines() if ln.strip()]
+        lines = _counted(cell.source)
         assert 1 <= len(lines) <= 5, f"{path.name}: a cell of {len(lines)} lines:\n{cell.source}"
         assert "import *" not in cell.source
 
