@@ -255,11 +255,12 @@ def wait(seconds: float) -> None:
 
 
 # -- one timer per job, or one sweep: renewal cost against K ----------------------------------------
-def renewal_scaling(ks=(1, 10, 100, 1000), ticks: int = 2) -> list[dict]:
-    """Run every renewal design for each K on the current store; rows for `figures.scaling_figure`."""
+def renewal_scaling(ks=(1, 10, 100, 1000), ticks: int = 2, designs=None) -> list[dict]:
+    """Run every renewal design (or those named) for each K on the current store; rows for
+    `figures.scaling_figure`."""
     from ..scenarios.renewal_cost import renewal_scaling as measure
 
-    return measure(backend(), ks, ticks)
+    return measure(backend(), ks, ticks, designs)
 
 
 # -- one slot per queue: a three-node cluster-----------------------------------------------------------------

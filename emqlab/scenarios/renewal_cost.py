@@ -10,6 +10,7 @@ one lease beside them, `emq:{orders}:worker:worker-1:session`, and each job key 
 from __future__ import annotations
 
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -137,11 +138,13 @@ def _per(total: float, ticks: int) -> float | int:
     return int(value) if float(value).is_integer() else round(value, 3)
 
 
-def renewal_scaling(backend, ks=(1, 6, 100, 1000), ticks: int = 2) -> list[dict[str, Any]]:
-    """Both designs at each K, measured on `backend`: the rows `plot.renewal.draw_scaling` reads."""
+def renewal_scaling(backend, ks=(1, 6, 100, 1000), ticks: int = 2,
+                    designs: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """Each renewing design (or those named) at each K, measured on `backend`: the rows
+    `plot.renewal.draw_scaling` reads."""
     rows = []
     for k in ks:
-        for design in design_names(renewing=True):
+        for design in designs or design_names(renewing=True):
             c = renewal_cost(jobs=k, design=design, ticks=ticks, backend=backend).counts
             rows.append({"design": f"emqlab {design}", "k": k, "rt_per_tick": c["round_trips_per_tick"],
                          "wall_ms_per_tick": c["wall_ms_per_tick"], "all_held": c["all_held"],

@@ -25,7 +25,7 @@ def test_acquire_is_exclusive_and_reports_the_servers_ttl(backend):
 
 def test_extend_with_the_token_pushes_the_lease_out(backend):
     leases, key = Leases(backend), backend.key("t", "lock")
-    grant = leases.acquire(key, 1_000)
+    grant = leases.acquire(key, 30_000)  # long enough on a real clock that the extend finds it held on any host
     extended = leases.extend(key, grant.token, 60_000)
     assert 59_000 <= extended.ttl_ms <= 60_000  # not an event count: the TTL the extend reported, model ms
     assert 59_000 <= leases.ttl_ms(key) <= 60_000  # not an event count: a TTL read back, model ms

@@ -411,3 +411,14 @@ def test_the_run_leases_own_renewals_are_not_counted_as_the_designs(slow_live, m
     stats = t.counts["server_commandstats"]
     assert "eval" not in stats and stats["evalsha"]["calls"] == 24
     assert stats["get"]["calls"] == stats["pexpire"]["calls"] == 24
+
+
+def test_the_scaling_rows_hold_the_designs_asked_for_and_every_renewing_one_by_default(fake):
+    from emqlab.lease.designs import design_names
+    from emqlab.scenarios.renewal_cost import renewal_scaling
+
+    asked = renewal_scaling(fake, ks=(1, 3), designs=("per-job", "sweep"))
+    assert [(r["design"], r["k"], r["rt_per_tick"]) for r in asked] == [
+        ("emqlab per-job", 1, 1), ("emqlab sweep", 1, 1), ("emqlab per-job", 3, 3), ("emqlab sweep", 3, 1)]
+    every = renewal_scaling(fake, ks=(2,))
+    assert [r["design"] for r in every] == [f"emqlab {d}" for d in design_names(renewing=True)]
