@@ -265,9 +265,9 @@ class Story:
         if not w.working:
             return
         accepted = self.storage.write(w.name, w.fence)
+        # one event a write, the storage's: it says who wrote, with which token, and what the storage did
         self.rec.event("storage", "write", writer=w.name, token=w.fence, part=part, accepted=accepted,
                        highest=self.storage.highest)
-        self.rec.event(w.name, "write", token=w.fence, part=part, accepted=accepted)
         if not accepted:
             self.stop(w, "work_stopped", reason="the storage refused its token")
         elif part == PARTS:

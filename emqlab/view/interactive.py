@@ -26,8 +26,15 @@ from matplotlib.layout_engine import ConstrainedLayoutEngine
 
 from ..plot import Drawing
 
-SKIP_WHEN_STEPPING = frozenset({"acquire_failed"})  # polling noise: dozens of identical events
+# What a stepper leaves out: events that change neither who holds what nor what became of the work. A
+# contender's refused polls (dozens alike), a consumer's beat steps (the reap, promote, drain and park
+# of every beat, moved or not: the claims, reaps and completions they make are events of their own), a
+# producer's enqueue (the setup), a renewal tick's summary (its round trips are the steps).
+SKIP_WHEN_STEPPING = frozenset({"acquire_failed", "step", "enqueue", "tick"})
 TIMED = frozenset({"deadline", "ttl", "seconds", "t"})  # event data given in model seconds
+# event data a person does not read aloud: the server's raw TIME and scores (epoch milliseconds, and the
+# same in seconds; the step's own time says when), and wall-clock costs (meaningless on a virtual clock)
+UNSPOKEN = frozenset({"now", "time_s", "score", "score_s", "wall_ms"})
 FIGURE_MIME = "application/vnd.emqlab.figure+html"  # a saved explorer's fragment, for `emqlab site`
 STEP_IDLE = "Point at a mode (or click it to pin it), then step through its events."
 RUN_KEYS = ("scenario", "params", "backend", "clock")  # what a mode's JSON says of the run behind it
@@ -48,19 +55,27 @@ def light_style() -> str:
 
 
 def event_in_words(event) -> str:
-    """"holder · renew · deadline 45 s, ttl 30 s": an event's actor, kind and data, read as words."""
+    """"holder · renew · deadline 45 s, ttl 30 s": an event's actor, kind and data, read as words: yes and
+    no for a flag, "none" for nothing, model seconds for a time; no epoch milliseconds, no wall time."""
     def value(key: str, v: Any) -> str:
+        if isinstance(v, bool):
+            return "yes" if v else "no"
+        if v is None:
+            return "none"
         if isinstance(v, list):
-            return ", ".join(map(str, v[:6])) + (" …" if len(v) > 6 else "") if v else "none"
-        return f"{v:g} s" if key in TIMED and isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)
+            return ", ".join(value(key, x) for x in v[:6]) + (" …" if len(v) > 6 else "") if v else "none"
+        return f"{v:g} s" if key in TIMED and isinstance(v, (int, float)) else str(v)
 
-    data = ", ".join(f"{k.replace('_', ' ')} {value(k, v)}" for k, v in event.data.items())
+    said = [(k, v) for k, v in event.data.items() if k not in UNSPOKEN]
+    data = ", ".join(f"{k.replace('_', ' ')} {value(k, v)}" for k, v in said)
     return f"{event.actor} · {event.kind.replace('_', ' ')}" + (f" · {data}" if data else "")
 
 
 def step_events(timeline) -> list:
-    """The events a stepper walks in `timeline` (polling noise left out)."""
-    return [e for e in getattr(timeline, "events", []) if e.kind not in SKIP_WHEN_STEPPING]
+    """The events a stepper walks in `timeline`: every event but the kinds in SKIP_WHEN_STEPPING, and an
+    idle worker's renewal (a session holding no job: nothing changes hands)."""
+    return [e for e in getattr(timeline, "events", []) if e.kind not in SKIP_WHEN_STEPPING
+            and not (e.kind == "renew" and e.data.get("jobs") == [])]
 
 
 def _svg(drawing: Drawing, cursors: bool) -> tuple[str, list[tuple[float, float]]]:

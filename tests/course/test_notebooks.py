@@ -264,3 +264,27 @@ def test_a_kernel_that_dies_for_another_reason_is_not_started_again_and_says_why
     with pytest.raises(RuntimeError, match="no such module: lesson_helpers"):
         kernel_start_retried_on_a_taken_port(counted)(kernel_name="dies", startup_timeout=timeout_s(30))
     assert len(tries) == 1
+
+
+STEPS = re.compile(r'<script type="application/json" data-modes>(.*?)</script>', re.S)
+LONG_NUMBER = re.compile(r"\d{10,}")
+PYTHON_WORD = re.compile(r"\b(True|False|None)\b")
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name[:2])
+def test_every_saved_stepper_tells_a_story_a_person_reads_aloud(path):
+    """A stepper's steps are the run's events in model seconds from its start, at most 25 a run, with no
+    epoch milliseconds and no Python literals in their words."""
+    from emqlab.view.interactive import FIGURE_MIME
+
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            fragment = out.get("data", {}).get(FIGURE_MIME)
+            for found in STEPS.finditer(fragment or ""):
+                for name, mode in json.loads(found.group(1))["modes"].items():
+                    steps = mode.get("steps") or []
+                    assert len(steps) <= 25, f"{path.name}: {name} walks {len(steps)} steps"
+                    for t, text in steps:
+                        assert 0 <= t <= 10_000 and text.startswith(f"t = {t:g} s · "), (path.name, name, text)
+                        assert not LONG_NUMBER.search(text) and not PYTHON_WORD.search(text), (path.name, name, text)

@@ -79,3 +79,20 @@ def test_a_figure_asked_first_holds_its_verdicts_back(fake):
     caption = re.search(r'<figcaption class="emqlab-text">(.*?)<ul', page).group(1)
     assert caption == "Drawn: two runs." and "<ul data-held hidden>" in page
     assert drawing.words.caption not in page
+
+
+def test_an_event_reads_aloud_flags_in_words_and_no_epoch_or_wall_time():
+    from emqlab.core.timeline import Event
+    from emqlab.view.interactive import event_in_words, step_events
+
+    e = Event(t=32.5, actor="worker-2", kind="claim", data={"job": "J1", "attempts": 2, "deadline": 62.5,
+                                                            "now": 1767225632500, "score": 1767225662500,
+                                                            "fenced": False, "token": None, "wall_ms": 0.2})
+    assert event_in_words(e) == "worker-2 · claim · job J1, attempts 2, deadline 62.5 s, fenced no, token none"
+
+    class Run:
+        events = [e, Event(t=33, actor="worker-1", kind="step", data={"step": "park"}),
+                  Event(t=35, actor="worker-1", kind="renew", data={"jobs": []}),
+                  Event(t=36, actor="worker-2", kind="renew", data={"jobs": ["J1"]})]
+
+    assert [(x.actor, x.kind) for x in step_events(Run())] == [("worker-2", "claim"), ("worker-2", "renew")]
