@@ -19,9 +19,15 @@ class Picture:
         return {"image/png": self.png, "text/plain": self.caption}
 
 
+def said(words) -> str:
+    """A figure in words, for whoever cannot see it: its caption, then each run's verdict line."""
+    return "\n".join([words.caption, *(m.verdict_line for m in words.modes.values())])
+
+
 def picture(drawing, dpi: int = 80) -> Picture:
-    """A static figure (a Drawing, or a matplotlib Figure) as a Picture, its caption as its words."""
+    """A static figure (a Drawing, or a matplotlib Figure) as a Picture: its caption and each run's verdict
+    line as its words."""
     buf = io.BytesIO()
     getattr(drawing, "figure", drawing).savefig(buf, format="png", dpi=dpi)
     words = getattr(drawing, "words", None)
-    return Picture(base64.b64encode(buf.getvalue()).decode("ascii"), words.caption if words else "a figure")
+    return Picture(base64.b64encode(buf.getvalue()).decode("ascii"), said(words) if words else "a figure")

@@ -36,7 +36,7 @@ from ..core.errors import BadParameter
 from ..core.words import ModeWords
 from ..plot import Drawing
 from .interactive import FIGURE_MIME, event_in_words, interactive_html, light_script, light_style, step_events
-from .picture import Picture
+from .picture import Picture, said
 
 log = logging.getLogger(__name__)
 _numbers = itertools.count(1)  # each explorer's figure gets its own name on the page: data-figure="heartbeat-1"
@@ -217,8 +217,7 @@ class ModeExplorer:
     def said(self) -> str:
         """The figure in words, for a reader of the saved text (an image's alt): its caption, then each
         run's verdict line. The readouts behind them are the figure's to show, mode by mode."""
-        words = self.drawing.words
-        return "\n".join([words.caption, *(m.verdict_line for m in words.modes.values())])
+        return said(self.drawing.words)
 
     def held_back(self) -> str:
         """What a figure asked first says before the prediction: what it draws, and no outcome (its
@@ -245,6 +244,8 @@ class ModeExplorer:
         (the caption, then what the lit mode's readout says): what a cell that moves a slider and talks
         about the result leaves in the saved notebook, for a reader without a kernel, who would otherwise
         see only the figure as it was first drawn."""
+        if self.lit is None:  # nothing lit: what the image shows, not a prompt to point at it
+            return Picture(self.png(), self.said())
         return Picture(self.png(), f"{self.drawing.words.caption}\n{self.readout_text}")
 
     def close(self) -> None:
@@ -306,9 +307,9 @@ class Predict:
         if extra:
             raise BadParameter(f"{extra[0]!r} is not one of the options: {', '.join(self.answers)}")
         right, verdict = set(self.right_answers()), self.run.verdict
-        said = {option: reason(verdict) if callable(reason) else reason.format(v=verdict)
-                for option, reason in why.items()}
-        rows = [(option in right, option, said[option]) for option in self.answers]
+        spoken = {option: reason(verdict) if callable(reason) else reason.format(v=verdict)
+                  for option, reason in why.items()}
+        rows = [(option in right, option, spoken[option]) for option in self.answers]
         return sorted(rows, key=lambda row: not row[0])
 
     def choose(self, option: str) -> str:

@@ -288,3 +288,18 @@ def test_every_saved_stepper_tells_a_story_a_person_reads_aloud(path):
                     for t, text in steps:
                         assert 0 <= t <= 10_000 and text.startswith(f"t = {t:g} s · "), (path.name, name, text)
                         assert not LONG_NUMBER.search(text) and not PYTHON_WORD.search(text), (path.name, name, text)
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name[:2])
+def test_every_saved_image_says_what_it_shows_in_words(path):
+    """An image's text (the site's alt, a screen reader's, a diff's) is its caption and, for a figure of
+    runs, a line per run: never a Python repr, a prompt to point at it, or nothing."""
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if "image/png" not in data:
+                continue
+            text = data.get("text/plain", "")
+            assert text.strip() and not PYTHON_REPR.search(text.splitlines()[0]), f"{path.name}: {text!r}"
+            assert "Point at" not in text and text != "a figure", f"{path.name}: {text!r}"
