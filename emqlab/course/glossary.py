@@ -3,9 +3,9 @@
 The glossary is the one source: each `### heading` is a term, spelled as the heading's parts ("slot and
 CROSSSLOT" is two spellings) and as the words set in bold in its entry ("Also called **renew**"). The
 first time the lessons, read in order, use a spelling in their prose (not in a heading, code, a link,
-italics or the lesson's own first lines; a code span that is the spelling itself counts), `write()` makes that word a link to the term's entry; a spelling in
-capitals (TTL, WAIT) matches only in capitals. `python -m emqlab.course.map` calls it, and a test fails
-when writing again would change a lesson.
+italics or the lesson's own first lines; a code span that is the spelling itself counts), `write()`
+makes that word a link to the term's entry; a spelling in capitals (TTL, WAIT) matches only in capitals.
+`python -m emqlab.course.map` calls it, and a test fails when writing again would change a lesson.
 """
 
 from __future__ import annotations
@@ -28,18 +28,20 @@ PROTECTED = re.compile(r"`[^`\n]*`|\[[^\]\n]*\]\([^)\n]*\)|^#.*$|(?<!\*)\*[^*\n]
 ENDINGS = r"(?:s|es|d|ed|ing)?"
 
 
+def anchor(heading: str) -> str:
+    """A heading's anchor as GitHub makes it (and `emqlab site` does too): lower case, punctuation
+    dropped, spaces to hyphens: "slot and CROSSSLOT" → "slot-and-crossslot"."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
 @dataclass(frozen=True)
 class Term:
     heading: str
     spellings: tuple[str, ...]
 
     @property
-    def anchor(self) -> str:  # as GitHub (and `emqlab site`) name the heading
-        return re.sub(r"[^\w\- ]", "", self.heading.lower()).replace(" ", "-")
-
-    @property
     def link(self) -> str:
-        return f"{LINK_BASE}#{self.anchor}"
+        return f"{LINK_BASE}#{anchor(self.heading)}"
 
     def code_pattern(self) -> re.Pattern:
         words = "|".join(re.escape(s) for s in self.spellings)

@@ -263,7 +263,7 @@ def renewal_scaling(ks=(1, 10, 100, 1000), ticks: int = 2, designs=None) -> list
     return measure(backend(), ks, ticks, designs)
 
 
-# -- one slot per queue: a three-node cluster-----------------------------------------------------------------
+# -- one slot per queue: a three-node cluster -------------------------------------------------------
 _cluster = None
 
 
@@ -377,7 +377,7 @@ def keyspace(queue, *job_ids: str) -> str:
     before it (the notebook's own prefix) differs from run to run and says nothing about the queue."""
     keys = [queue.pending, queue.active, *(queue.job_key(j) for j in job_ids), queue.schedule, queue.wake_key,
             queue.done, queue.dead]
-    start = len(queue.base) - len(queue.base[queue.base.rindex("emq:"):])
+    start = queue.base.rindex("emq:")
     return "\n".join(key[start:] for key in keys)
 
 

@@ -22,11 +22,12 @@ from typing import Any
 from ..core.errors import BadParameter
 from ..view.interactive import FIGURE_MIME, page_head, page_script
 from . import map as course_map
+from .glossary import anchor
 from .notebooks import NOTEBOOKS, lessons
 
 INDEX = "index.html"
 COURSE = "Keep the lease fresh"
-ANSWER_TAG = "answer"  # an exercise's cell holding an exercise's right answer, hidden in the lab
+ANSWER_TAG = "answer"  # a cell holding an exercise's right answer, hidden in the lab
 LESSON_LINK = re.compile(r'href="(?:\.\./)?(?:notebooks/)?(\d\d-[\w-]+)\.ipynb(#[^"]*)?"')
 DOC_LINK = re.compile(r'href="(?:\.\./)?(?:docs/)?([\w-]+)\.md(#[^"]*)?"')  # a link to a reference page
 HEADING = re.compile(r"<h([1-6])>(.*?)</h\1>")
@@ -210,15 +211,10 @@ def _doc(doc: Path) -> str:
     return _page(f"{_doc_title(doc)} · {COURSE}", nav, "", body, script=False)
 
 
-def slug(heading: str) -> str:
-    """A heading's anchor as GitHub makes it (and so the links the lessons write): lower case, spaces to
-    hyphens, punctuation dropped: "slot and CROSSSLOT" → "slot-and-crossslot"."""
-    text = re.sub(r"<[^>]+>", "", html.unescape(heading)).strip().lower()
-    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
-
-
 def _anchored(m: re.Match) -> str:
-    return f'<h{m.group(1)} id="{slug(m.group(2))}">{m.group(2)}</h{m.group(1)}>'
+    """A rendered heading with the anchor GitHub gives it, which the lessons' glossary links name."""
+    text = re.sub(r"<[^>]+>", "", html.unescape(m.group(2)))
+    return f'<h{m.group(1)} id="{anchor(text)}">{m.group(2)}</h{m.group(1)}>'
 
 
 def _lesson_page(lesson: Lesson, before: Lesson | None, after: Lesson | None) -> tuple[str, int]:

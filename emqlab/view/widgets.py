@@ -86,7 +86,7 @@ class ModeExplorer:
     to re-run on change: `ModeExplorer(heartbeat_figure, run=fn, sliders={"lease": (5, 60, 5, 30)})`."""
 
     def __init__(self, build: Callable[..., Drawing], data: Any = None, *, run: Callable[..., Any] | None = None,
-                 sliders: dict[str, Any] | None = None, stepper: bool = False, ask_first: bool = False,
+                 sliders: dict[str, Any] | None = None, stepper: bool = False,
                  figsize: tuple[float, float] = (12, 7.2), dpi: float = 80, slide: bool = False,
                  name: str | None = None, **build_kw: Any):
         if data is None and run is None:
@@ -100,7 +100,7 @@ class ModeExplorer:
         self.fig = Figure(figsize=figsize, dpi=dpi, layout="constrained")
         self.figure = LitFigure()
         self.sliders = {name: _slider(name, spec) for name, spec in (sliders or {}).items()}
-        self._revealed = not ask_first  # ask_first: the verdicts wait for the prediction (or a pointer)
+        self._revealed = True  # a Predict holds the verdicts back (`hold_back`) until the learner commits
         self._pinned: str | None = None
         self.drawing: Drawing | None = None
 
@@ -185,7 +185,7 @@ class ModeExplorer:
     def _render(self) -> None:
         self.fig.clear()
         self.drawing = self.build(self.data, fig=self.fig, **self.build_kw)
-        self.drawing.show_verdicts(self._revealed)  # asked first: the figure keeps its answers back too
+        self.drawing.show_verdicts(self._revealed)  # held back: the figure keeps its answers back too
         if self._pinned not in self.modes:
             self._pinned = None
         self._show()
@@ -209,7 +209,6 @@ class ModeExplorer:
         bundle = self.widget._repr_mimebundle_(**kwargs)
         data = bundle[0] if isinstance(bundle, tuple) else bundle
         data["image/png"] = self.png()
-        words = self.drawing.words
         data["text/plain"] = self.said() if self.revealed else self.held_back()
         data[FIGURE_MIME] = self.html
         return bundle
