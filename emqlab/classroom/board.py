@@ -25,6 +25,7 @@ from typing import Any
 
 from .server import QUEUE, ClassStore, open_class
 from ..core.errors import BadParameter
+from ..core.marks import MARKS
 from ..core.ranges import check
 from ..queue import invariants
 from ..queue.jobs import PLACES, Queue
@@ -414,10 +415,12 @@ def class_words(snapshot: dict[str, Any]) -> FigureWords:
     lanes = [lane for lane in snapshot["lanes"] if lane.get("name")]
     views = {v["slot"]: v for v in class_lanes(snapshot)}
     modes = {lane["slot"]: ModeWords(lane["name"], *_headline_and_verdict(lane, lanes, views)) for lane in lanes}
-    caption = ("A class on one server: one lane per learner's worker. Each band is a lease, from the claim to the "
-               "deadline the server stamped on its own clock; a green end is a completion, a red cross a stale "
-               "write the attempts fence refused, a black cross a crash; a purple diamond is a reap that handed "
-               "a classmate's expired job back; grey hatching is a pause.")
+    caption = ("A class on one server: one lane per learner's worker. Each band is a lease, from the claim until "
+               "it ended, never past the deadline the server stamped on its own clock (a "
+               f"{MARKS['held-past'].said} is a worker holding on past it); a {MARKS['done'].said} at its end is a completion, a "
+               f"{MARKS['refused'].said} a stale write the attempts fence refused, a {MARKS['crash'].said} a crash; "
+               f"a {MARKS['taken-back'].said} is a reap that handed a classmate's expired job back; a "
+               f"{MARKS['pause'].said} is a pause.")
     if snapshot.get("totals") is None:  # one learner's own lane: its story is the prompt
         own = lanes[0]["name"] if lanes else "this learner"
         return FigureWords(caption, lane_story(own, lanes, snapshot.get("fates")), modes)

@@ -6,10 +6,11 @@
 on the server's clock before the moment the figure shows (0 = now, so times are ≤ 0). `totals` is
 the class's status (`Board.status()`), or None for one learner's own lane (no totals strip).
 
-Each lease is a band from its claim to its end (a completion, a refused late write, a crash), drawn
-no further than the deadline the server stamped; past that deadline a band is hatched red (held
-after its lease lapsed: stale), and a crashed worker's lease is outlined until it runs out (then a
-classmate's reaper may take the job). A classmate's job taken over (attempts > 1) has an orange edge.
+Each lease is a band (`lease`) from its claim to its end (a completion, a refused late write, a crash),
+drawn no further than the deadline the server stamped; past that deadline the band is `held-past` (held
+after its lease lapsed: stale), and a crashed worker's lease is `crashed-lease`, outlined until it runs out
+(then a classmate's reaper may take the job). A classmate's job taken over (attempts > 1) is a lease like
+any other, its words ("j3, try 2") in the taken-over ink. Every mark is the course's (`emqlab.core.marks`).
 Each learner is a mode (`mode:<slot>`, lane patch `lane:<slot>`): lighting one dims the others.
 Words: the labels here name single events; every sentence is the scenario's (`class_words`).
 """
@@ -19,24 +20,23 @@ from __future__ import annotations
 from typing import Any
 
 from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
 from matplotlib.transforms import blended_transform_factory
 
 from ..core.words import FigureWords
 from ..plot import Drawing, figure_for, legend_of_marks, style
 from .board import class_lanes, class_snapshot, class_words
 
-DONE, REFUSED, CRASH, REAP = style.OKABE_ITO["green"], style.LAPSE, "#000000", style.CONTENDER
-TAKEN = style.RENEW  # the edge of a band whose job a classmate held before
 BAND_H, LANE_H = 0.44, 0.9
 ANNOTATE_MAX = 12  # lanes; more, and the marks speak through the legend and the readout alone
 SPLIT_LABELS = 15  # lanes; more, and every other lane is named on the right
 MIN_WINDOW_S = 10.0
-LABEL_BOX = dict(boxstyle="square,pad=0.15", facecolor="white", edgecolor="none", alpha=0.85)  # legible on hatching
+# a label's box, legible on hatching
+LABEL_BOX = dict(boxstyle="square,pad=0.15", fc=style.INK["on-mark"], edgecolor="none", alpha=0.85)
 
 
 def _tiles(ax, totals: dict[str, Any]) -> None:
-    """The totals strip: one tile per count, its number large, red where it is bad news."""
+    """The totals strip: one tile per count, its number large, in the refused mark's colour where it is bad
+    news and the done mark's where it is good."""
     ok = bool(totals["invariants_ok"])
     tiles = [("learners", str(totals["learners"]), False), ("enqueued", str(totals["enqueued"]), False),
              ("completed", str(totals["completed"]), False), ("lost", str(totals["lost"]), totals["lost"] > 0),
@@ -48,11 +48,12 @@ def _tiles(ax, totals: dict[str, Any]) -> None:
     ax.set_yticks([])
     for i, (label, value, bad) in enumerate(tiles):
         x = (i + 0.5) / len(tiles)
-        colour = REFUSED if bad else (DONE if label in ("invariants", "completed") else "#222222")
+        colour = style.INK["alarm"] if bad else (style.colour("done") if label in ("invariants", "completed")
+                                                      else style.INK["text"])
         ax.text(x, 0.42, value, transform=ax.transAxes, ha="center", va="bottom", fontsize=28,
                 fontweight="bold", color=colour)
         ax.text(x, 0.36, label, transform=ax.transAxes, ha="center", va="top", fontsize=style.FONT["label"],
-                color="#333333", linespacing=1.0)
+                color=style.INK["text"], linespacing=1.0)
 
 
 class _Labels:
@@ -87,44 +88,35 @@ def _lane(ax, lane: dict[str, Any], y: float, labels: _Labels | None, left: floa
         start, deadline = b["start"], b["deadline"]
         end = b["end"] if b["end"] is not None else 0.0
         held_to = min(end, deadline) if b["ended"] is not None or (paused and b["end"] is None) else end
-        edge = dict(edgecolor=TAKEN, lw=2.0) if b["attempts"] > 1 else dict(edgecolor="white", lw=1.0)  # jobs apart
-        ax.add_patch(Rectangle((start, y - BAND_H / 2), max(held_to - start, 0.02), BAND_H, facecolor=style.LEASE,
-                               alpha=0.6, gid=gid, **edge,
-                               label="a classmate's job, taken over" if b["attempts"] > 1 else "lease held"))
+        # a white edge keeps two jobs apart
+        style.band(ax, "lease", start, y - BAND_H / 2, max(held_to - start, 0.02), BAND_H, alpha=0.6,
+                   edgecolor=style.INK["on-mark"], lw=1.0, gid=gid)
         if held_to < end:  # held on after its lease lapsed: a stale holder
-            ax.add_patch(Rectangle((deadline, y - BAND_H / 2), end - deadline, BAND_H, facecolor="none",
-                                   edgecolor=REFUSED, hatch="///", lw=1.0, gid=gid, label="held past its lease"))
+            style.band(ax, "held-past", deadline, y - BAND_H / 2, end - deadline, BAND_H, lw=1.0, gid=gid)
         if b["ended"] == "crashed" and deadline > end:  # the lease runs on, unrenewed, until the reaper may take it
-            ax.add_patch(Rectangle((end, y - BAND_H / 2), deadline - end, BAND_H, facecolor="none",
-                                   edgecolor=style.LEASE, ls=":", lw=1.5, gid=gid,
-                                   label="a crashed worker's lease, running out"))
+            style.band(ax, "crashed-lease", end, y - BAND_H / 2, deadline - end, BAND_H, lw=1.5, gid=gid)
         if b["ended"] == "completed":
-            ax.plot([end], [y], marker="o", markersize=6 * mark, color=DONE, markeredgecolor="white", ls="none", gid=gid,
-                    label="completed")
+            style.marker(ax, "done", [end], [y], size=6 * mark, gid=gid)
         elif b["ended"] == "refused":
-            ax.plot([end], [y], marker="X", markersize=15 * mark, color=REFUSED, markeredgecolor="white", ls="none", gid=gid,
-                    label="late write refused")
+            style.marker(ax, "refused", [end], [y], size=15 * mark, gid=gid)
             if labels:
-                labels.put(end, y, f"late write on {b['job']} refused", gid, REFUSED, left)
+                labels.put(end, y, f"late write on {b['job']} refused", gid, style.colour("refused"), left)
         if b["attempts"] > 1 and labels and b["ended"] != "refused":
-            labels.put(start, y, f"{b['job']}, try {b['attempts']}", gid, "#8a5a00", left)
+            labels.put(start, y, f"{b['job']}, try {b['attempts']}", gid, style.INK["taken"], left)
     for p in lane["pauses"]:
         end = p["end"] if p["end"] is not None else 0.0
-        ax.add_patch(Rectangle((p["start"], y - LANE_H / 2 + 0.04), end - p["start"], LANE_H - 0.08, facecolor="none",
-                               edgecolor=style.PAUSE, hatch="\\\\", lw=1.2, gid=gid, label="paused"))
+        style.band(ax, "pause", p["start"], y - LANE_H / 2 + 0.04, end - p["start"], LANE_H - 0.08, lw=1.2, gid=gid)
         if labels:
-            labels.put(p["start"], y, "paused", gid, "#444444", left)
+            labels.put(p["start"], y, "paused", gid, style.INK["quiet"], left)
     for c in lane["crashes"]:
-        ax.plot([c["t"]], [y], marker="X", markersize=17 * mark, color=CRASH, markeredgecolor="white", ls="none", gid=gid,
-                label="crash")
+        style.marker(ax, "crash", [c["t"]], [y], size=17 * mark, gid=gid)
         if labels:
             held = ", ".join(c["holding"])
-            labels.put(c["t"], y, f"crash (holding {held})" if held else "crash", gid, CRASH, left)
+            labels.put(c["t"], y, f"crash (holding {held})" if held else "crash", gid, style.colour("crash"), left)
     for r in lane["reaps"]:
-        ax.plot([r["t"]], [y + BAND_H / 2 + 0.1], marker="D", markersize=10 * mark, color=REAP, ls="none", gid=gid,
-                label="reap")
+        style.marker(ax, "taken-back", [r["t"]], [y + BAND_H / 2 + 0.1], size=10 * mark, gid=gid)
         if labels:
-            labels.put(r["t"], y, "reaped " + ", ".join(r["jobs"][:3]), gid, REAP, left)
+            labels.put(r["t"], y, "reaped " + ", ".join(r["jobs"][:3]), gid, style.colour("taken-back"), left)
 
 
 def _window(lanes: list[dict[str, Any]], window: float | None) -> float:
@@ -156,10 +148,9 @@ def draw_class(lanes: list[dict[str, Any]], totals: dict[str, Any] | None, words
     band = blended_transform_factory(ax.transAxes, ax.transData)
     for lane in lanes:
         y = ys[lane["slot"]]
-        ax.add_patch(Rectangle((0, y - LANE_H / 2), 1, LANE_H, transform=band, facecolor="#F2F2F2", lw=0,
-                               edgecolor="#0072B2", zorder=-10, gid=f"lane:{lane['slot']}", label="_lane"))
+        style.lane(ax, lane["slot"], transform=band, xy=(0, y - LANE_H / 2), size=(1, LANE_H))
         _lane(ax, lane, y, labels, left, 1.0 if len(lanes) <= ANNOTATE_MAX else 0.6)
-    ax.axvline(0, color="#555555", lw=1.2, ls="--", label="_now (named in the axis label)")
+    style.vline(ax, "now", 0, lw=1.2)  # named in the axis label
     names = [lane["label"] + ("" if lane["state"] == "working" else f" · {lane['state']}") for lane in lanes]
     if len(lanes) > SPLIT_LABELS:  # every other lane named on the right: the labels keep two lanes apart
         right = ax.twinx()

@@ -1,6 +1,6 @@
 """Renewal cadences: how often a holder pushes its lease out, as a fraction of the lease.
 
-`CADENCES` names each cadence once (its CLI name, fraction, label, colour and a one-line
+`CADENCES` names each cadence once (its CLI name, fraction, label and a one-line
 description); the labels, the CLI help and the error messages all read it, so a cadence added
 here is offered everywhere."""
 
@@ -20,19 +20,17 @@ class NamedCadence:
     name: str
     fraction: float | None
     label: str
-    colour: str  # hex, Okabe–Ito as in emqlab/plot/style.py (the model imports no plotting)
     description: str
 
 
 CADENCES: dict[str, NamedCadence] = {c.name: c for c in (
-    NamedCadence("none", None, "no renewal", "#D55E00", "the holder never renews: the lease lapses at its TTL"),
-    NamedCadence("half", 1 / 2, "renew at TTL/2", "#E69F00", "extend every half lease: one missed extend is survived"),
-    NamedCadence("third", 1 / 3, "renew at TTL/3", "#0072B2", "extend every third of the lease: two missed extends survived"),
-    NamedCadence("quarter", 1 / 4, "renew at TTL/4", "#56B4E9", "extend every quarter lease: three missed extends survived"),
+    NamedCadence("none", None, "no renewal", "the holder never renews: the lease lapses at its TTL"),
+    NamedCadence("half", 1 / 2, "renew at TTL/2", "extend every half lease: one missed extend is survived"),
+    NamedCadence("third", 1 / 3, "renew at TTL/3", "extend every third of the lease: two missed extends survived"),
+    NamedCadence("quarter", 1 / 4, "renew at TTL/4", "extend every quarter lease: three missed extends survived"),
 )}
 NAMED = {name: c.fraction for name, c in CADENCES.items() if c.fraction is not None}  # the renewing ones
 ALIASES = {"off": "none", "no": "none"}
-OTHER_COLOUR = "#000000"  # a fraction the course does not name
 
 
 def cadence_help(renewing: bool = False) -> str:
@@ -62,10 +60,6 @@ class Cadence:
     @property
     def label(self) -> str:
         return self.named.label if self.named else f"renew every {self.fraction:g} × TTL"
-
-    @property
-    def colour(self) -> str:
-        return self.named.colour if self.named else OTHER_COLOUR
 
 
 def parse_cadence(spec: str | float | None) -> Cadence:

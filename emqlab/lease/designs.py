@@ -1,12 +1,13 @@
 """The renewal designs, named once: none, per-job timers, one sweep, one session per worker.
 
-Each `Design` says what the design is called (its CLI name, label, colour, one-line description, the
-words a sentence uses for one of its round trips and for how its cost grows) and selects its two
+Each `Design` says what the design is called (its CLI name, label, one-line description, the words a
+sentence uses for one of its round trips and for how its cost grows) and selects its two
 implementations: the `plane` that keeps a worker's bare leases fresh (`emqlab.lease.planes`, what
 `renewal-cost` measures; None for a design that renews nothing) and the `keeper` that keeps the jobs
 a queue consumer holds (`emqlab.lease.keepers`). The CLI's choices, the scenarios, the plots, the
 consumer and the benchmark all read `DESIGNS`, so adding a design is one entry here plus its two
-implementations; no code compares a design with a string.
+implementations; no code compares a design with a string. How a benchmark's figure draws a design is
+the course's mark table's to say (`emqlab.core.marks.SERIES`, "emqlab <name>"), not the registry's.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ class Design:
 
     name: str  # the CLI's --design value
     label: str  # its name in words, as a figure's lane title says it
-    colour: str  # hex, Okabe–Ito as in emqlab/plot/style.py (the model imports no plotting)
     description: str  # one line, for the CLI help
     plane: type[RenewalPlane] | None  # bare leases; None: the design renews nothing
     keeper: type[Keeper]  # the jobs a queue consumer holds
@@ -54,17 +54,17 @@ NONE = "none"  # the consumer's default: EchoMQ ships no holder-side renewal
 SWEEP = "sweep"  # the bare-lease default: the page's "one server-side sweep"
 
 DESIGNS: dict[str, Design] = {d.name: d for d in (
-    Design(NONE, "no renewal (EchoMQ)", "#D55E00", "nobody renews: each lease runs out on the server clock and "
+    Design(NONE, "no renewal (EchoMQ)", "nobody renews: each lease runs out on the server clock and "
            "the reaper returns the job (EchoMQ's shipped path)", None, Unrenewed),
-    Design("per-job", "K per-job timers", "#E69F00", "one timer and one extend per lease, each its own round trip",
+    Design("per-job", "K per-job timers", "one timer and one extend per lease, each its own round trip",
            PerJobTimers, PerJobExtends, "extend round trip",
            "one per lease held: the cost grows with the jobs a worker holds", setup_steps_per_lease=1.0,
            steps_per_lease=1.0),
-    Design(SWEEP, "one sweep", "#009E73", "one timer; every lease in bounded script calls, one round trip per tick",
+    Design(SWEEP, "one sweep", "one timer; every lease in bounded script calls, one round trip per tick",
            Sweep, BatchedExtend, "bounded round trip",
            "however many leases it carries: the cost grows with ticks, not with jobs",
            setup_steps_per_lease=0.25, steps_per_lease=0.25),
-    Design("session", "one session", "#0072B2", "one lease on the worker itself; each job names its holder; one "
+    Design("session", "one session", "one lease on the worker itself; each job names its holder; one "
            "extend per tick whatever K is", Session, WorkerSession, "session extend",
            "whatever K is: the server touches one key per tick, and every job goes if the session does",
            setup_steps_per_lease=0.05),  # each job's record: one MSETNX carries 10,000 of them

@@ -74,7 +74,7 @@ def figure_for(fig: Figure | None, figsize: tuple[float, float]) -> Figure:
     return fig
 
 
-LIT_LANE, UNLIT_LANE = "#E8F1FA", "#F2F2F2"
+LIT_LANE, UNLIT_LANE = style.INK["lit"], style.INK["lane"]
 CHAR_EM = 0.56  # a generous average character width of the sans-serif font, in ems
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
+from matplotlib.transforms import blended_transform_factory, offset_copy
 
 from ..core.timeline import Timeline
 from ..core.words import FigureWords
@@ -22,7 +22,7 @@ from . import Drawing, figure_for, legend_of_marks, modes_of, style
 
 BAND_Y, BAND_H = 0.06, 0.30
 RUN_Y, RUN_H = -0.30, 0.20
-EFFECT = style.OKABE_ITO["sky"]
+SIZES = {"crash": 15}  # a mark's size in points where it is not 10 (a star's arms are thin)
 
 
 def _actors(timeline: Timeline) -> list[str]:
@@ -35,12 +35,12 @@ def _end(timeline: Timeline) -> float:
     return max(ends, default=1.0)
 
 
-# (event kind, marker, colour, the word beside the mark), and what each kind of mark means in the legend
-MARKS = [("crash", "X", "black", "crash"), ("reap", "D", style.CONTENDER, "reap → pending"),
-         ("renew", "|", style.RENEW, None), ("complete", "o", style.RUN, "done"),
-         ("complete_refused", "x", "black", "refused: stale attempts"), ("effect", "P", EFFECT, None)]
-MEANS = {"crash": "crash", "reap": "a beat's reap takes the job back", "renew": "extend",
-         "complete": "completion accepted", "complete_refused": "completion refused", "effect": "effect written"}
+# event kind -> the mark it is drawn as (emqlab.core.marks), in drawing order
+MARKS = {"crash": "crash", "reap": "taken-back", "renew": "extend", "complete": "done",
+         "complete_refused": "refused", "effect": "effect"}
+# the word beside a kind's mark (an effect says how many times it was applied)
+WORDS = {"crash": "crash", "reap": "reap → pending", "complete": "done",
+         "complete_refused": "refused: stale attempts"}
 
 
 def lease_bands(ax, tl: Timeline, actor: str, y0: float, height: float, gid: str, x_max: float) -> None:
@@ -48,50 +48,45 @@ def lease_bands(ax, tl: Timeline, actor: str, y0: float, height: float, gid: str
     marked where it lapsed; a band ends where the server's deadline (or the settle) put it."""
     for lease in tl.spans("lease", actor):
         end = lease.end if lease.end is not None else lease.data.get("deadline", x_max)
-        ax.add_patch(Rectangle((lease.start, y0), max(end - lease.start, 0.15), height, color=style.LEASE,
-                               alpha=0.55, lw=0, gid=gid, label="lease (its attempts: the fencing token)"))
+        style.band(ax, "lease", lease.start, y0, max(end - lease.start, 0.15), height, gid=gid)
         # set in from the band's start by a mark's width: a reap's diamond may sit on that edge
         ax.annotate(f"lease · attempts {lease.data.get('attempts')}", (lease.start, y0 + height / 2), xytext=(9, 0),
-                    textcoords="offset points", va="center", fontsize=style.FONT["tick"], color="white", gid=gid)
+                    textcoords="offset points", va="center", fontsize=style.FONT["tick"], color=style.INK["on-mark"],
+                    gid=gid)
         if lease.data.get("ended") == "lapsed":
-            ax.plot([end], [y0 + height / 2], marker="X", markersize=12, color=style.LAPSE,
-                    markeredgecolor="white", linestyle="none", gid=gid, label="lease lapsed")
+            style.marker(ax, "lapse", [end], [y0 + height / 2], size=12, gid=gid)
 
 
 def _lanes(ax, name: str, tl: Timeline, x_max: float) -> None:
     gid = f"mode:{name}"
-    ax.add_patch(Rectangle((0, 0), 1, 1, transform=ax.transAxes, facecolor="#F2F2F2", lw=0, zorder=-10,
-                           gid=f"lane:{name}", label="_lane"))
+    style.lane(ax, name)
     actors = _actors(tl)
     ys = {a: float(len(actors) - 1 - k) for k, a in enumerate(actors)}
     for actor, y in ys.items():
         lease_bands(ax, tl, actor, y + BAND_Y, BAND_H, gid, x_max)
         for run in tl.spans("run", actor):
             end = run.end if run.end is not None else x_max
-            ax.add_patch(Rectangle((run.start, y + RUN_Y), end - run.start, RUN_H, color=style.RUN, lw=0, gid=gid,
-                                   label="working"))
+            style.band(ax, "work", run.start, y + RUN_Y, end - run.start, RUN_H, gid=gid)
         for pause in tl.spans("pause", actor):
             end = pause.end if pause.end is not None else x_max
-            ax.add_patch(Rectangle((pause.start, y - 0.42), end - pause.start, 0.84, facecolor="none",
-                                   edgecolor=style.PAUSE, hatch="///", lw=1.0, gid=gid, label="pause"))
+            style.band(ax, "pause", pause.start, y - 0.42, end - pause.start, 0.84, gid=gid)
             ax.text((pause.start + end) / 2, y - 0.44, "stopped (pause)", ha="center", va="top",
-                    fontsize=style.FONT["tick"], color="#555555", gid=gid)
-        for kind, marker, colour, label in MARKS:
+                    fontsize=style.FONT["tick"], color=style.INK["quiet"], gid=gid)
+        for kind, mark in MARKS.items():
             for e in tl.of(kind, actor):
-                ax.plot([e.t], [y + BAND_Y + BAND_H + 0.12], marker=marker, markersize=10, color=colour,
-                        markeredgewidth=2, linestyle="none", gid=gid, label=MEANS[kind])
-                text = label or (f"effect ×{e.data['applied']}" if kind == "effect" else None)
+                style.marker(ax, mark, [e.t], [y + BAND_Y + BAND_H + 0.12], size=SIZES.get(mark, 10), gid=gid)
+                text = WORDS.get(kind) or (f"effect ×{e.data['applied']}" if kind == "effect" else None)
                 if text:
                     # effects and reaps label above the mark, outcomes below, so same-instant marks stay legible
                     dy = 5 if kind in ("effect", "reap", "crash") else -16
+                    twice = kind == "effect" and e.data.get("applied", 1) > 1  # the effect of a double run
                     ax.annotate(text, (e.t, y + BAND_Y + BAND_H + 0.12), xytext=(6, dy), textcoords="offset points",
                                 fontsize=style.FONT["tick"], gid=gid,
-                                color=style.LAPSE if kind == "effect" and e.data.get("applied", 1) > 1 else "black")
+                                color=style.colour("double-run") if twice else style.INK["text"])
     ax.set_yticks(list(ys.values()), list(ys))
     ax.set_ylim(-0.6, max(ys.values(), default=0) + 0.8)
     ax.set_xlim(min(0.0, min((e.t for e in tl.events), default=0.0)) - 1, x_max * 1.04 + 1)
     ax.tick_params(labelsize=style.FONT["tick"])
-    ax.set_xlabel("model seconds", fontsize=style.FONT["label"])
 
 
 def _title(ax, words: FigureWords, name: str) -> None:
@@ -107,6 +102,7 @@ def _draw(timelines: Any, words: FigureWords, fig: Figure | None, what: str) -> 
     for ax, (name, tl) in zip(axes, modes.items()):
         _lanes(ax, name, tl, x_max)
         _title(ax, words, name)
+    axes[-1].set_xlabel("model seconds", fontsize=style.FONT["label"])  # shared x: one label, under the last panel
     legend_of_marks(fig, loc="outside upper center", fontsize=style.FONT["tick"], frameon=False)
     return Drawing(fig, words, modes)
 
@@ -122,27 +118,29 @@ def draw_queue_heartbeat(timelines: Any, words: FigureWords, fig: Figure | None 
 
 
 def draw_chaos(timelines: Any, words: FigureWords, fig: Figure | None = None) -> Drawing:
-    """Chaos runs: pending / active / done over time, with the crashes and pauses marked; one panel
-    per run (e.g. fencing on and off)."""
+    """Chaos runs: pending / active / done over time, each crash a mark on the panel's top edge at its
+    moment and each pause a band across the panel; one panel per run (e.g. fencing on and off)."""
     modes = modes_of(timelines, words, "draw_chaos")
     fig = figure_for(fig, (11, 1.2 + 3.4 * len(modes)))
     axes = fig.subplots(len(modes), 1, squeeze=False)[:, 0]
     for ax, (name, tl) in zip(axes, modes.items()):
         gid = f"mode:{name}"
-        ax.add_patch(Rectangle((0, 0), 1, 1, transform=ax.transAxes, facecolor="#F2F2F2", lw=0, zorder=-10,
-                               gid=f"lane:{name}", label="_lane"))
+        style.lane(ax, name)
         samples = tl.of("sample")
         ts = [e.t for e in samples]
-        places = [("pending", style.PAUSE), ("active", style.LEASE), ("done", style.RUN)]
+        places = [("pending", "pending"), ("active", "active"), ("done", "done-count")]  # (field, mark)
         if any(e.data.get("dead") for e in samples):  # a job out of attempts: the dead set is a place too
-            places.append(("dead", style.LAPSE))
-        for field, colour in places:
-            ax.plot(ts, [e.data.get(field, 0) for e in samples], color=colour, lw=2, label=field, gid=gid)
+            places.append(("dead", "dead"))
+        for field, mark in places:
+            style.line(ax, mark, ts, [e.data.get(field, 0) for e in samples], lw=2, gid=gid)
+        # a crash: x its time, y the axes' top (set in by half the star, so it stays inside the panel)
+        size = SIZES["crash"]
+        top = offset_copy(blended_transform_factory(ax.transData, ax.transAxes), fig=fig, y=-size / 2, units="points")
         for e in tl.of("crash"):
-            ax.axvline(e.t, color=style.LAPSE, lw=1.2, alpha=0.8, ls="--", gid=gid, label="a worker crashes")
+            style.marker(ax, "crash", [e.t], [1.0], size=size, transform=top, zorder=5, gid=gid)
         for span in tl.spans("pause"):
-            ax.axvspan(span.start, span.end if span.end is not None else span.start, color=style.PAUSE, alpha=0.25,
-                       lw=0, gid=gid, label="a worker paused")
+            style.span(ax, "pause", span.start, span.end if span.end is not None else span.start, alpha=0.4,
+                       zorder=-5, gid=gid)
         _title(ax, words, name)
         ax.set_xlabel("model seconds", fontsize=style.FONT["label"])
         ax.set_ylabel("jobs", fontsize=style.FONT["label"])

@@ -2,9 +2,10 @@
 
 `draw_cluster(modes, words, fig=None) -> Drawing`, one panel per mode (a `placement` run). In a
 panel each row is one of the queue's keys and each column one node (headed by the slots the node
-serves, as CLUSTER SLOTS reported them): a key's box sits under the node that holds it, with its
-slot. A last column shows the enqueue script sent to the node that owns its first key: its four
-keys marked KEYS[1..4], and the server's answer (ran, or refused with CROSSSLOT). Everything is
+serves, as CLUSTER SLOTS reported them): a key's box (the course's `key` band) sits under the node
+that holds it, with its slot. A dotted divider sets off a last column, the enqueue script sent to
+the node that owns its first key: its four keys marked KEYS[1..4], and the server's answer (ran,
+in the colour of a job done, or refused with CROSSSLOT, in the colour of a refusal). Everything is
 read from the run's events; titles and the readout are the scenario's words.
 """
 
@@ -13,14 +14,13 @@ from __future__ import annotations
 from typing import Any
 
 from matplotlib.figure import Figure
-from matplotlib.patches import FancyBboxPatch, Rectangle
+from matplotlib.patches import FancyBboxPatch
 
 from ..core.timeline import Timeline
 from ..core.words import FigureWords
 from . import Drawing, figure_for, legend_of_marks, modes_of, style
 
 ORDER = ("job", "pending", "schedule", "wake", "active", "done", "effects")  # enqueue's four keys first
-BOX = {True: style.LEASE, False: style.RENEW}  # one slot for all keys, or keys scattered
 
 
 def placed(tl: Timeline) -> dict[str, list[dict[str, Any]]]:
@@ -33,8 +33,7 @@ def placed(tl: Timeline) -> dict[str, list[dict[str, Any]]]:
 
 def _panel(ax, name: str, tl: Timeline, words: FigureWords) -> None:
     gid = f"mode:{name}"
-    ax.add_patch(Rectangle((0, 0), 1, 1, transform=ax.transAxes, facecolor="#F2F2F2", lw=0, zorder=-10,
-                           gid=f"lane:{name}", label="_lane"))
+    style.lane(ax, name)
     slots = {e.actor: (e.data["first"], e.data["last"]) for e in tl.of("slots")}
     nodes = placed(tl)
     held = [k for keys in nodes.values() for k in keys]
@@ -42,20 +41,17 @@ def _panel(ax, name: str, tl: Timeline, words: FigureWords) -> None:
         sorted({k["name"] for k in held} - set(ORDER))
     ys = {n: float(len(rows) - 1 - i) for i, n in enumerate(rows)}
     keyname = {k["name"]: k["key"] for k in held}
-    one_slot = len({k["slot"] for k in held}) == 1
     for col, (node, keys) in enumerate(nodes.items()):
         for k in keys:
             y = ys[k["name"]]
             ax.add_patch(FancyBboxPatch((col - 0.36, y - 0.32), 0.72, 0.64, boxstyle="round,pad=0,rounding_size=0.08",
-                                        facecolor=BOX[one_slot], alpha=0.8, lw=0, gid=gid,
-                                        label="a key on the node that owns its slot" + (", every key in one slot"
-                                                                                         if one_slot else "")))
+                                        **style.band_kw("key", gid=gid)))
             ax.text(col, y, f"slot {k['slot']}", ha="center", va="center", fontsize=style.FONT["tick"],
-                    color="white" if one_slot else "black", gid=gid)
+                    color=style.INK["text"], gid=gid)
     [script] = tl.of("script")
     col = len(nodes)
     ok = script.data["accepted"]
-    colour = style.RUN if ok else style.LAPSE
+    colour = style.colour("done" if ok else "refused")
     for i, key in enumerate(script.data["keys"]):
         if key in ys:
             ax.text(col, ys[key], f"KEYS[{i + 1}]", ha="center", va="center", fontsize=style.FONT["tick"],
@@ -65,7 +61,7 @@ def _panel(ax, name: str, tl: Timeline, words: FigureWords) -> None:
         f"refused by {script.actor}:\n" + ("CROSSSLOT" if "CROSSSLOT" in script.data.get("error", "") else "error")
     ax.text(col, sum(rest) / len(rest) if rest else -0.8, answer, ha="center", va="center", fontsize=style.FONT["tick"],
             color=colour, fontweight="bold", gid=gid)
-    ax.axvline(col - 0.5, color="#999999", lw=1, ls=":", gid=gid, label="_the script's column")
+    style.vline(ax, "divider", col - 0.5, lw=1, gid=gid)  # the script's column
     heads = [f"{node}\nslots {a}–{b}" for node, (a, b) in slots.items()] + ["enqueue script"]
     ax.set_xticks(range(len(heads)), heads)
     ax.xaxis.tick_top()

@@ -4,15 +4,15 @@
 the search found on fakeredis, its replay on a live server, a violation's window in any history). The
 x axis counts steps, not seconds: most of a schedule's steps take no model time, and only a freeze or
 a beat moves the clock, so each step's model time is printed under its number. A lane per actor
-(workers, the reaper), each step a mark in its actor's lane with what the store answered; a worker's
-band runs from its claim to the step it lets go (outlined: what it believes it holds), filled where the
-store's own snapshot after the step shows it the job's holder (blue while its lease runs, by the
-server's ZSCORE against TIME; vermillion once it has lapsed unreaped). Under the lanes, the store lane
-says where each job is after each step. `breaks` {mode: (step, invariant)}: the step shaded where an
-invariant broke.
+(workers, the reaper), each step a mark in its actor's lane with what the store answered (`MARKS`: the
+course's mark for each kind of event); a worker's band runs from its claim to the step it lets go
+(`belief`, a dashed outline: what it believes it holds), filled where the store's own snapshot after the
+step shows it the job's holder (`lease` while its lease runs, by the server's ZSCORE against TIME;
+`lapsed-lease` once it has lapsed unreaped). Under the lanes, the store lane says where each job is after
+each step. `breaks` {mode: (step, invariant)}: the step shaded (`breaks`) where an invariant broke.
 
 `draw_growth(timelines, words, fig=None)`: the states the search found at each depth (bars) and in all
-(a line), one colour per mode.
+(a line), one run's look (`style.run_look`) per mode.
 
 Every artist of a mode carries `gid = "mode:<name>"`, each panel one `lane:<name>` patch; the legend is
 built from the marks (`legend_of_marks`); titles are the words' labels and static verdicts.
@@ -25,7 +25,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
 
 from ..core.timeline import Event, Timeline
 from ..core.words import FigureWords
@@ -33,30 +32,29 @@ from . import Drawing, figure_for, legend_of_marks, modes_of, style
 
 STORE = "store"
 QUIET = ("snapshot", "enqueue")  # events that are no step of their own
-ACCEPT, REFUSE = style.OKABE_ITO["green"], style.LAPSE
-BELIEF = "#555555"
 
-# kind -> (marker, colour, what the mark means in the legend); `held`/`accepted` flags pick the second
-MARKS: dict[str, tuple[str, str, str]] = {
-    "claim": (">", style.LEASE, "claim (a new attempts value)"),
-    "acquire": (">", style.LEASE, "claim (a new attempts value)"),
-    "token": (">", style.LEASE, "claim (a new attempts value)"),
-    "extend": ("^", ACCEPT, "extend: still held"),
-    "extend-lost": ("v", REFUSE, "refused: not the holder"),
-    "effect": ("o", ACCEPT, "effect applied"),
-    "write": ("o", ACCEPT, "effect applied"),
-    "work_done": ("*", style.RUN, "ran to its end"),
-    "complete": ("s", ACCEPT, "completion accepted"),
-    "effect_refused": ("X", REFUSE, "refused: not the holder"),
-    "complete_refused": ("X", REFUSE, "refused: not the holder"),
-    "write-refused": ("X", REFUSE, "refused: not the holder"),
-    "release_refused": ("X", REFUSE, "refused: not the holder"),
-    "reap": ("D", style.CONTENDER, "the reaper's beat (reaps what lapsed)"),
-    "freeze": ("P", style.PAUSE, "freeze: a lease and a beat pass"),
-    "pause_start": ("P", style.PAUSE, "freeze: a lease and a beat pass"),
-    "crash": ("x", "black", "crash"),
+# kind -> the course's mark (`emqlab.core.marks`); `held`/`accepted` flags pick the kind (`_kind`), a reap
+# that took nothing back is `reap-idle` (`_mark`), any kind not here is `other`
+MARKS: dict[str, str] = {
+    "claim": "claim",
+    "acquire": "claim",
+    "token": "claim",
+    "extend": "extend",
+    "extend-lost": "told",
+    "effect": "effect",
+    "write": "effect",
+    "work_done": "done",
+    "complete": "done",
+    "effect_refused": "refused",
+    "complete_refused": "refused",
+    "write-refused": "refused",
+    "release_refused": "refused",
+    "reap": "taken-back",
+    "freeze": "freeze",
+    "pause_start": "freeze",
+    "crash": "crash",
 }
-OTHER = (".", "#777777", "another event")
+OTHER = "other"
 CARD_W, CARD_H = 0.46, 0.12  # a growth figure's card per mode (axes fractions)
 
 
@@ -66,6 +64,14 @@ def _kind(e: Event) -> str:
     if e.kind == "write" and not e.data.get("accepted", True):
         return "write-refused"
     return e.kind
+
+
+def _mark(e: Event) -> str:
+    """The mark of one step's event: its kind's; a reap that took nothing back, the idle reap's."""
+    kind = _kind(e)
+    if kind == "reap" and not e.data.get("jobs"):
+        return "reap-idle"
+    return MARKS.get(kind, OTHER)
 
 
 def _text(e: Event) -> str:
@@ -165,8 +171,7 @@ def _beliefs(tl: Timeline, steps) -> list[tuple[str, int, int]]:
 
 def _panel(ax, name: str, tl: Timeline, words: FigureWords, n_max: int, brk: tuple[int, str] | None) -> None:
     gid = f"mode:{name}"
-    ax.add_patch(Rectangle((0, 0), 1, 1, transform=ax.transAxes, facecolor="#F2F2F2", lw=0, zorder=-10,
-                           gid=f"lane:{name}", label="_lane"))
+    style.lane(ax, name)
     steps = _steps(tl)
     lanes = _lanes(tl, steps)
     snaps = [e for e in tl.events if e.kind == "snapshot"]
@@ -178,8 +183,7 @@ def _panel(ax, name: str, tl: Timeline, words: FigureWords, n_max: int, brk: tup
     # what each worker believes it holds, and where the store says it does
     for actor, a, b in _beliefs(tl, steps):
         y = ys[actor]
-        ax.add_patch(Rectangle((a, y + 0.12), b - a, 0.22, facecolor="none", edgecolor=BELIEF, ls="--", lw=1.2,
-                               gid=gid, label="what a worker believes it holds"))
+        style.band(ax, "belief", a, y + 0.12, b - a, 0.22, gid=gid)
     by_step = {k: snap for k, _, snap in steps}
     first_snap = next((e for e in snaps if e.data.get("step") == 0), None)
     for k, _, snap in steps:
@@ -192,16 +196,12 @@ def _panel(ax, name: str, tl: Timeline, words: FigureWords, n_max: int, brk: tup
             left = snap.data.get("lease_left", {}).get(job)
             lapsed = left is not None and left <= 0
             nxt = min((j for j in by_step if j > k), default=k + 0.5)
-            ax.add_patch(Rectangle((k, ys[holder] + 0.12), nxt - k, 0.22, lw=0, alpha=0.75,
-                                   color=REFUSE if lapsed else style.LEASE, gid=gid,
-                                   label="the store's holder: lease lapsed, not reaped" if lapsed
-                                   else "the store's holder: lease running"))
+            style.band(ax, "lapsed-lease" if lapsed else "lease", k, ys[holder] + 0.12, nxt - k, 0.22, alpha=0.75,
+                       gid=gid)
     for k, e, snap in steps:
-        marker, colour, means = MARKS.get(_kind(e), OTHER)
+        mark = _mark(e)
         y = ys[e.actor]
-        edge = colour if marker in ("x", "*") else "white"
-        ax.plot([k], [y], marker=marker, markersize=15 if marker == "*" else 12, color=colour, markeredgecolor=edge,
-                markeredgewidth=2.5 if marker == "x" else 1.5, linestyle="none", gid=gid, label=means, zorder=3)
+        style.marker(ax, mark, [k], [y], size=15 if mark == "crash" else 12, gid=gid, zorder=3)
         if e.actor.startswith("worker"):  # under the mark: the lane below starts with a band, clear of it
             ax.annotate(textwrap.fill(_text(e), chars), (k, y), xytext=(0, -11), textcoords="offset points",
                         ha="center", va="top", fontsize=style.FONT["tick"], gid=gid)
@@ -209,19 +209,19 @@ def _panel(ax, name: str, tl: Timeline, words: FigureWords, n_max: int, brk: tup
             ax.annotate(_text(e), (k, y), xytext=(10, 0), textcoords="offset points", ha="left", va="center",
                         fontsize=style.FONT["tick"], gid=gid)
     if snaps:
-        ax.axhline(store_h, color="#999999", lw=1, gid=gid, label="_the store lane's edge")
+        style.hline(ax, "lane-line", store_h, lw=1, gid=gid)  # the store lane's edge
         for k, snap in ([(0, first_snap)] if first_snap else []) + [(k, s) for k, _, s in steps]:
             text = _where(snap)
             if text:
                 ax.text(k, store_h - 0.12, "\n".join(textwrap.fill(line, chars) for line in text.split("\n")),
-                        ha="center", va="top", fontsize=style.FONT["tick"], color="#333333", gid=gid)
+                        ha="center", va="top", fontsize=style.FONT["tick"], color=style.INK["text"], gid=gid)
     if brk is not None:
         k, invariant = brk
         k = steps[-1][0] if k is None and steps else k
-        ax.axvspan(k - 0.45, k + 0.45, color=REFUSE, alpha=0.12, lw=0, gid=gid, label="the step an invariant breaks")
+        style.span(ax, "breaks", k - 0.45, k + 0.45, alpha=0.35, gid=gid)
         ax.annotate(f"{invariant} breaks", (k, 1.0), xycoords=("data", "axes fraction"), xytext=(0, -3),
                     textcoords="offset points", ha="center", va="top", fontsize=style.FONT["tick"],
-                    color=REFUSE, fontweight="bold", gid=gid)
+                    color=style.INK["text"], fontweight="bold", gid=gid)
     ticks = [0] * bool(first_snap) + [k for k, _, _ in steps]
     times = {0: 0.0, **{k: (snap or e).t for k, e, snap in steps}}  # when the step ended: the store read after it
     ax.set_xticks(ticks, [("start" if k == 0 else f"{k}") + f"\n{times[k]:g} s" for k in ticks])
@@ -260,18 +260,17 @@ def draw_schedule(timelines: Any, words: FigureWords, fig: Figure | None = None,
 def draw_growth(timelines: Any, words: FigureWords, fig: Figure | None = None, *,
                 figsize: tuple[float, float] = (12, 6)) -> Drawing:
     """How the search space grows: new states at each depth (bars) and all states so far (a line), one
-    colour per mode (runs of `emqlab.scenarios.explore`: their verdicts' `levels`)."""
+    run's look (colour, marker) per mode (runs of `emqlab.scenarios.explore`: their verdicts' `levels`)."""
     modes = modes_of(timelines, words, "draw_growth")
     fig = figure_for(fig, figsize)
     ax = fig.subplots()
-    colours = [style.LEASE, style.RENEW, style.RUN, style.CONTENDER]
     width = 0.8 / len(modes)
     top = 1
     for k, (name, tl) in enumerate(modes.items()):
         gid = f"mode:{name}"
         levels = list(tl.verdict.levels)
         xs = [d + (k - (len(modes) - 1) / 2) * width for d in range(len(levels))]
-        colour = colours[k % len(colours)]
+        colour, symbol = style.run_look(k)
         label = f"new states at each depth: {words.modes[name].label}"
         for bar in ax.bar(xs, levels, width=width * 0.95, color=colour, alpha=0.55):
             bar.set_gid(gid)
@@ -280,7 +279,7 @@ def draw_growth(timelines: Any, words: FigureWords, fig: Figure | None = None, *
         for n in levels:
             total += n
             running.append(total)
-        ax.plot(range(len(levels)), running, color=colour, marker="o", lw=2, gid=gid,
+        ax.plot(range(len(levels)), running, color=colour, marker=symbol, lw=2, gid=gid,
                 label=f"states in all: {words.modes[name].label}")
         ax.annotate(f"{total:,}", (len(levels) - 1, total), xytext=(6, 0), textcoords="offset points", va="center",
                     fontsize=style.FONT["tick"], color=colour, gid=gid)
@@ -288,8 +287,7 @@ def draw_growth(timelines: Any, words: FigureWords, fig: Figure | None = None, *
         # each mode's lane: a card at the top left with its label and verdict, the target a pointer hovers
         mode = words.modes[name]
         y0 = 0.985 - CARD_H * (k + 1)
-        ax.add_patch(Rectangle((0.01, y0), CARD_W, CARD_H * 0.9, transform=ax.transAxes, facecolor="#F2F2F2",
-                               edgecolor=colour, lw=0, gid=f"lane:{name}", label="_lane"))
+        style.lane(ax, name, xy=(0.01, y0), size=(CARD_W, CARD_H * 0.9)).set_edgecolor(colour)
         ax.text(0.02, y0 + CARD_H * 0.45, f"{mode.label}\n{mode.verdict}", transform=ax.transAxes, va="center",
                 ha="left", fontsize=style.FONT["tick"], color=colour, gid=gid)
     ax.set_ylim(0, top * (1.25 + 0.15 * len(modes)))

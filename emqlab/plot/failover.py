@@ -1,15 +1,18 @@
 """The failover figure: one panel per guard, a lane per server and per worker, and the storage lane.
 
 `draw_failover(modes, words, fig=None) -> Drawing`. In each panel, top to bottom:
-- `primary`: the holder's lease band while the primary held it, the SIGKILL (✕), then, hollow, the
-  fresh server that rejoined as a replica of the new primary;
-- `replica`: the hatched stretch where replication was stalled, the promotion (▲), and the lease
-  bands it held after it (whose lease: the band's colour);
-- `holder`, `contender`: when each worked (green), its WAITs (◆ acknowledged, ◇ timed out), a
-  worker that never started (said beside its WAIT), a worker the storage stopped (✕);
-- `storage`: every write, coloured by its writer, ● taken or ✕ refused, with the token it carried.
-A dashed line marks the failover moment across the panel. Every mark is a recorded event or
-interval of the run; the titles and the readout are the scenario's words.
+- `primary`: the holder's lease band while the primary held it, the SIGKILL (black star), then, a
+  hollow grey ring and a dash-dot line, the fresh server that rejoined as a replica of the new primary;
+- `replica`: the dotted outline where replication was stalled, the promotion (black triangle), and
+  the lease bands it held after it (the holder's lease blue, the contender's striped purple);
+- `holder`, `contender`: when each worked (green), its WAITs (sky thin diamond acknowledged, hollow
+  when timed out), a worker that never started (said beside its WAIT), a worker the storage stopped
+  (black pentagon: told it lost the lock);
+- `storage`: every write, a sky plus taken or a black thin cross refused, with the token it carried
+  written under it in its writer's colour (the holder's blue, the contender's purple).
+A dashed vermillion line marks the failover moment across the panel. Every mark is drawn from the
+course's table (`emqlab.core.marks`) and is a recorded event or interval of the run; the titles and
+the readout are the scenario's words.
 """
 
 from __future__ import annotations
@@ -17,16 +20,19 @@ from __future__ import annotations
 from typing import Any
 
 from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
 
 from ..core.timeline import Timeline
 from ..core.words import FigureWords
 from . import Drawing, figure_for, legend_of_marks, modes_of, style, wrap
 
 LANES = {"primary": 4.0, "replica": 3.0, "holder": 2.0, "contender": 1.0, "storage": 0.0}
-WHO = {"holder": style.LEASE, "contender": style.CONTENDER}  # a lease band's and a write's colour
+LEASE_OF = {"holder": "lease", "contender": "contender-lease"}  # whose lease a band is: its mark
 BAND_H, RUN_H = 0.56, 0.44
-FAILOVER = style.LAPSE
+
+
+def _ink(writer: str) -> str:
+    """The colour a write's token is written in: its writer's lease's colour."""
+    return style.colour(LEASE_OF[writer]) if writer in LEASE_OF else style.INK["text"]
 
 
 def _end(tl: Timeline) -> float:
@@ -34,37 +40,31 @@ def _end(tl: Timeline) -> float:
     return max(ends, default=1.0)
 
 
-def _mark(ax, t: float, actor: str, gid: str, **kw: Any) -> None:
-    ax.plot([t], [LANES[actor]], linestyle="none", gid=gid, **kw)
+def _mark(ax, name: str, t: float, actor: str, gid: str, size: float = 10, **kw: Any) -> None:
+    style.marker(ax, name, [t], [LANES[actor]], size, gid=gid, **kw)
 
 
 def _servers(ax, tl: Timeline, gid: str, x_max: float) -> None:
     for band in tl.spans("lease"):
         if band.actor in ("primary", "replica"):
             end = band.end if band.end is not None else x_max
-            ax.add_patch(Rectangle((band.start, LANES[band.actor] - BAND_H / 2), max(end - band.start, 0.15), BAND_H,
-                                   color=WHO.get(band.data.get("holder"), style.PAUSE), alpha=0.55, lw=0, gid=gid,
-                                   label=f"{band.data.get('holder', 'a worker')}'s lease"))
+            style.band(ax, LEASE_OF.get(band.data.get("holder"), "lease"), band.start, LANES[band.actor] - BAND_H / 2,
+                       max(end - band.start, 0.15), BAND_H, gid=gid)
     stall = next(iter(tl.of("stall", "replica")), None)
     promoted = next(iter(tl.of("promoted", "replica")), None)
     if stall is not None:
         end = promoted.t if promoted is not None else x_max
-        ax.add_patch(Rectangle((stall.t, LANES["replica"] - 0.36), end - stall.t, 0.72, facecolor="none",
-                               edgecolor=style.PAUSE, hatch="///", lw=0.8, gid=gid, label="replication stalled"))
+        style.band(ax, "stalled", stall.t, LANES["replica"] - 0.36, end - stall.t, 0.72, lw=0.8, gid=gid)
     for e in tl.of("killed", "primary"):
-        ax.axvline(e.t, color=FAILOVER, ls="--", lw=1.4, gid=gid, label="the failover")
-        _mark(ax, e.t, "primary", gid, marker="X", markersize=13, color=FAILOVER, markeredgecolor="white",
-              label="primary killed")
+        style.vline(ax, "failover", e.t, lw=1.4, gid=gid)
+        _mark(ax, "crash", e.t, "primary", gid, size=15)
     if promoted is not None:
-        _mark(ax, promoted.t, "replica", gid, marker="^", markersize=12, color=FAILOVER, markeredgecolor="white",
-              label="replica promoted")
+        _mark(ax, "promoted", promoted.t, "replica", gid, size=12)
     for e in tl.of("rejoined", "primary"):
-        ax.plot([e.t, x_max], [LANES["primary"]] * 2, color=style.PAUSE, lw=1.5, ls=":", gid=gid,
-                label="a replica of the new primary")
-        # a ring, under the kill's ✕: the fresh server often rejoins at the moment of the promotion (the
+        style.line(ax, "rejoined-line", [e.t, x_max], [LANES["primary"]] * 2, lw=1.5, gid=gid)
+        # a ring, under the kill's star: the fresh server often rejoins at the moment of the promotion (the
         # story's clock stands still while it starts), and the two marks must both show
-        _mark(ax, e.t, "primary", gid, marker="o", markersize=17, markerfacecolor="white", color=style.PAUSE,
-              markeredgewidth=2, zorder=1.9, label="a fresh server rejoins")
+        _mark(ax, "rejoined", e.t, "primary", gid, size=17, markeredgewidth=2, zorder=1.9)
 
 
 def _workers(ax, tl: Timeline, gid: str, x_max: float) -> None:
@@ -72,36 +72,25 @@ def _workers(ax, tl: Timeline, gid: str, x_max: float) -> None:
         y = LANES[actor]
         for run in tl.spans("run", actor):
             end = run.end if run.end is not None else x_max
-            ax.add_patch(Rectangle((run.start, y - RUN_H / 2), max(end - run.start, 0.1), RUN_H, color=style.RUN,
-                                   alpha=0.9, lw=0, gid=gid, label="working"))
+            style.band(ax, "work", run.start, y - RUN_H / 2, max(end - run.start, 0.1), RUN_H, gid=gid)
         for e in tl.of("wait", actor):
-            acked = e.data["acked"] >= 1
-            _mark(ax, e.t, actor, gid, marker="D", markersize=8, color=WHO[actor],
-                  markerfacecolor=WHO[actor] if acked else "white", markeredgewidth=1.8,
-                  label="WAIT acked" if acked else "WAIT timed out")
+            _mark(ax, "wait-acked" if e.data["acked"] >= 1 else "wait-timeout", e.t, actor, gid, size=10)
         for e in tl.of("not_started", actor):  # beside its WAIT's mark, which says why
             ax.annotate("never started", (e.t, y), xytext=(9, 0), textcoords="offset points", ha="left",
-                        va="center", fontsize=style.FONT["tick"], gid=gid)
+                        va="center", fontsize=style.FONT["tick"], color=style.INK["text"], gid=gid)
         for e in tl.of("work_stopped", actor):
-            _mark(ax, e.t, actor, gid, marker="X", markersize=11, color="black", markeredgecolor="white",
-                  label="stopped: its write refused")
+            _mark(ax, "told", e.t, actor, gid, size=11)
 
 
 NEAR = 0.05  # of the panel's width: two writes closer than this would print their tokens on each other
 
 
 def _storage(ax, tl: Timeline, gid: str, x_max: float) -> None:
-    ax.axhline(LANES["storage"], color="#777777", lw=1.5, gid=gid, zorder=0, label="_storage lane")
+    style.hline(ax, "lane-line", LANES["storage"], lw=1.5, gid=gid, zorder=0)
     last: tuple[float, object, int] | None = None  # (time, token, side) of the last token printed
     for e in tl.of("write", "storage"):
-        d, y = e.data, LANES["storage"]
-        colour = WHO.get(d["writer"], "black")
-        if d["accepted"]:
-            ax.plot([e.t], [y], marker="o", markersize=9, color=colour, markeredgecolor="white", ls="none", gid=gid,
-                    label="write taken (its token below it, if it carries one)")
-        else:
-            ax.plot([e.t], [y], marker="X", markersize=12, color=style.LAPSE, markeredgecolor="white", ls="none",
-                    gid=gid, label="write refused")
+        d = e.data
+        _mark(ax, "effect" if d["accepted"] else "refused", e.t, "storage", gid, size=11)
         if d.get("token") is None:
             continue
         # the token rides on its write, centred under it, in its writer's colour; writes that come close
@@ -110,15 +99,15 @@ def _storage(ax, tl: Timeline, gid: str, x_max: float) -> None:
         if near and last[1] == d["token"]:
             continue
         side = -last[2] if near else -1
-        ax.annotate(str(d["token"]), (e.t, y), xytext=(0, 7 * side), textcoords="offset points", ha="center",
-                    va="top" if side < 0 else "bottom", fontsize=style.FONT["tick"], color=colour, gid=gid)
+        ax.annotate(str(d["token"]), (e.t, LANES["storage"]), xytext=(0, 7 * side), textcoords="offset points",
+                    ha="center", va="top" if side < 0 else "bottom", fontsize=style.FONT["tick"],
+                    color=_ink(d["writer"]), gid=gid)
         last = (e.t, d["token"], side)
 
 
 def _panel(ax, name: str, tl: Timeline, words: FigureWords, x_max: float, chars: int) -> None:
     gid = f"mode:{name}"
-    ax.add_patch(Rectangle((0, 0), 1, 1, transform=ax.transAxes, facecolor="#F2F2F2", lw=0, zorder=-10,
-                           gid=f"lane:{name}", label="_lane"))
+    style.lane(ax, name)
     _servers(ax, tl, gid, x_max)
     _workers(ax, tl, gid, x_max)
     _storage(ax, tl, gid, x_max)
@@ -129,9 +118,18 @@ def _panel(ax, name: str, tl: Timeline, words: FigureWords, x_max: float, chars:
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     mode = words.modes[name]
-    ax.set_title(mode.label, loc="left", fontsize=style.FONT["label"], fontweight="bold", pad=4 + 14 * _lines(mode.verdict, chars))
-    ax.text(0, 1.01, wrap(mode.verdict, chars), transform=ax.transAxes, ha="left", va="bottom",
-            fontsize=style.FONT["tick"], color="#333333", gid=gid)
+    # the verdict just over the axes, the title over it: both in points, so a tall panel (a slide's, a row's)
+    # leaves them the same room as a short one
+    ax.set_title(mode.label, loc="left", fontsize=style.FONT["label"], fontweight="bold",
+                 pad=7 + 15 * _lines(mode.verdict, chars))
+    ax.annotate(wrap(mode.verdict, chars), (0, 1), xycoords="axes fraction", xytext=(0, 2), textcoords="offset points",
+                ha="left", va="bottom", fontsize=style.FONT["tick"], color=style.INK["text"], gid=gid)
+
+
+def grid(n: int) -> tuple[int, int]:
+    """(rows, columns) of `n` panels, every cell filled: an even number in two columns, an odd number in one row
+    (a panel's five lanes need the height: three stacked would print their names on each other)."""
+    return (n // 2, 2) if n % 2 == 0 else (1, n)
 
 
 def _lines(text: str, chars: int) -> int:
@@ -140,19 +138,16 @@ def _lines(text: str, chars: int) -> int:
 
 def draw_failover(timelines: Any, words: FigureWords, fig: Figure | None = None, *,
                   figsize: tuple[float, float] = (12, 7.2)) -> Drawing:
-    """The failover figure (`failover` runs, one per guard): panels in two columns, lanes per server
-    and per worker, the storage lane under them; the readout line under the panels."""
+    """The failover figure (`failover` runs, one per guard): panels in a grid they fill (`grid`), lanes per
+    server and per worker, the storage lane under them; the readout line under the panels."""
     modes = modes_of(timelines, words, "draw_failover")
     fig = figure_for(fig, figsize)
     x_max = max(_end(tl) for tl in modes.values()) * 1.04 + 0.5
-    cols = 1 if len(modes) == 1 else 2
-    rows = (len(modes) + cols - 1) // cols
+    rows, cols = grid(len(modes))
     axes = fig.subplots(rows, cols, squeeze=False, sharex=True, sharey=True).ravel()
     chars = max(30, int(fig.get_figwidth() / cols * 72 / (style.FONT["tick"] * 0.56)) - 6)
     for ax, (name, tl) in zip(axes, modes.items()):
         _panel(ax, name, tl, words, x_max, chars)
-    for ax in axes[len(modes):]:
-        ax.set_visible(False)
     for ax in axes[-cols:]:
         ax.set_xlabel("model seconds since the story began", fontsize=style.FONT["tick"])
     legend_of_marks(fig, loc="outside upper center", fontsize=style.FONT["tick"], frameon=False, handlelength=1.6,

@@ -17,7 +17,6 @@ from __future__ import annotations
 from typing import Any
 
 from matplotlib.figure import Figure
-from matplotlib.patches import FancyArrowPatch, Rectangle
 
 from ..core.timeline import Timeline, minus
 from ..core.words import FigureWords
@@ -28,7 +27,6 @@ STORE = "store"
 STORE_Y = 0.0
 LEASE_Y, LEASE_H = 0.10, 0.30  # above a worker's line
 WORK_Y, WORK_H = -0.32, 0.22  # below it
-ACCEPT, REFUSE = style.OKABE_ITO["green"], style.LAPSE
 
 
 def _end(tl: Timeline) -> float:
@@ -62,56 +60,47 @@ def _worker(ax, tl: Timeline, actor: str, y: float, gid: str, x_max: float) -> N
     for run in tl.spans("run", actor):
         end = run.end if run.end is not None else x_max
         for a, b in minus(run.start, end, pauses):  # no work while the worker is frozen
-            ax.add_patch(Rectangle((a, y + WORK_Y), b - a, WORK_H, color=style.RUN, lw=0, gid=gid, label="working"))
+            style.band(ax, "work", a, y + WORK_Y, b - a, WORK_H, gid=gid)
     for a, b in pauses:
-        ax.add_patch(Rectangle((a, y + WORK_Y - 0.06), b - a, WORK_H + 0.12, facecolor="none",
-                               edgecolor=style.PAUSE, hatch="///", lw=1.0, gid=gid, label="paused"))
+        style.band(ax, "pause", a, y + WORK_Y - 0.06, b - a, WORK_H + 0.12, gid=gid)
         ax.text((a + b) / 2, y + WORK_Y + WORK_H / 2, "frozen: no work", ha="center", va="center",
-                fontsize=style.FONT["tick"], color="#444444", gid=gid,
-                bbox=dict(boxstyle="round,pad=0.15", facecolor="white", edgecolor="none", alpha=0.9))
+                fontsize=style.FONT["tick"], color=style.INK["quiet"], gid=gid,
+                bbox=dict(boxstyle="round,pad=0.15", fc=style.INK["on-mark"], lw=0, alpha=0.9))
     for e in tl.of("reap", actor):  # on the reaper's lane, where its own lease is about to start: clear of the lane above
-        ax.plot([e.t], [y + LEASE_Y + LEASE_H / 2], marker="D", markersize=9, color=style.CONTENDER,
-                linestyle="none", gid=gid, label="a beat's reap takes the job back", zorder=3)
+        style.marker(ax, "taken-back", [e.t], [y + LEASE_Y + LEASE_H / 2], size=9, gid=gid, zorder=3)
         ax.annotate("reap → pending", (e.t, y + LEASE_Y + LEASE_H / 2), xytext=(-9, 0), textcoords="offset points",
                     ha="right", va="center", fontsize=style.FONT["tick"], gid=gid)
 
 
 def _store(ax, tl: Timeline, ys: dict[str, float], gid: str) -> None:
-    ax.axhline(STORE_Y, color="#777777", lw=2, gid=gid, label="_the store's line (named by its tick)")
+    style.hline(ax, "lane-line", STORE_Y, lw=2, gid=gid)  # the store's line, named by its tick
     marks = store_marks(tl)
     last = max((k for k, m in enumerate(marks) if m["kind"] == "write"), default=-1)
-    if last >= 0:  # a legend collects no arrow: an empty line of the same look stands for them
-        ax.plot([], [], color="#333333", marker=">", lw=1.4, label="write to the store")
     for k, m in enumerate(marks):
         t, top = m["t"], ys[m["writer"]] + WORK_Y - 0.04
         if m["kind"] == "write":
-            colour = ACCEPT if m["accepted"] else REFUSE
-            ax.add_patch(FancyArrowPatch((t, top), (t, STORE_Y + 0.06), arrowstyle="-|>", mutation_scale=14,
-                                         color="#333333", lw=1.4, shrinkA=0, shrinkB=0, gid=gid,
-                                         label="write to the store"))
+            answer = "effect" if m["accepted"] else "refused"  # the store's answer: its mark, and its words' colour
+            style.arrow(ax, "write", (t, top), (t, STORE_Y + 0.06), mutation_scale=14, lw=1.4, gid=gid)
             # the writer's attempts ride on its arrow; the store's answer sits under the lane,
             # each on the side away from its neighbour so same-panel labels never meet
             side = 1 if k == last else -1
             mid = (top + STORE_Y) / 2
             ax.annotate(f"attempts {m['attempts']}", (t, mid), xytext=(6 * side, 0), textcoords="offset points",
                         ha="left" if side > 0 else "right", va="center", fontsize=style.FONT["tick"], gid=gid)
-            ax.plot([t], [STORE_Y], marker="o" if m["accepted"] else "X", markersize=12, color=colour,
-                    markeredgecolor="white", linestyle="none", gid=gid,
-                    label="store accepts" if m["accepted"] else "store refuses")
+            style.marker(ax, answer, [t], [STORE_Y], size=12, gid=gid)
             ax.annotate(m["label"], (t, STORE_Y), xytext=(6 * side, -10), textcoords="offset points",
-                        ha="left" if side > 0 else "right", va="top", fontsize=style.FONT["tick"], color=colour, gid=gid)
+                        ha="left" if side > 0 else "right", va="top", fontsize=style.FONT["tick"],
+                        color=style.colour(answer), gid=gid)
         else:  # a completion turned away: on the writer's lane, with what turned it away
             y = ys[m["writer"]] + LEASE_Y
-            ax.plot([t], [y], marker="x", markersize=10, markeredgewidth=2, color="black", linestyle="none", gid=gid,
-                    label="completion refused")
+            style.marker(ax, "refused", [t], [y], size=10, gid=gid)
             ax.annotate(m["label"], (t, y), xytext=(-8, 0), textcoords="offset points", ha="right", va="bottom",
                         fontsize=style.FONT["tick"], gid=gid)
 
 
 def _panel(ax, name: str, tl: Timeline, words: FigureWords, x_max: float) -> None:
     gid = f"mode:{name}"
-    ax.add_patch(Rectangle((0, 0), 1, 1, transform=ax.transAxes, facecolor="#F2F2F2", lw=0, zorder=-10,
-                           gid=f"lane:{name}", label="_lane"))
+    style.lane(ax, name)
     actors = sorted(a for a in tl.actors if a.startswith("worker"))
     ys = {a: float(len(actors) - k) for k, a in enumerate(actors)}  # workers above, the store at 0
     for actor, y in ys.items():

@@ -1,11 +1,12 @@
 """The course's first figure: the renewal heartbeat, one stacked panel per mode.
 
 Each panel has two lanes, holder and contender. A lane shows the lease band (from the `lease`
-intervals, whose ends are the deadlines the server reported), the work (`run`), renewal ticks,
-stop-the-world pauses, the lapse, and the stretch where both workers ran the job at once. When the
-holder's link is slow, a `store` line sits between the lanes and each of the holder's commands
-(its `trip` intervals) is drawn as a path down to the store, when the server acted, and back.
-Under the panels sits the readout line; each panel's title carries its static verdict.
+intervals, whose ends are the deadlines the server reported), the work (`run`), each extend and the
+deadline it moved, stop-the-world pauses, the lapse, and the stretch where both workers ran the job at
+once. When the holder's link is slow, a `store` line sits between the lanes and each of the holder's
+commands (its `trip` intervals) is drawn as a path down to the store, when the server acted, and back.
+Under the panels sits the readout line; each panel's title carries its static verdict. Every mark is
+one of the course's table (`emqlab.core.marks`), drawn by `emqlab.plot.style`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from typing import Any
 
 from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
-from matplotlib.patches import Rectangle
 from matplotlib.ticker import MultipleLocator
 
 from ..core.timeline import Timeline, minus
@@ -28,8 +28,6 @@ RUN_Y, RUN_H = -0.30, 0.20  # work bar, below it
 FOOT_Y = -0.62  # the "both run the job" label, under the contender's work bar
 LINK_LIFT = 0.3  # a slow link: the holder's lane moves up to make room for the store's line under it
 STORE_Y, WIRE_TOP = 0.74, 0.96  # the store's line, and where a trip leaves the holder's (lifted) lane
-MOVED = "deadline moved"
-TRIP = "holder's command, to the store and back"
 
 
 def _as_modes(timelines: Any) -> dict[str, Timeline]:
@@ -37,7 +35,10 @@ def _as_modes(timelines: Any) -> dict[str, Timeline]:
 
 
 def _end_of(timeline: Timeline) -> float:
+    """The last moment the panel draws: an event, an interval's end, or the deadline an extend moved
+    the lease to (its arrow ends there, and would be cut off short of the axis's end)."""
     ends = [e.t for e in timeline.events]
+    ends.extend(e.data["deadline"] for e in timeline.of("renew") if e.data.get("deadline") is not None)
     for i in timeline.intervals:
         ends.extend(x for x in (i.start, i.end) if x is not None)
     return max(ends, default=0.0)
@@ -47,91 +48,78 @@ def _draw_lane(ax, timeline: Timeline, actor: str, gid: str, x_max: float, y: fl
     top = y + BAND_Y + BAND_H
     for lease in timeline.spans("lease", actor):
         end = lease.end if lease.end is not None else lease.data.get("deadline", x_max)
-        ax.add_patch(Rectangle((lease.start, y + BAND_Y), max(end - lease.start, 0.15), BAND_H, color=style.LEASE,
-                               alpha=0.55, lw=0, gid=gid, label="lease (server deadline)"))
+        style.band(ax, "lease", lease.start, y + BAND_Y, max(end - lease.start, 0.15), BAND_H, gid=gid)
     pauses = [(p.start, p.end) for p in timeline.spans("pause", actor)]
     for run in timeline.spans("run", actor):
         end = run.end if run.end is not None else x_max
         for a, b in minus(run.start, end, pauses):  # a frozen worker does no work: its bar is broken
-            ax.add_patch(Rectangle((a, y + RUN_Y), b - a, RUN_H, color=style.RUN, alpha=0.9, lw=0, gid=gid,
-                                   label="working"))
+            style.band(ax, "work", a, y + RUN_Y, b - a, RUN_H, gid=gid)
     for pause in timeline.spans("pause", actor):
-        ax.add_patch(Rectangle((pause.start, y - 0.42), pause.end - pause.start, 0.84, facecolor="none",
-                               edgecolor=style.PAUSE, hatch="///", lw=1.0, gid=gid, label="pause"))
+        style.band(ax, "pause", pause.start, y - 0.42, pause.end - pause.start, 0.84, gid=gid)
         ax.annotate("paused", (pause.start, y + RUN_Y + RUN_H / 2), xytext=(4, 0), textcoords="offset points",
-                    ha="left", va="center", fontsize=style.FONT["tick"], color="#444444", gid=gid)
+                    ha="left", va="center", fontsize=style.FONT["tick"], color=style.INK["quiet"], gid=gid)
 
-    def marks(kind, dy, label, **kw):
+    def marks(kind, dy, mark, size, **kw):
         ts = [e.t for e in timeline.of(kind, actor)]
         if ts:
-            ax.plot(ts, [y + dy] * len(ts), linestyle="none", gid=gid, label=label, **kw)
+            style.marker(ax, mark, ts, [y + dy] * len(ts), size, gid=gid, **kw)
         return ts
 
-    marks("acquire_failed", BAND_Y + BAND_H / 2, "tries the lock, refused", marker="|", markersize=5,
-          color=style.PAUSE, alpha=0.6)
+    marks("acquire_failed", BAND_Y + BAND_H / 2, "tried", 5, alpha=0.6)
     # each extend moves the deadline: an arrow from the extend to the deadline the server set,
     # staggered in two rows so consecutive extends stay apart
     moved = [e for e in timeline.of("renew", actor) if "deadline" in e.data]
     for k, e in enumerate(moved):
         row = top + 0.10 + 0.13 * (k % 2)
-        ax.annotate("", xy=(e.data["deadline"], row), xytext=(e.t, row), gid=gid, label=MOVED,
-                    arrowprops={"arrowstyle": "-|>", "color": style.RENEW, "lw": 1.3, "shrinkA": 0, "shrinkB": 0})
-    if moved:  # a legend collects no arrow: an empty line of the same look stands for them
-        ax.plot([], [], color=style.RENEW, marker=">", markersize=6, lw=1.3, label=MOVED)
-    marks("renew", BAND_Y + BAND_H / 2, "extend", marker="|", markersize=22, markeredgewidth=2.5, color=style.RENEW)
-    for t in marks("lapse", BAND_Y + BAND_H / 2, "lapse", marker="X", markersize=13, color=style.LAPSE,
-                   markeredgecolor="white"):
-        # right of the ✕, on the band's own row, where the lapsed lease no longer is: above it run the
+        style.arrow(ax, "moved", (e.t, row), (e.data["deadline"], row), gid=gid)  # its legend line too
+    marks("renew", BAND_Y + BAND_H / 2, "extend", 22, markeredgewidth=2.5)
+    for t in marks("lapse", BAND_Y + BAND_H / 2, "lapse", 13):
+        # right of the cross, on the band's own row, where the lapsed lease no longer is: above it run the
         # extend arrows, which a label there would sit on
         ax.annotate("lapse", (t, y + BAND_Y + BAND_H / 2), xytext=(9, 0), textcoords="offset points", ha="left",
-                    va="center", fontsize=style.FONT["tick"], color=style.LAPSE, fontweight="bold", gid=gid,
-                    bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.85})
-    for t in marks("renew_lost", BAND_Y + BAND_H / 2, "extend replied 0: lock gone", marker="x", markersize=11,
-                   markeredgewidth=2.5, color="black"):
+                    va="center", fontsize=style.FONT["tick"], color=style.colour("lapse"), fontweight="bold", gid=gid,
+                    bbox={"boxstyle": "round,pad=0.1", "fc": style.INK["on-mark"], "ec": "none", "alpha": 0.85})
+    for t in marks("renew_lost", BAND_Y + BAND_H / 2, "told", 11):
         ax.annotate("extend → 0", (t, y + RUN_Y + RUN_H / 2), xytext=(6, 0), textcoords="offset points",
                     ha="left", va="center", fontsize=style.FONT["tick"], gid=gid,
-                    bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85})
-    marks("reclaim", BAND_Y + BAND_H / 2, "reclaim", marker="D", markersize=8, color=style.CONTENDER,
-          markeredgecolor="white")
-    for t in marks("saw_done", BAND_Y + BAND_H / 2, "saw the job done", marker="s", markersize=7,
-                   color=style.CONTENDER):
+                    bbox={"boxstyle": "round,pad=0.15", "fc": style.INK["on-mark"], "ec": "none", "alpha": 0.85})
+    marks("reclaim", BAND_Y + BAND_H / 2, "taken-back", 8)
+    for t in marks("saw_done", BAND_Y + BAND_H / 2, "saw-done", 7):
         # beside its own square, on the contender's row: a label above it would sit under the holder's bar
         ax.annotate("saw done, let go", (t, y + BAND_Y + BAND_H / 2), xytext=(8, 0), textcoords="offset points",
                     ha="left", va="center", fontsize=style.FONT["tick"], gid=gid)
-    marks("work_done", RUN_Y + RUN_H / 2, "job done", marker="o", markersize=8, color=style.RUN,
-          markeredgecolor="black")
+    marks("work_done", RUN_Y + RUN_H / 2, "done", 8)
 
 
 def _draw_trips(ax, timeline: Timeline, gid: str) -> bool:
     """The holder's commands over a slow link: down to the store when the server acted, back up when
-    the reply arrived. Returns whether there were any."""
+    the reply arrived, one `trip` line each (its point marks when the server acted). Returns whether
+    there were any."""
     trips = [t for t in timeline.spans("trip") if t.end is not None and t.data.get("at") is not None]
     for trip in trips:
-        ax.plot([trip.start, trip.data["at"], trip.end], [WIRE_TOP, STORE_Y, WIRE_TOP], color=style.WIRE, lw=1.4,
-                gid=gid, solid_joinstyle="miter", label=TRIP)
-        ax.plot([trip.data["at"]], [STORE_Y], marker="o", markersize=5, color=style.WIRE, gid=gid, label=TRIP)
+        style.line(ax, "trip", [trip.start, trip.data["at"], trip.end], [WIRE_TOP, STORE_Y, WIRE_TOP], lw=1.4,
+                   gid=gid, solid_joinstyle="miter")
     return bool(trips)
 
 
 def _draw_mode(ax, name: str, timeline: Timeline, x_max: float, mode: ModeWords) -> None:
     gid = f"mode:{name}"
-    ax.add_patch(Rectangle((0, 0), 1, 1, transform=ax.transAxes, facecolor="#F2F2F2", edgecolor="black",
-                           lw=0, zorder=-10, gid=f"lane:{name}", label="_lane"))
+    style.lane(ax, name)
     lift = LINK_LIFT if timeline.spans("trip") else 0.0
     lanes = {"holder": LANES["holder"] + lift, "contender": LANES["contender"]}
     for actor, y in lanes.items():
         _draw_lane(ax, timeline, actor, gid, x_max, y)
     for start, end in timeline.verdict.overlap:  # under the lanes' bands (zorder), after them in the legend
-        ax.axvspan(start, end, color=style.OVERLAP, alpha=0.16, lw=0, gid=gid, label="double run", zorder=0.5)
+        style.span(ax, "double-run", start, end, alpha=0.16, gid=gid, zorder=0.5)
         # at the foot of the panel, under the contender's work: the top is the lapse label's and the arrows'
         ax.text((start + end) / 2, FOOT_Y, "both run the job", ha="center", va="center",
-                color=style.OVERLAP, fontsize=style.FONT["tick"], fontweight="bold", gid=gid, clip_on=True)
+                color=style.colour("double-run"), fontsize=style.FONT["tick"], fontweight="bold", gid=gid, clip_on=True)
     if _draw_trips(ax, timeline, gid):
-        ax.axhline(STORE_Y, color=style.WIRE, lw=0.8, ls=":", gid=gid, label="_the store's line (named by its tick)")
+        style.hline(ax, "lane-line", STORE_Y, lw=0.8, gid=gid)  # named by its tick, "store"
         lanes["store"] = STORE_Y
     ax.set_title(mode.label, loc="left", fontsize=style.FONT["title"], fontweight="bold", gid=gid, pad=20)
     ax.text(0, 1.0, mode.verdict, transform=ax.transAxes, ha="left", va="bottom", fontsize=style.FONT["tick"],
-            color="#333333", gid=gid)
+            color=style.INK["text"], gid=gid)
     ax.set_ylim(FOOT_Y - 0.25, lanes["holder"] + 1.0)
     ax.set_yticks(list(lanes.values()), list(lanes), fontsize=style.FONT["label"])
     ax.tick_params(axis="x", labelsize=style.FONT["tick"])
@@ -170,12 +158,12 @@ def draw_heartbeat(timelines: Any, words: FigureWords, fig: Figure | None = None
     return Drawing(fig, words, dict(modes), readout)
 
 
-def _held_or_lost(ax, points, held_label: str, lost: str) -> None:
-    for held, color, marker, label in ((True, style.RUN, "o", held_label),
-                                       (False, style.LAPSE, "X", lost)):
+def _held_or_lost(ax, points) -> None:
+    """Each run's point: `held-run` where the holder kept its lease, `lapse` where it was lost."""
+    for held, mark in ((True, "held-run"), (False, "lapse")):
         pts = [(x, y) for x, y, h in points if h == held]
         if pts:
-            ax.scatter(*zip(*pts), color=color, marker=marker, s=80, label=label, edgecolor="white", zorder=3)
+            style.marker(ax, mark, *zip(*pts), size=9, zorder=3)
 
 
 def _boundary_axes(fig, ax, words: FigureWords, ylabel: str, ncols: int) -> None:
@@ -183,7 +171,7 @@ def _boundary_axes(fig, ax, words: FigureWords, ylabel: str, ncols: int) -> None
     ax.set_ylabel(ylabel, fontsize=style.FONT["label"])
     ax.set_title(words.caption, fontsize=style.FONT["title"])
     ax.tick_params(labelsize=style.FONT["tick"])
-    fig.legend(fontsize=style.FONT["tick"], loc="outside lower center", ncols=ncols, frameon=False)
+    legend_of_marks(fig, loc="outside lower center", fontsize=style.FONT["tick"], ncols=ncols, frameon=False)
 
 
 def draw_boundary(result: Mapping[str, Any], words: FigureWords, fig: Figure | None = None, *,
@@ -193,11 +181,10 @@ def draw_boundary(result: Mapping[str, Any], words: FigureWords, fig: Figure | N
         fig = Figure(figsize=figsize, layout="constrained")
     ax = fig.subplots()
     lease, at = result["lease"], result["at"]
-    _held_or_lost(ax, result["points"], "held: the lease never lapsed", "lost: the lease lapsed in the pause")
+    _held_or_lost(ax, result["points"])
     fractions = sorted({f for f, _, _ in result["points"]})
     fine = [fractions[0] + i * (fractions[-1] - fractions[0]) / 400 for i in range(401)]
-    ax.plot(fine, [lease - at % (f * lease) for f in fine], color="black", lw=1.5,
-            label="rule: pause < lease − time since the last extend")
+    style.line(ax, "rule-pause", fine, [lease - at % (f * lease) for f in fine], lw=1.5)
     _boundary_axes(fig, ax, words, "pause length (model seconds)", ncols=2)
     return Drawing(fig, words)
 
@@ -209,7 +196,7 @@ def draw_latency_boundary(result: Mapping[str, Any], words: FigureWords, fig: Fi
     if fig is None:
         fig = Figure(figsize=figsize, layout="constrained")
     ax = fig.subplots()
-    _held_or_lost(ax, result["points"], "held: never taken from the holder", "lost: the contender took the job")
-    ax.plot(*zip(*result["line"]), color="black", lw=1.5, label="rule: delay < (1 − c) × lease / 2")
+    _held_or_lost(ax, result["points"])
+    style.line(ax, "rule-delay", *zip(*result["line"]), lw=1.5)
     _boundary_axes(fig, ax, words, "one-way delay of the holder's link (model seconds)", ncols=3)
     return Drawing(fig, words)

@@ -1,13 +1,14 @@
 """The course's second figure and the benchmark's two: what renewal costs a worker holding K leases.
 
 - `draw_renewal_cost`: figure 2 from `renewal_cost` Timelines (K = 6 on the page), one lane per
-  design: one row per timer where each round trip names its job, else one row; a mark for every
-  round trip the run recorded, the count per tick above each tick, the static verdicts and the
-  readout line.
+  design: one row per timer where each round trip names its job, else one row; the lease held on
+  each row until it ended, a mark for every round trip the run recorded, the count per tick above
+  each tick, the static verdicts and the readout line.
 
 Every function takes the words its scenario wrote (`emqlab.scenarios.renewal_cost`'s
-`figure_words`, `scaling_words`, `capacity_words`) and returns a `Drawing`; labels and colours
-of the designs come from the registry `emqlab.lease.designs.DESIGNS`.
+`figure_words`, `scaling_words`, `capacity_words`) and returns a `Drawing`; the designs' labels
+come from the registry `emqlab.lease.designs.DESIGNS`, every mark from the course's table
+(`emqlab.core.marks`: MARKS, and SERIES for a benchmark's line per design or library).
 - `draw_scaling`: benchmark rows -> round trips and server µs per tick against K (log–log).
 - `draw_capacity`: capacity search results -> measured tick time against K, the cadence line, and
   the largest K each design keeps alive (for the session design, where its memory ran out).
@@ -21,24 +22,21 @@ from typing import Any
 
 from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
-from matplotlib.patches import Rectangle
 
-from ..lease.designs import DESIGNS, design_names
+from ..lease.designs import DESIGNS
 from ..core.timeline import Timeline
 from ..core.words import FigureWords, plural, seconds
 from . import Drawing, as_modes, legend_of_marks, style
 
-BENCH_COLORS = {**{f"emqlab {name}": d.colour for name, d in DESIGNS.items()},
-                "python-redis-lock": style.OKABE_ITO["purple"], "redis-py Lock + timer": style.OKABE_ITO["sky"]}
-_MARKERS = ("o", "s", "v", "P", "X")  # emqlab designs, in registry order
-BENCH_MARKERS = {**{f"emqlab {name}": _MARKERS[i % len(_MARKERS)] for i, name in enumerate(design_names(renewing=True))},
-                 "python-redis-lock": "^", "redis-py Lock + timer": "D"}
+LEASE_H = 0.5  # a row's lease band: half the row's height, a gap to the next row for the words under it
+# A benchmark's series is no mark of the table: its colour and marker are `style.series`'s, its line styles
+# `style.SERIES_LINES`'s (a design's line, a variant of it, the way to its broken run)
 
 
 def _bench_style(design: str) -> tuple[str, str, str]:
-    """Colour, marker and line style of a benchmark design; a variant ("…, big pool") is dashed."""
-    base = design.split(",")[0]
-    return BENCH_COLORS.get(base, "black"), BENCH_MARKERS.get(base, "o"), "--" if base != design else "-"
+    """Colour, marker and line style of a benchmark design (`style.series`); a variant ("…, big pool") is dashed."""
+    colour, marker = style.series(design)
+    return colour, marker, style.SERIES_LINES["variant" if "," in design else "line"]
 
 
 def _as_modes(timelines: Any) -> dict[str, Timeline]:
@@ -66,33 +64,32 @@ def _rows(tl: Timeline) -> list[str]:
     return [design if one_call else "all timers"]
 
 
-def _draw_mode(ax, name: str, tl: Timeline, x_max: float, words: FigureWords) -> None:
-    gid, design = f"mode:{name}", _design(tl)
-    color = DESIGNS[design].colour if design in DESIGNS else style.RENEW  # read now: a design may join later
-    ax.add_patch(Rectangle((0, 0), 1, 1, transform=ax.transAxes, facecolor="#F2F2F2", lw=0, zorder=-10,
-                           gid=f"lane:{name}", label="_lane"))
+def _draw_mode(ax, name: str, tl: Timeline, words: FigureWords) -> None:
+    gid = f"mode:{name}"
+    style.lane(ax, name)
     rows = _rows(tl)
     y_of = {row: len(rows) - 1 - i for i, row in enumerate(rows)}
     top = len(rows) - 0.4
-    # the leases are held from the acquire to the end of the run (or the moment one was lost)
+    # the leases are held from the acquire to the end of the run (its last event), or to the moment one
+    # was lost or taken
+    run_end = max((e.t for e in tl.events), default=0.0)
     gone_at = dict(tl.verdict.lost_at)
     gone_at.update({f"job {e.data['job']}": e.t for e in tl.of("take", "thief")})  # the lease ended when taken
     session_gone = min((e.t for e in tl.of("take", "thief") if e.data.get("session")),
                        default=min(gone_at.values(), default=None) if len(gone_at) >= tl.counts["jobs"] else None)
     for row, y in y_of.items():
-        end = x_max - 2
+        end = run_end
         if row.startswith("timer "):
             end = gone_at.get("job " + row.split()[1], end)
         elif session_gone is not None:  # one row holds every lease: it ends when they all went
             end = session_gone
-        ax.plot([0, end], [y, y], color=style.LEASE, alpha=0.35, lw=6, solid_capstyle="butt", gid=gid,
-                label="lease held")
+        style.band(ax, "lease", 0, y - LEASE_H / 2, end, LEASE_H, gid=gid)
     trips = tl.of("round_trip")
     if trips:
         for e in trips:
             row = f"timer {e.data['job']}" if "timer 1" in y_of and "job" in e.data else rows[0]
-            ax.plot([e.t], [y_of[row]], marker="|", markersize=16 if len(rows) > 1 else 26, markeredgewidth=2.5,
-                    color=color, linestyle="none", gid=gid, label=f"{design} (one round trip)")
+            style.marker(ax, "round-trip", [e.t], [y_of[row]], 16 if len(rows) > 1 else 26, markeredgewidth=2.5,
+                         gid=gid)
     many = False  # a tick whose round trips carry more leases than there are round trips: say how many
     for e in tl.of("tick"):
         n = e.data["round_trips"]
@@ -103,23 +100,22 @@ def _draw_mode(ax, name: str, tl: Timeline, x_max: float, words: FigureWords) ->
             note += "\n" + plural(e.data["leases"], "lease")
             many = True
         ax.annotate(note, (e.t, top), xytext=(0, 4), textcoords="offset points", ha="center", va="bottom",
-                    fontsize=style.FONT["tick"], color="black", gid=gid)
+                    fontsize=style.FONT["tick"], color=style.INK["text"], gid=gid)
     for e in tl.of("take", "thief"):
         y = y_of.get(f"timer {e.data['job']}", 0)
-        ax.plot([e.t], [y], marker="D", markersize=8, color=style.CONTENDER, linestyle="none", gid=gid,
-                label="taken by another worker")
-        ax.annotate("session taken" if e.data.get("session") else f"job {e.data['job']} taken", (e.t, y),
-                    xytext=(0, -14), textcoords="offset points", ha="center", fontsize=style.FONT["tick"],
-                    color=style.CONTENDER, gid=gid)
+        style.marker(ax, "taken-back", [e.t], [y], 8, gid=gid)
+        # under the row's band, clear of it and of the next row's
+        ax.annotate("session taken" if e.data.get("session") else f"job {e.data['job']} taken",
+                    (e.t, y - LEASE_H / 2), xytext=(0, -2), textcoords="offset points", ha="center", va="top",
+                    fontsize=style.FONT["tick"], color=style.colour("taken-back"), gid=gid)
     lost_at: dict[tuple[float, int], list[str]] = {}  # on one row, the leases lost in one instant share a mark
     for e in tl.of("lease_lost"):
         lost_at.setdefault((e.t, y_of.get("timer " + e.actor.split()[1], 0)), []).append(e.actor)
     for (t, y), actors in lost_at.items():
-        ax.plot([t], [y], marker="X", markersize=12, color=style.LAPSE, markeredgecolor="white",
-                linestyle="none", gid=gid, label="lease lost")
+        style.marker(ax, "lapse", [t], [y], 12, gid=gid)
         what = f"{actors[0]}: lost, holder stops" if len(actors) == 1 else f"{len(actors)} jobs lost, holders stop"
-        ax.annotate(what, (t, y), xytext=(6, -14), textcoords="offset points", fontsize=style.FONT["tick"],
-                    color=style.LAPSE, gid=gid)
+        ax.annotate(what, (t, y - LEASE_H / 2), xytext=(6, -2), textcoords="offset points", va="top",
+                    fontsize=style.FONT["tick"], color=style.colour("lapse"), gid=gid)
     mode = words.modes[name]
     ax.set_title(mode.label, loc="left", fontsize=style.FONT["title"], fontweight="bold", gid=gid)
     ax.set_title(mode.verdict, loc="right", fontsize=style.FONT["tick"], gid=gid, wrap=True)
@@ -145,7 +141,7 @@ def draw_renewal_cost(timelines: Any, words: FigureWords, fig: Figure | None = N
     x_max = max((e.t for tl in modes.values() for e in tl.events), default=60.0)
     x_max = x_max * 1.06 + 2
     for ax, (name, tl) in zip(axes, modes.items()):
-        _draw_mode(ax, name, tl, x_max, words)
+        _draw_mode(ax, name, tl, words)
     axes[-1].set_xlim(-1, x_max)
     axes[-1].set_xlabel("model seconds since the worker took its leases", fontsize=style.FONT["label"])
     legend_of_marks(fig, loc="outside upper center", fontsize=style.FONT["tick"], frameon=False)
@@ -162,8 +158,9 @@ def draw_scaling(rows: Sequence[Mapping[str, Any]], words: FigureWords, fig: Fig
     `rows`: the benchmark's rows ({design, k, rt_per_tick, server_us_per_tick, wall_ms_per_tick,
     broke?}); rows measured without a server count (fakeredis) draw wall ms per tick instead. A run
     where the design broke (a tick over the cadence, leases lapsed) measured only part of a tick: it
-    is a hollow mark off the line, joined to it by a dotted one. The line under the figure
-    (`words.prompt`) says where it was measured and what each hollow mark covers.
+    is the `broke` mark (a hollow dot) off the line, joined to it by a dotted line in the design's
+    colour. The line under the figure (`words.prompt`) says where it was measured and what each hollow
+    mark covers.
     `words`: `scenarios.renewal_cost.scaling_words(rows, where)`."""
     fig = _new_figure(fig, figsize)
     ax_rt, ax_wall = fig.subplots(1, 2)
@@ -178,13 +175,13 @@ def draw_scaling(rows: Sequence[Mapping[str, Any]], words: FigureWords, fig: Fig
             whole = [(r["k"], r[field]) for r in mine if r.get(field) and not r.get("broke")]
             part = [(r["k"], r[field]) for r in mine if r.get(field) and r.get("broke")]
             if whole:
-                ax.plot(*zip(*whole), color=color, lw=1.8, ls=ls, marker=marker, markersize=8, label=design, gid=gid)
+                ax.plot(*zip(*whole), color=color, lw=1.8, linestyle=ls, marker=marker, markersize=8, label=design,
+                        gid=gid)
             for k, v in part:
                 if whole:  # the broken run lies off the line: joined to it, dotted
-                    ax.plot([whole[-1][0], k], [whole[-1][1], v], color=color, lw=1.2, ls=":", gid=gid,
-                            label="_to a broken run")
-                ax.plot([k], [v], marker=marker, color=color, markersize=8, linestyle="none",
-                        markerfacecolor="white", gid=gid, label="broke at that K: part of a tick")
+                    ax.plot([whole[-1][0], k], [whole[-1][1], v], color=color, lw=1.2, linestyle=style.SERIES_LINES["broke"], gid=gid,
+                            label=f"_{design}, broke")
+                style.marker(ax, "broke", [k], [v], 8, gid=gid)
     for ax, title, unit in ((ax_rt, "round trips per tick", "round trips"),
                             (ax_wall, *(("server time per tick", "µs (INFO commandstats)") if server
                                         else ("wall time per tick", "ms")))):
@@ -198,18 +195,19 @@ def draw_scaling(rows: Sequence[Mapping[str, Any]], words: FigureWords, fig: Fig
     if "flat" in words.labels:  # their lines lie on one another at 1: say so rather than hide one
         ax_rt.annotate(words.labels["flat"], (1.0, 1), xycoords=("axes fraction", "data"),
                        xytext=(-4, 7), textcoords="offset points", ha="right", va="bottom",
-                       fontsize=style.FONT["tick"], color="#333333")
+                       fontsize=style.FONT["tick"], color=style.INK["text"])
     legend_of_marks(fig, loc="outside upper center", fontsize=style.FONT["tick"], frameon=False)
     fig.get_layout_engine().set(rect=(0, 0.09, 1, 0.91))  # room for the line under the axes
-    readout = fig.text(0.01, 0.005, words.prompt, fontsize=style.FONT["tick"], color="#333333", ha="left",
+    readout = fig.text(0.01, 0.005, words.prompt, fontsize=style.FONT["tick"], color=style.INK["text"], ha="left",
                        va="bottom", wrap=True, gid="readout")
     return Drawing(fig, words, readout=readout)
 
 
 def draw_capacity(capacity: Sequence[Mapping[str, Any]], words: FigureWords, cadence_s: float = 15.0,
                   fig: Figure | None = None, *, figsize: tuple[float, float] = (9, 5.5)) -> Drawing:
-    """Measured tick time against K for each design's capacity search, the cadence line, and the
-    largest K whose tick still fits (`capacity` items: {design, points {K: seconds}, capacity_k}).
+    """Measured tick time against K for each design's capacity search (its series' look), the cadence
+    line, and the largest K whose tick still fits: one look for every design, its "K ≈ N" written in
+    the design's colour (`capacity` items: {design, points {K: seconds}, capacity_k}).
     `words`: `scenarios.renewal_cost.capacity_words(capacity, cadence_s)`."""
     fig = _new_figure(fig, figsize)
     ax = fig.subplots()
@@ -219,21 +217,19 @@ def draw_capacity(capacity: Sequence[Mapping[str, Any]], words: FigureWords, cad
         ax.plot([k for k, _ in pts], [s for _, s in pts], color=color, marker=marker, lw=1.5, label=c["design"],
                 gid=f"mode:{c['design']}")
         if c.get("capacity_k") and c.get("limit") == "memory":  # the tick stays flat: memory runs out first
-            ax.axvline(c["capacity_k"], color=color, ls=":", lw=1.5, gid=f"mode:{c['design']}",
-                       label="the largest K kept alive")
+            style.vline(ax, "largest-k", c["capacity_k"], lw=1.5, gid=f"mode:{c['design']}")
             ax.annotate(f"memory full ({c['maxmemory_mb']} MB)\nat K ≈ {c['capacity_k']:,}", (c["capacity_k"], pts[-1][1]),
                         xytext=(-6, 10), textcoords="offset points", ha="right", va="bottom", color=color,
                         fontsize=style.FONT["label"])
         elif c.get("capacity_k"):
-            ax.axvline(c["capacity_k"], color=color, ls=":", lw=1.5, gid=f"mode:{c['design']}",
-                       label="the largest K kept alive")
+            style.vline(ax, "largest-k", c["capacity_k"], lw=1.5, gid=f"mode:{c['design']}")
             # beside its line, halfway down: clear of the measured points, which climb to the cadence
             ax.annotate(f"K ≈ {c['capacity_k']:,}", (c["capacity_k"], 0.5), xycoords=("data", "axes fraction"),
                         xytext=(-5, 0), textcoords="offset points", ha="right", va="center", rotation=90,
                         color=color, fontsize=style.FONT["label"])
-    ax.axhline(cadence_s, color="black", lw=1.2, label="the cadence: a tick must fit in it")
+    style.hline(ax, "cadence", cadence_s, lw=1.2)
     ax.annotate(f"cadence: {seconds(cadence_s)}", (0.01, cadence_s), xycoords=("axes fraction", "data"),
-                xytext=(0, 5), textcoords="offset points", fontsize=style.FONT["tick"])
+                xytext=(0, 5), textcoords="offset points", fontsize=style.FONT["tick"], color=style.INK["text"])
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("K, leases held on one connection", fontsize=style.FONT["label"])

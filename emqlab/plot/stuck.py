@@ -2,10 +2,10 @@
 
 Each panel is one run of `emqlab.scenarios.stuck`: worker-1's lease on the hung job (the band; its
 end is the deadline the server last stamped, or the horizon if it was still held), worker-1's hung
-work under it, worker-1's renewal ticks, the reap that returned the job to pending, worker-2's
-second attempt, and the hard deadline where one was set. Each panel's title is the mode's label
-and static verdict; the readout line under the figure is the lit mode's readout. Nothing here
-composes a sentence about a run: the words come from the scenario.
+work under it (work that does not end), worker-1's renewal ticks, the reap that returned the job to
+pending, worker-2's second attempt, and the hard deadline where one was set. Each panel's title is
+the mode's label and static verdict; the readout line under the figure is the lit mode's readout.
+Nothing here composes a sentence about a run: the words come from the scenario.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
 
 from ..core.words import FigureWords
 from . import Drawing, figure_for, legend_of_marks, modes_of, style
@@ -25,8 +24,7 @@ AGAIN = (-0.26, 0.24)  # worker-2's second attempt, under that
 
 def _panel(ax, name: str, tl, horizon: float) -> None:
     gid = f"mode:{name}"
-    ax.add_patch(Rectangle((0, 0), 1, 1, transform=ax.transAxes, facecolor="#F2F2F2", lw=0, zorder=-10,
-                           gid=f"lane:{name}", label="_lane"))
+    style.lane(ax, name)
     v, p = tl.verdict, tl.params
     t0 = v.claimed_at or 0.0
 
@@ -38,30 +36,21 @@ def _panel(ax, name: str, tl, horizon: float) -> None:
         end = first.end if first.end is not None else first.data.get("deadline", horizon)
         if v.reclaimed_at is not None:  # the server's reap ended worker-1's hold, told or not
             end = min(end, t0 + v.reclaimed_at)
-        ax.add_patch(Rectangle((x(first.start), BAND[0]), max(x(end) - x(first.start), 0.3), BAND[1],
-                               color=style.LEASE, alpha=0.55, lw=0, gid=gid,
-                               label="worker-1 holds the job (its lease or session)"))
+        style.band(ax, "lease", x(first.start), BAND[0], max(x(end) - x(first.start), 0.3), BAND[1], gid=gid)
         if first.data.get("ended") == "lapsed":
-            ax.plot([x(end)], [BAND[0] + BAND[1] / 2], marker="X", markersize=11, color=style.LAPSE,
-                    markeredgecolor="white", linestyle="none", gid=gid, label="worker-1's lease lapsed")
-    for run in tl.spans("run"):
+            style.marker(ax, "lapse", [x(end)], [BAND[0] + BAND[1] / 2], size=11, gid=gid)
+    for run in tl.spans("run"):  # the hung attempt is work that does not end; the second, worker-2's
         end = run.end if run.end is not None else t0 + horizon
-        hung = run.data.get("attempts") == 1
-        y, h = HUNG if hung else AGAIN
-        ax.add_patch(Rectangle((x(run.start), y), max(x(end) - x(run.start), 0.3), h,
-                               facecolor=style.LAPSE if hung else style.RUN, alpha=0.8 if hung else 1.0, lw=0,
-                               hatch="//" if hung else None, gid=gid,
-                               label="the hung attempt" if hung else "second attempt"))
+        y, h = HUNG if run.data.get("attempts") == 1 else AGAIN
+        style.band(ax, "work", x(run.start), y, max(x(end) - x(run.start), 0.3), h, gid=gid)
     ticks = [x(e.t) for e in tl.of("renew", "worker-1") if e.t - t0 <= horizon]
     if ticks:
-        ax.plot(ticks, [BAND[0] + BAND[1] + 0.08] * len(ticks), marker="|", markersize=9, markeredgewidth=2,
-                color=style.RENEW, linestyle="none", gid=gid, label="worker-1 renews")
+        style.marker(ax, "extend", ticks, [BAND[0] + BAND[1] + 0.08] * len(ticks), size=9, gid=gid)
     if p.max_runtime:
-        ax.plot([p.max_runtime] * 2, [AGAIN[0] - 0.05, BAND[0] + BAND[1] + 0.15], color="black", lw=1.5,
-                linestyle=(0, (4, 3)), gid=gid, label="hard deadline")
+        style.line(ax, "hard-deadline", [p.max_runtime] * 2, [AGAIN[0] - 0.05, BAND[0] + BAND[1] + 0.15], lw=1.5,
+                   gid=gid)
     if v.reclaimed_at is not None:
-        ax.plot([v.reclaimed_at], [BAND[0] + BAND[1] / 2], marker="D", markersize=10, color=style.CONTENDER,
-                markeredgecolor="white", linestyle="none", gid=gid, label="back to pending")
+        style.marker(ax, "taken-back", [v.reclaimed_at], [BAND[0] + BAND[1] / 2], size=10, gid=gid)
     ax.set_ylim(-0.4, 1.05)
     ax.set_yticks([BAND[0] + BAND[1] / 2, HUNG[0] + HUNG[1] / 2, AGAIN[0] + AGAIN[1] / 2],
                   ["worker-1 holds", "worker-1 works", "worker-2 works"], fontsize=style.FONT["tick"])

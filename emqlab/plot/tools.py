@@ -4,18 +4,21 @@
 emqlab's own design facing the same story, side by side). In each panel, a lane per worker or holder, top to
 bottom in the order they first acted, and under them the `server` lane:
 
-- on a worker's lane, above its line, the band the server granted it (a job's lock, a message's visibility,
-  the started registry's entry, a lease): it starts when the server first showed it and ends at the deadline
-  the server reported (PTTL, a score), or where it was released or acked; a bar where it ran out on the
-  server; over it, for a holder that extends, the deadline each extend left (the PTTL read right after it);
-- under the line, the task body while it ran (green; hatched where it held its event loop), a freeze
-  (SIGSTOP) hatched grey, and the marks of what the process did or was told: the effect it wrote, a kill, an
-  exception that told it it had lost the lock, a refused release or completion, a renewal thread that died;
-- on the `server` lane, what the library's keys did: taken, delivered again, moved back as stalled,
-  abandoned, requeued, failed, completed; for emqlab's own runs, the store's answer to each write and the
-  reap that took a job back.
+- on a worker's lane, above its line, the lease band the server granted it (a job's lock, a message's
+  visibility, the started registry's entry, a lease): it starts when the server first showed it and ends at
+  the deadline the server reported (PTTL, a score), or where it was released or acked; a lapse cross where it
+  ran out on the server; over it, for a holder that extends, an arrow from each extend to the deadline it
+  left (the PTTL read right after it);
+- under the line, the task body while it ran (the work band; hatched where it held its event loop), a freeze
+  (SIGSTOP, the pause band), and the marks of what the process did or was told: the effect it wrote, a kill,
+  an exception that told it it had lost the lock, a refused release or completion, a renewal thread that
+  died, a job it found done;
+- on the `server` lane, what the library's keys did: claimed, delivered again, taken back (stalled, reaped),
+  abandoned, requeued, failed, done; for emqlab's own runs, the store's answer to each write (an effect
+  written, or refused) and the reap that took a job back.
 
-Every mark is a recorded event or interval of the run; the titles and the readout are the run's words.
+Every mark is the course's (`emqlab.core.marks`) and a recorded event or interval of the run; the titles and
+the readout are the run's words.
 """
 
 from __future__ import annotations
@@ -23,7 +26,6 @@ from __future__ import annotations
 from typing import Any
 
 from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
 
 from ..core.timeline import Timeline
 from ..core.words import FigureWords
@@ -33,49 +35,50 @@ BAND_Y, BAND_H = 0.08, 0.28  # the server's grant, above a lane's line
 RUN_Y, RUN_H = -0.30, 0.22  # the body, below it
 SERVER = "server"
 QUIET = ("server", "producer", "store")
-ACCEPT = style.OKABE_ITO["green"]
 
-# a worker's own marks: event kind -> (marker, colour, size, what it means, where on the lane). A mark of what the
+# a worker's own marks: event kind -> the table's mark, and where on the lane it sits (PLACE). A mark of what the
 # process did sits on its body (the effect) or its line; the server's answer to it sits on its band
-REFUSED = ("x", style.LAPSE, 11, "refused by the server", "band")
 OWN = {
-    "effect": ("o", "black", 8, "effect", "body"),
-    "crash": ("X", "black", 13, "killed (SIGKILL)", "line"),
-    "told": ("*", style.RENEW, 15, "told it lost the lock", "body"),
-    "renew_lost": ("*", style.RENEW, 15, "told it lost the lock", "body"),
-    "renewal_thread_died": ("v", style.LAPSE, 10, "renewal thread died", "line"),
-    "release_refused": REFUSED,
-    "complete_refused": REFUSED,
-    "completion_refused": REFUSED,
-    "skipped": ("d", style.PAUSE, 10, "found it done", "line"),
+    "effect": "effect",
+    "crash": "crash",
+    "told": "told",
+    "renew_lost": "told",
+    "renewal_thread_died": "thread-died",
+    "release_refused": "refused",
+    "complete_refused": "refused",
+    "completion_refused": "refused",
+    "skipped": "saw-done",
 }
-# the server lane's marks
-MOVED_BACK = ("<", style.LAPSE, 12, "moved back (stalled, reaped)")
-SETTLED = ("P", ACCEPT, 11, "settled (acked, completed, taken)")
+PLACE = {"effect": "body", "crash": "line", "told": "body", "renew_lost": "body", "renewal_thread_died": "line",
+         "release_refused": "band", "complete_refused": "band", "completion_refused": "band", "skipped": "line"}
+# the server lane's marks: event kind -> the table's mark
 ON_SERVER = {
-    "delivered": (">", style.LEASE, 10, "taken from the queue"),
-    "redelivered": (">", style.LAPSE, 12, "delivered again"),
-    "acked": SETTLED,
-    "completed": SETTLED,
-    "write_accepted": SETTLED,
-    "stalled": MOVED_BACK,
-    "reap": MOVED_BACK,
-    "abandoned": ("h", style.LAPSE, 12, "abandoned"),
-    "requeued": (">", style.RENEW, 12, "requeued (Retry)"),
-    "failed": ("s", "black", 10, "job failed"),
-    "write_refused": ("x", style.LAPSE, 11, "refused by the server"),
+    "delivered": "claim",
+    "redelivered": "redelivered",
+    "acked": "done",
+    "completed": "done",
+    "write_accepted": "effect",  # emqlab's store taking a write: the effect, written
+    "stalled": "taken-back",
+    "reap": "taken-back",
+    "abandoned": "abandoned",
+    "requeued": "requeued",
+    "failed": "failed",
+    "write_refused": "refused",
 }
+# each mark's size, in points
+SIZE = {"effect": 10, "crash": 14, "told": 11, "thread-died": 10, "refused": 11, "saw-done": 9, "claim": 10,
+        "redelivered": 11, "done": 10, "taken-back": 9, "abandoned": 11, "requeued": 11, "failed": 10, "lapse": 12}
 ENDED_ON_SERVER = ("lapsed", "abandoned", "delivered again")
 
 
 def _end(tl: Timeline) -> float:
     ends = [e.t for e in tl.events] + [x for i in tl.intervals for x in (i.start, i.end) if x is not None]
-    return max(ends + [t for _, t in extend_deadlines(tl)], default=1.0)
+    return max(ends + [t for _, _, t in extend_deadlines(tl)], default=1.0)
 
 
-def extend_deadlines(tl: Timeline) -> list[tuple[str, float]]:
-    """(lane, deadline) for every extend a holder reported with the PTTL the server gave right after it."""
-    return [(e.actor, e.t + e.data["pttl"] / 1000) for e in tl.events
+def extend_deadlines(tl: Timeline) -> list[tuple[str, float, float]]:
+    """(lane, when, deadline) for every extend a holder reported with the PTTL the server gave right after it."""
+    return [(e.actor, e.t, e.t + e.data["pttl"] / 1000) for e in tl.events
             if e.kind == "extend" and isinstance(e.data.get("pttl"), (int, float)) and e.data["pttl"] > 0]
 
 
@@ -97,34 +100,27 @@ def server_marks(tl: Timeline) -> list[tuple[float, str]]:
     return found
 
 
-def _mark(ax, t: float, y: float, spec: tuple, gid: str, **kw: Any) -> None:
-    marker, colour, size, label = spec[:4]
-    ax.plot([t], [y], marker=marker, markersize=size, color=colour, markeredgecolor="white" if marker != "x" else colour,
-            markeredgewidth=1.2 if marker != "x" else 2.4, linestyle="none", gid=gid, label=label, zorder=4, **kw)
+def _mark(ax, t: float, y: float, name: str, gid: str, **kw: Any) -> None:
+    style.marker(ax, name, [t], [y], SIZE[name], gid=gid, zorder=4, clip_on=False, **kw)  # whole at t = 0
 
 
 def _lane(ax, tl: Timeline, actor: str, y: float, gid: str, x_max: float) -> None:
     for band in tl.spans("lease", actor):
         end = band.end if band.end is not None else band.data.get("deadline", x_max)
-        ax.add_patch(Rectangle((band.start, y + BAND_Y), max(end - band.start, 0.02 * x_max), BAND_H, color=style.LEASE,
-                               alpha=0.5, lw=0, gid=gid, label="granted by the server"))
+        style.band(ax, "lease", band.start, y + BAND_Y, max(end - band.start, 0.02 * x_max), BAND_H, gid=gid)
         if band.data.get("ended") in ENDED_ON_SERVER:
-            ax.plot([end], [y + BAND_Y + BAND_H / 2], marker="|", markersize=16, markeredgewidth=3, color=style.LAPSE,
-                    linestyle="none", gid=gid, label="ran out on the server", zorder=4)
-    for who, deadline in extend_deadlines(tl):
-        if who == actor:
-            ax.plot([deadline], [y + BAND_Y + BAND_H + 0.08], marker="v", markersize=7, color=style.RENEW,
-                    linestyle="none", gid=gid, label="deadline after an extend (its PTTL)", zorder=4)
+            _mark(ax, end, y + BAND_Y + BAND_H / 2, "lapse", gid)
+    for who, at, deadline in extend_deadlines(tl):
+        if who == actor:  # from the extend to the deadline it left, just above the band
+            style.arrow(ax, "moved", (at, y + BAND_Y + BAND_H + 0.06), (deadline, y + BAND_Y + BAND_H + 0.06),
+                        gid=gid, zorder=4, mutation_scale=10, lw=1.1)
     for run in tl.spans("run", actor):
         end = run.end if run.end is not None else x_max
-        blocked = run.data.get("loop") == "blocked"
-        ax.add_patch(Rectangle((run.start, y + RUN_Y), max(end - run.start, 0.01 * x_max), RUN_H, facecolor=style.RUN,
-                               edgecolor="white" if blocked else style.RUN, hatch="xx" if blocked else None, lw=0,
-                               gid=gid, label="task body, loop held" if blocked else "task body"))
+        style.band(ax, "work-loop-held" if run.data.get("loop") == "blocked" else "work", run.start, y + RUN_Y,
+                   max(end - run.start, 0.01 * x_max), RUN_H, gid=gid)
     for pause in tl.spans("pause", actor):
         end = pause.end if pause.end is not None else x_max
-        ax.add_patch(Rectangle((pause.start, y - 0.40), end - pause.start, 0.80, facecolor="none",
-                               edgecolor=style.PAUSE, hatch="///", lw=1.0, gid=gid, label="frozen (SIGSTOP)"))
+        style.band(ax, "pause", pause.start, y - 0.40, end - pause.start, 0.80, lw=1.0, gid=gid)
     for e in tl.events:
         if e.actor != actor:
             continue
@@ -132,22 +128,20 @@ def _lane(ax, tl: Timeline, actor: str, y: float, gid: str, x_max: float) -> Non
         if kind == "library_error" and any(w in e.data.get("message", "") for w in ("Missing lock", "Lock mismatch")):
             kind = "completion_refused"
         if kind in OWN:
-            where = OWN[kind][4]
-            at = {"body": y + RUN_Y + RUN_H / 2, "band": y + BAND_Y + BAND_H / 2, "line": y}[where]
+            at = {"body": y + RUN_Y + RUN_H / 2, "band": y + BAND_Y + BAND_H / 2, "line": y}[PLACE[kind]]
             _mark(ax, e.t, at, OWN[kind], gid)
 
 
 def _panel(ax, name: str, tl: Timeline, words: FigureWords, chars: int) -> None:
     gid = f"mode:{name}"
     x_max = _end(tl) * 1.05 + 0.05
-    ax.add_patch(Rectangle((0, 0), 1, 1, transform=ax.transAxes, facecolor="#F2F2F2", lw=0, zorder=-10,
-                           gid=f"lane:{name}", label="_lane"))
+    style.lane(ax, name)
     actors = lanes_of(tl)
     ys = {a: float(len(actors) - k) for k, a in enumerate(actors)}
     for actor, y in ys.items():
-        ax.axhline(y, color="#BBBBBB", lw=0.8, zorder=0, gid=gid, label="_lane line")
+        style.hline(ax, "lane-line", y, lw=0.8, zorder=0, gid=gid)
         _lane(ax, tl, actor, y, gid, x_max)
-    ax.axhline(0, color="#777777", lw=1.2, zorder=0, gid=gid, label="_server lane")
+    style.hline(ax, "lane-line", 0, lw=1.2, zorder=0, gid=gid)
     for t, kind in server_marks(tl):
         _mark(ax, t, 0.0, ON_SERVER[kind], gid)
     ax.set_yticks([*ys.values(), 0.0], [*ys, SERVER], fontsize=style.FONT["tick"])
@@ -162,7 +156,7 @@ def _panel(ax, name: str, tl: Timeline, words: FigureWords, chars: int) -> None:
     ax.set_title(mode.label, loc="left", fontsize=style.FONT["label"], fontweight="bold",
                  pad=4 + 14 * (wrap(mode.verdict, chars).count("\n") + 1))
     ax.text(0, 1.01, wrap(mode.verdict, chars), transform=ax.transAxes, ha="left", va="bottom",
-            fontsize=style.FONT["tick"], color="#333333", gid=gid)
+            fontsize=style.FONT["tick"], color=style.INK["text"], gid=gid)
 
 
 def draw_tools(timelines: Any, words: FigureWords, fig: Figure | None = None, *,

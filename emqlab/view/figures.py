@@ -283,3 +283,16 @@ def tools_modes(library: str, backend: Backend | None = None, runs: dict[str, An
 
     made = dict(runs) if runs is not None else library_runs(library)
     return {**made, EMQLAB: ours(library, backend)}
+
+
+# -- how to read a figure ----------------------------------------------------------------------------------
+KEY_CAPTION = ("How to read a figure: every mark the course draws, and what it means. Bands are told apart "
+               "by their place as well: a lease above a worker's line, its work below it.")
+
+
+def key_figure(fig=None, **kw: Any) -> Drawing:
+    """Every mark of the course's grammar beside its meaning (lesson 00), drawn from `emqlab.core.marks`."""
+    from ..core.words import FigureWords
+    from ..plot.key import draw_key
+
+    return draw_key(FigureWords(caption=KEY_CAPTION), fig=fig, **kw)

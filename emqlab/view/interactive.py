@@ -24,13 +24,24 @@ from typing import Any
 from matplotlib import rc_context
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 
-from ..plot import Drawing
+from ..plot import Drawing, style
 
-# What a stepper leaves out: events that change neither who holds what nor what became of the work. A
-# contender's refused polls (dozens alike), a consumer's beat steps (the reap, promote, drain and park
-# of every beat, moved or not: the claims, reaps and completions they make are events of their own), a
-# producer's enqueue (the setup), a renewal tick's summary (its round trips are the steps).
-SKIP_WHEN_STEPPING = frozenset({"acquire_failed", "step", "enqueue", "tick"})
+# What a stepper walks: the events that change who holds what or what became of the work, chosen by kind
+# from the run's timeline and never cut to a count. A scenario whose story needs more kinds names them in
+# SCENARIO_STEPS on purpose (the renewal cost's round trips, the failover's servers). Everything else (a
+# contender's refused polls, a consumer's beat steps, a producer's enqueue, a tick's summary) stays out.
+STEP_KINDS = frozenset({
+    "acquire", "renew", "late_extend", "renew_lost", "told", "lapse", "lease_lost",  # the lease
+    "claim", "reap", "reclaim", "take", "saw_done",  # who takes the job
+    "work_start", "work_done", "work_stopped", "stopped", "not_started",  # the work
+    "effect", "write", "completion", "complete", "complete_refused", "release", "release_refused",  # its results
+    "crash", "pause_start", "pause_end",  # the faults
+})
+SCENARIO_STEPS = {
+    "renewal_cost": frozenset({"round_trip"}),  # what the renewal costs is the story
+    "stuck": frozenset({"session_open"}),  # a session design opens its session before it claims
+    "failover": frozenset({"stall", "killed", "promoted", "rejoined", "wait", "token"}),
+}
 TIMED = frozenset({"deadline", "ttl", "seconds", "t"})  # event data given in model seconds
 # event data a person does not read aloud: the server's raw TIME and scores (epoch milliseconds, and the
 # same in seconds; the step's own time says when), and wall-clock costs (meaningless on a virtual clock)
@@ -71,11 +82,23 @@ def event_in_words(event) -> str:
     return f"{event.actor} · {event.kind.replace('_', ' ')}" + (f" · {data}" if data else "")
 
 
+def step_kinds(scenario: str) -> frozenset[str]:
+    """The kinds of event a stepper walks in a run of `scenario`."""
+    return STEP_KINDS | SCENARIO_STEPS.get(scenario, frozenset())
+
+
+def idle(event) -> bool:
+    """A renewal that held no job (a session extended while its worker had nothing): nothing changes hands."""
+    return event.kind == "renew" and event.data.get("jobs") == []
+
+
 def step_events(timeline) -> list:
-    """The events a stepper walks in `timeline`: every event but the kinds in SKIP_WHEN_STEPPING, and an
-    idle worker's renewal (a session holding no job: nothing changes hands)."""
-    return [e for e in getattr(timeline, "events", []) if e.kind not in SKIP_WHEN_STEPPING
-            and not (e.kind == "renew" and e.data.get("jobs") == [])]
+    """The events a stepper walks in `timeline`: every event of the kinds `step_kinds` names for its
+    scenario, but an idle renewal."""
+    if timeline is None:
+        return []
+    kinds = step_kinds(timeline.scenario)
+    return [e for e in timeline.events if e.kind in kinds and not idle(e)]
 
 
 def _svg(drawing: Drawing, cursors: bool) -> tuple[str, list[tuple[float, float]]]:
@@ -90,7 +113,7 @@ def _svg(drawing: Drawing, cursors: bool) -> tuple[str, list[tuple[float, float]
     if cursors:
         for i, ax in enumerate(fig.axes):
             limits = ax.get_xlim()
-            lines.append(ax.axvline(0, color="black", lw=1.2, ls="--", gid=f"cursor:{i}", zorder=10, clip_on=False))
+            lines.append(ax.axvline(0, **style.line_kw("now", lw=1.2, gid=f"cursor:{i}", zorder=10, clip_on=False)))
             ax.set_xlim(limits)
     if drawing.readout is not None:
         drawing.readout.set_visible(False)
@@ -156,6 +179,8 @@ def interactive_html(drawing: Drawing, name: str, *, stepper: bool = False, held
         run = drawing.timelines.get(key)
         if run is not None:  # which run said these words, so a reader (or a test) can make it again
             modes[key]["run"] = {k: v for k, v in run.to_dict().items() if k in RUN_KEYS}
+            if stepper:  # every event of the run, by kind, so a reader (or a test) can check the steps chose right
+                modes[key]["events"] = [[e.t, e.kind] + (["idle"] if idle(e) else []) for e in run.events]
     svg, scales = _svg(drawing, cursors=stepper)
     svg = _tagged(svg, {key: m.label for key, m in words.modes.items()}, scales)
     items = "".join(f'<li data-verdict="{html.escape(key, quote=True)}"><b>{html.escape(m.label)}</b> → '

@@ -12,7 +12,7 @@ import pytest
 
 from emqlab.classroom import draw
 from emqlab.core.words import HEADLINE_WORDS, headline_words
-from emqlab.plot.check import legend_problems, overprints, small_texts
+from emqlab.plot.check import figure_problems, overprints, small_texts
 from emqlab.classroom.board import class_lanes, class_words
 from realtime import host, timeout_s
 
@@ -75,7 +75,7 @@ def test_the_class_figure_reads_from_the_back_of_the_room(inches, dpi, px, n):
         clashes = [f"{a.role} {a.text!r} × {b.role} {b.text!r}" for a, b in overprints(d.figure)]
         assert not clashes, (inches, lit, clashes)
     assert not small_texts(d.figure, px)
-    assert legend_problems(d.figure) == []  # the legend names exactly what the lanes draw
+    assert figure_problems(d.figure) == []  # the legend names exactly what the lanes draw
     assert all(headline_words(m.readout) <= HEADLINE_WORDS for m in d.words.modes.values())
 
 
@@ -106,7 +106,7 @@ def test_a_learner_draws_its_own_lane():
     d = draw.learner_lane_figure(mine)
     assert list(d.lanes) == ["l02"]
     assert "its lease ran out and ada took it over (attempt 2); it is now done" in d.words.prompt
-    assert not overprints(d.figure) and legend_problems(d.figure) == []
+    assert not overprints(d.figure) and figure_problems(d.figure) == []
 
 
 @pytest.mark.live
@@ -141,7 +141,7 @@ def test_a_real_class_is_drawn(tmp_path):
         d = draw.class_figure(snap)
         assert len(d.lanes) == 3 and "20 completed" in d.words.prompt
         assert "reaped it" in d.words.modes["l02"].text
-        assert not overprints(d.figure) and legend_problems(d.figure) == []
+        assert not overprints(d.figure) and figure_problems(d.figure) == []
         own = draw.learner_lane_figure(handles[1])
         assert "crashed holding" in own.words.prompt and "took it over" in own.words.prompt, own.words.prompt
         from emqlab.classroom.dashboard import LearnerLane

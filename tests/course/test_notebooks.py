@@ -273,9 +273,10 @@ PYTHON_WORD = re.compile(r"\b(True|False|None)\b")
 
 @pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name[:2])
 def test_every_saved_stepper_tells_a_story_a_person_reads_aloud(path):
-    """A stepper's steps are the run's events in model seconds from its start, at most 25 a run, with no
-    epoch milliseconds and no Python literals in their words."""
-    from emqlab.view.interactive import FIGURE_MIME
+    """A stepper's steps are exactly the run's events of the kinds it walks (recomputed from the run's
+    events saved beside them), in model seconds within the run, at most 25 a run, with no epoch
+    milliseconds and no Python literals in their words."""
+    from emqlab.view.interactive import FIGURE_MIME, step_kinds
 
     nb = nbformat.read(path, as_version=4)
     for cell in nb.cells:
@@ -283,11 +284,19 @@ def test_every_saved_stepper_tells_a_story_a_person_reads_aloud(path):
             fragment = out.get("data", {}).get(FIGURE_MIME)
             for found in STEPS.finditer(fragment or ""):
                 for name, mode in json.loads(found.group(1))["modes"].items():
-                    steps = mode.get("steps") or []
+                    if "steps" not in mode:
+                        continue  # a figure with no stepper
+                    steps = mode["steps"]
                     assert len(steps) <= 25, f"{path.name}: {name} walks {len(steps)} steps"
                     for t, text in steps:
                         assert 0 <= t <= 10_000 and text.startswith(f"t = {t:g} s · "), (path.name, name, text)
                         assert not LONG_NUMBER.search(text) and not PYTHON_WORD.search(text), (path.name, name, text)
+                    # the steps are the run's events of the kinds the stepper walks, recomputed from the run
+                    kinds = step_kinds(mode["run"]["scenario"])
+                    chosen = [(t, kind.replace("_", " ")) for t, kind, *idle in mode["events"] if kind in kinds and not idle]
+                    assert [(t, text.split(" · ")[2]) for t, text in steps] == chosen, (path.name, name)
+                    span = [t for t, *_ in mode["events"]]
+                    assert all(min(span) <= t <= max(span) for t, _ in steps), (path.name, name)
 
 
 @pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name[:2])

@@ -10,6 +10,7 @@ import pytest
 
 from emqlab.cli import command
 from emqlab.core.errors import BadParameter
+from emqlab.core.marks import MARKS
 from emqlab.lease.designs import DESIGNS, Design, design_names, lookup_design, queue_design
 from emqlab.lease.keepers import BatchedExtend
 from emqlab.lease.planes import Sweep
@@ -27,7 +28,7 @@ class DummyKeeper(BatchedExtend):
     """A batched extend under another name: a new design's queue side."""
 
 
-DUMMY = Design("dummy", "a dummy sweep", "#CC79A7", "a sweep by another name, for the registry's test",
+DUMMY = Design("dummy", "a dummy sweep", "a sweep by another name, for the registry's test",
                DummyPlane, DummyKeeper, "dummy round trip", "like a sweep", steps_per_lease=0.25)
 
 
@@ -59,9 +60,13 @@ def test_a_design_added_in_one_place_is_in_the_figure_legend(dummy, fake):
     assert list(runs) == ["per-job", "sweep", "session", "dummy"]
     drawing = renewal_figure(runs)
     legends = [ax.get_legend() for ax in drawing.figure.axes if ax.get_legend()] + list(drawing.figure.legends)
-    entries = {text.get_text(): handle for lg in legends for text, handle in zip(lg.get_texts(), lg.legend_handles)}
-    assert "dummy (one round trip)" in entries, list(entries)
-    assert entries["dummy (one round trip)"].get_color() == DUMMY.colour  # its own colour, from the entry
+    entries = [text.get_text() for lg in legends for text in lg.get_texts()]
+    assert MARKS["round-trip"].meaning in entries, entries  # one look for a round trip, whatever the design
+    panel = drawing.figure.axes[list(runs).index("dummy")]
+    assert panel.get_title(loc="left") == drawing.words.modes["dummy"].label
+    trips = [line for line in panel.get_lines() if line.get_gid() == "mode:dummy"
+             and line.get_label() == MARKS["round-trip"].meaning]
+    assert len(trips) == len(runs["dummy"].of("round_trip")) > 0  # the dummy's panel draws its round trips
 
 
 def test_a_design_added_in_one_place_holds_a_queue_consumers_jobs(dummy, fake):

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from emqlab.core.marks import MARKS
+
 from emqlab.view import figures
 from emqlab.scenarios.slow_link import latency_boundary
-from emqlab.plot.check import legend_problems, overprints, small_texts
+from emqlab.plot.check import figure_problems, legend_problems, overprints, small_texts
 from emqlab.scenarios.heartbeat import heartbeat
 from emqlab.scenarios.reaper import queue_heartbeat
 from emqlab.scenarios.chaos import chaos
@@ -102,9 +104,9 @@ def test_the_check_sees_a_label_moved_onto_another(fake):
 # every figure here; the cluster's (tests/store/test_cluster.py), the failover's (tests/scenarios/test_failover.py)
 # and the class's (tests/classroom/test_draw.py) need live servers or a class, and are held to it there
 @pytest.mark.parametrize("name", list(BUILDERS))
-def test_the_legend_names_exactly_the_marks_drawn(fake, name):
+def test_every_mark_is_the_grammars_in_view_and_the_legend_names_exactly_them(fake, name):
     drawing = BUILDERS[name](fake)
-    assert legend_problems(drawing.figure) == [], name
+    assert figure_problems(drawing.figure) == [], name
 
 
 @pytest.mark.parametrize("name", list(BUILDERS))
@@ -125,17 +127,18 @@ def test_the_legend_check_sees_a_mark_left_out_and_an_entry_left_over(fake):
     ax.lines[-1].set_label("a star")  # named, but the legend was built before it
     assert legend_problems(fig) == ["drawn but not in the legend: a star"]
     ax.lines[-1].remove()
-    lapse = next(a for a in ax.lines if a.get_label() == "lapse")
+    said = MARKS["lapse"].meaning
+    lapse = next(a for a in ax.lines if a.get_label() == said)
     for other in fig.axes:  # no panel draws a lapse any more, yet the legend still lists one
-        for line in [a for a in other.lines if a.get_label() == "lapse"]:
+        for line in [a for a in other.lines if a.get_label() == said]:
             line.remove()
-    assert lapse not in ax.lines and legend_problems(fig) == ["in the legend but drawn nowhere: lapse"]
+    assert lapse not in ax.lines and legend_problems(fig) == [f"in the legend but drawn nowhere: {said}"]
 
 
 def test_a_mark_no_run_drew_has_no_entry(fake):
     entries = [t.get_text() for t in BUILDERS["heartbeat"](fake).figure.legends[0].get_texts()]
-    assert "pause" not in entries and "extend replied 0: lock gone" not in entries  # figure 1 has neither
-    assert {"lease (server deadline)", "extend", "deadline moved", "lapse", "job done", "tries the lock, refused",
-            "double run"} <= set(entries)
+    said = {name: m.meaning for name, m in MARKS.items()}
+    assert said["pause"] not in entries and said["told"] not in entries  # figure 1 has neither
+    assert {said[n] for n in ("lease", "extend", "moved", "lapse", "done", "tried", "double-run")} <= set(entries)
     frozen = [t.get_text() for t in BUILDERS["mortal-and-durable"](fake).figure.legends[0].get_texts()]
-    assert {"pause", "extend replied 0: lock gone", "saw the job done"} <= set(frozen) and "double run" not in frozen
+    assert {said["pause"], said["told"], said["saw-done"]} <= set(frozen) and said["double-run"] not in frozen

@@ -12,10 +12,11 @@ matplotlib.use("Agg")
 import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
-from matplotlib.patches import Rectangle  # noqa: E402
+from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
 
 from emqlab.core.errors import BadParameter  # noqa: E402
-from emqlab.plot import style  # noqa: E402
+from emqlab.core.marks import MARKS  # noqa: E402
+from emqlab.plot.check import arrow_ends  # noqa: E402
 from emqlab.view.figures import heartbeat_figure  # noqa: E402
 from emqlab.plot import Drawing  # noqa: E402
 from emqlab.scenarios.heartbeat import heartbeat  # noqa: E402
@@ -47,19 +48,22 @@ def mode_artists(fig, mode):
     return [a for a in fig.findobj() if a.get_gid() == f"mode:{mode}"]
 
 
-def bands(fig, mode, color):
-    """(start, end) of the mode's rectangles drawn in `color`."""
-    out = []
+def bands(fig, mode, name):
+    """(start, end) of the mode's rectangles drawn as band `name` of the mark table (its meaning, its colour)."""
+    m, out = MARKS[name], []
     for a in mode_artists(fig, mode):
-        if isinstance(a, Rectangle) and matplotlib.colors.same_color(a.get_facecolor()[:3], color):
+        if isinstance(a, Rectangle) and a.get_label() == m.meaning:
+            assert matplotlib.colors.same_color(a.get_facecolor()[:3], m.colour)
             out.append((a.get_x(), a.get_x() + a.get_width()))
     return sorted(out)
 
 
-def marker_xs(fig, mode, color, marker):
-    xs = []
+def marker_xs(fig, mode, name):
+    """x of every mark `name` of the mark table the mode drew (its meaning, its shape)."""
+    m, xs = MARKS[name], []
     for a in mode_artists(fig, mode):
-        if isinstance(a, Line2D) and a.get_marker() == marker and matplotlib.colors.same_color(a.get_color(), color):
+        if isinstance(a, Line2D) and a.get_label() == m.meaning:
+            assert a.get_marker() == m.shape and matplotlib.colors.same_color(a.get_color(), m.colour)
             xs.extend(a.get_xdata())
     return sorted(xs)
 
@@ -96,27 +100,58 @@ def test_bands_come_from_the_servers_deadlines(pair):
     # live: the server's PTTL is scaled, and a late wake-up on a busy machine records when it really
     # acted, so allow a loaded machine's slack (about 5 model seconds at SLOW_SCALE); the virtual clock is exact
     margin = slack(backend, 3.0) if backend.live else 0
-    holder_band, contender_band = bands(fig, "none", style.LEASE)
+    holder_band, contender_band = bands(fig, "none", "lease")
     assert holder_band == pytest.approx((0, 30), abs=margin)
     assert holder_band[1] == both["none"].spans("lease", "holder")[0].end  # the band is the recorded lease
     assert contender_band[0] == pytest.approx(30.5, abs=margin)
-    assert marker_xs(fig, "none", style.LAPSE, "X") == pytest.approx([30, 60.5], abs=margin)
-    assert marker_xs(fig, "none", style.RENEW, "|") == []
+    assert marker_xs(fig, "none", "lapse") == pytest.approx([30, 60.5], abs=margin)
+    assert marker_xs(fig, "none", "extend") == []
     # renew at TTL/2: a tick for every extend the run recorded, every 15 s, and the band reaches the release
-    ticks = marker_xs(fig, "half", style.RENEW, "|")
+    ticks = marker_xs(fig, "half", "extend")
     assert ticks == sorted(e.t for e in both["half"].of("renew", "holder"))
     assert ticks[:4] == pytest.approx([15, 30, 45, 60], abs=margin)
     assert len(ticks) == 4 or (backend.live and len(ticks) == 5)  # live: the tick at 75 s may beat the job's end
-    assert bands(fig, "half", style.LEASE)[0] == pytest.approx((0, 75), abs=margin)
-    assert marker_xs(fig, "half", style.LAPSE, "X") == []
+    assert bands(fig, "half", "lease")[0] == pytest.approx((0, 75), abs=margin)
+    assert marker_xs(fig, "half", "lapse") == []
+    # every extend's arrow ends at the deadline it set, inside the axis (none cut off at its end)
+    deadlines = [e.data["deadline"] for e in both["half"].of("renew", "holder")]
+    assert fig.axes[-1].get_xlim()[1] > max(deadlines)
+
+
+def test_each_band_ends_where_lesson_01_says_it_does(pair):
+    """Lesson 01: a lease band runs from the acquire until the holder let the key go or, if the lease lapsed, to
+    the deadline the server gave (its reply to the acquire or the latest extend); each arrow runs from an extend
+    to the deadline it set."""
+    backend, both = pair
+    margin = slack(backend, 3.0) if backend.live else 1e-9
+    fig = draw(both).figure
+    for mode, tl in both.items():
+        said = []
+        for lease in tl.spans("lease"):
+            # the event that ended it: the lapse, or the holder letting go (a release, or seeing the job done)
+            ended = ("lapse",) if lease.data["ended"] == "lapsed" else ("release", "release_refused", "saw_done")
+            end = min((e.t for e in tl.events if e.kind in ended and e.actor == lease.actor),
+                      key=lambda t: abs(t - lease.end))
+            assert end == pytest.approx(lease.end, abs=margin), (mode, lease)
+            if ended == ("lapse",):  # the last deadline the server gave this holder, by its acquire or an extend
+                given = [e.data["deadline"] for e in tl.of("renew", lease.actor) if e.t < end] or [lease.start + tl.params.lease]
+                assert end == pytest.approx(given[-1], abs=max(margin, 0.6)), (mode, lease)  # 0.6: a poll's step
+            said.append((lease.start, max(lease.end, lease.start + 0.15)))
+        drawn = bands(fig, mode, "lease")
+        assert [x for band in drawn for x in band] == pytest.approx([x for band in sorted(said) for x in band]), mode
+        arrows = sorted((start[0], tip[0]) for start, tip in (arrow_ends(a) for a in mode_artists(fig, mode)
+                        if isinstance(a, FancyArrowPatch) and a.get_label() == MARKS["moved"].meaning))
+        wanted = sorted((e.t, e.data["deadline"]) for e in tl.of("renew") if "deadline" in e.data)
+        head = 0.005 * (fig.axes[-1].get_xlim()[1] - fig.axes[-1].get_xlim()[0])  # a head's tip is drawn a hair short
+        assert [x for pair in arrows for x in pair] == pytest.approx([x for pair in wanted for x in pair], abs=head), mode
 
 
 def test_double_run_is_shaded_only_where_both_worked(both):
     fig = draw(both)
     overlap = both["none"].verdict.overlap
     assert len(overlap) == 1
-    assert bands(fig, "none", style.OVERLAP) == [pytest.approx(tuple(overlap[0]))]
-    assert bands(fig, "half", style.OVERLAP) == []
+    assert bands(fig, "none", "double-run") == [pytest.approx(tuple(overlap[0]))]
+    assert bands(fig, "half", "double-run") == []
 
 
 def test_a_pause_is_drawn_and_told(fake):

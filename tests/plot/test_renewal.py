@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from emqlab.core.errors import BadParameter
+from emqlab.core.marks import MARKS, SERIES
 from emqlab.plot import Drawing, style
 from emqlab.lease.cadence import CADENCE_HELP, CADENCES, cadence_help, parse_cadence
 from emqlab.lease.designs import DESIGNS, check_design, design_help, design_names, make_plane
@@ -18,13 +19,15 @@ def test_designs_are_named_once_and_read_everywhere(fake):
     from emqlab.plot import renewal as plot_renewal
 
     assert design_names(renewing=True) == ["per-job", "sweep", "session"]
-    assert (DESIGNS["per-job"].colour, DESIGNS["sweep"].colour) == (style.PER_JOB, style.SWEEP)
-    assert DESIGNS["session"].colour == style.OKABE_ITO["blue"]
+    looks = {name: style.series(f"emqlab {name}") for name in design_names(renewing=True)}
+    assert all(f"emqlab {name}" in SERIES for name in looks)  # each a line of the mark table's own
+    assert len(set(looks.values())) == len(looks)
     for name in design_names(renewing=True):
         design = DESIGNS[name]
         plane = make_plane(name, fake, 30_000, 15_000)
         assert type(plane) is design.plane and plane.design == design.plane.design == name
-        assert plot_renewal.BENCH_COLORS[f"emqlab {name}"] == design.colour
+        assert plot_renewal._bench_style(f"emqlab {name}") == (*looks[name], "-")
+        assert plot_renewal._bench_style(f"emqlab {name}, big pool") == (*looks[name], "--")  # a variant: dashed
         assert f"{name}: {design.description}" in design_help()
     with pytest.raises(BadParameter, match="allowed: per-job, sweep, session"):
         check_design("timers")
@@ -35,7 +38,7 @@ def test_cadences_are_named_once_and_the_help_lists_every_one():
     assert CADENCE_HELP.startswith("none, half, third, quarter, or a fraction")
     assert cadence_help(renewing=True).startswith("half, third, quarter, or a fraction")
     for name, c in CADENCES.items():
-        assert parse_cadence(name).label == c.label and parse_cadence(name).colour == c.colour
+        assert parse_cadence(name).label == c.label and parse_cadence(name).named is c
     assert [parse_cadence(x).label for x in ("none", "0.5", "1/3", "0.25", "0.3")] == [
         "no renewal", "renew at TTL/2", "renew at TTL/3", "renew at TTL/4", "renew every 0.3 × TTL"]
 
@@ -61,6 +64,11 @@ def test_figure_two_draws_each_run_with_its_words(fake):
     marks = {name: [line for ax in drawing.figure.axes for line in ax.get_lines()
                     if line.get_gid() == f"mode:{name}" and line.get_marker() == "|"] for name in ("per-job", "sweep")}
     assert (len(marks["per-job"]), len(marks["sweep"])) == (24, 4)
+    # each row holds its lease to the run's end (its last event), none lost or taken here
+    for name, run in modes.items():
+        ends = {p.get_x() + p.get_width() for ax in drawing.figure.axes for p in ax.patches
+                if p.get_gid() == f"mode:{name}" and p.get_label() == MARKS["lease"].meaning}
+        assert ends == {max(e.t for e in run.events)}, name
     assert drawing.readout_text == fw.prompt
     assert drawing.light("sweep").readout_text == modes["sweep"].summary and drawing.is_dimmed("per-job")
     drawing.figure.canvas.draw()  # it renders
@@ -80,8 +88,8 @@ def test_figure_two_draws_the_session_lane_and_its_loss(fake):
     notes = [t.get_text() for t in session_ax.texts]
     assert "session taken" in notes and "6 jobs lost, holders stop" in notes  # one mark for the six, not six
     assert [line for line in session_ax.get_lines() if line.get_marker() == "X"][0].get_xdata()[0] == 30.0
-    band = [line for line in session_ax.get_lines() if line.get_linewidth() == 6][0]
-    assert band.get_xdata()[-1] == 20.0  # the lease band ends when the session was taken
+    band = [p for p in session_ax.patches if p.get_label() == MARKS["lease"].meaning][0]
+    assert band.get_x() + band.get_width() == 20.0  # the lease band ends when the session was taken
     assert drawing.light("session").readout_text == modes["session"].summary
     drawing.figure.canvas.draw()
 
@@ -97,8 +105,10 @@ def test_benchmark_figures_draw_from_rows():
     assert drawing.words is sw and drawing.readout_text == sw.prompt  # where it was measured, under the figure
     assert sw.prompt.startswith("Measured here.") and "hollow mark" in sw.prompt
     assert all(ax.get_xscale() == "log" and ax.get_yscale() == "log" for ax in drawing.figure.axes)
-    hollow = [line for ax in drawing.figure.axes for line in ax.get_lines() if line.get_markerfacecolor() == "white"]
+    hollow = [line for ax in drawing.figure.axes for line in ax.get_lines() if line.get_label() == MARKS["broke"].meaning]
     assert len(hollow) == 2  # the broken per-job point, on both panels
+    joins = [line for ax in drawing.figure.axes for line in ax.get_lines() if line.get_label() == "_emqlab per-job, broke"]
+    assert len(joins) == 2 and joins[0].get_color() == style.series("emqlab per-job")[0]
     assert drawing.figure.axes[1].get_title() == "wall time per tick"  # no server counts in these rows
     # measured on a live server: the second panel is the server's time, every design against K
     live = [{**r, "server_us_per_tick": 50.0 * r["k"]} for r in rows] + [
@@ -108,7 +118,7 @@ def test_benchmark_figures_draw_from_rows():
     ax_rt, ax_us = drawing.figure.axes
     assert ax_us.get_title() == "server time per tick" and "µs" in ax_us.get_ylabel()
     session = [line for line in ax_us.get_lines() if line.get_gid() == "mode:emqlab session" and len(line.get_xdata()) > 1]
-    assert list(session[0].get_ydata()) == [60.0] * 3 and session[0].get_color() == DESIGNS["session"].colour
+    assert list(session[0].get_ydata()) == [60.0] * 3 and session[0].get_color() == style.series("emqlab session")[0]
     assert "60 µs of server time and 0.5 ms per tick" in scaling_words(live, "here").notes[-1]
     caps = [{"design": "emqlab sweep", "points": {1000: 0.01, 2000: 16.0}, "capacity_k": 1000, "first_over": 2000}]
     drawing = draw_capacity(caps, capacity_words(caps, 15.0), cadence_s=15.0)

@@ -12,7 +12,7 @@ import pytest
 
 from emqlab.core.words import HEADLINE_WORDS, headline_words
 from emqlab.plot import Drawing
-from emqlab.plot.check import legend_problems, overprints, small_texts
+from emqlab.plot.check import figure_problems, overprints, small_texts
 from emqlab.store.backend import connect
 from emqlab.tools import LIBRARIES, load
 from emqlab.tools.story import EMQLAB
@@ -63,7 +63,7 @@ def test_each_run_is_a_mode_with_its_own_words(modes, library):
 def test_the_figure_prints_no_text_on_text_and_its_legend_names_its_marks(modes, library, size):
     inches, dpi, min_px = size
     drawing = figures.tools_figure(modes[library]).fit(inches, dpi)
-    assert legend_problems(drawing.figure) == []
+    assert figure_problems(drawing.figure) == []
     for lit in (None, *drawing.modes):
         drawing.light(lit)
         clashes = [f"{a.role} {a.text!r} × {b.role} {b.text!r}" for a, b in overprints(drawing.figure)]

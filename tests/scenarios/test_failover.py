@@ -155,11 +155,11 @@ def test_bad_parameters_in_python_are_refused_before_any_server():
                          ids=["notebook", "dashboard", "slide"])
 def test_the_figure_prints_no_text_on_text(modes, size):
     from emqlab.view import figures
-    from emqlab.plot.check import legend_problems, overprints, small_texts
+    from emqlab.plot.check import figure_problems, overprints, small_texts
 
     inches, dpi, min_px = size
     drawing = figures.failover_figure(modes).fit(inches, dpi)
-    assert legend_problems(drawing.figure) == []
+    assert figure_problems(drawing.figure) == []
     from emqlab.core.words import HEADLINE_WORDS, headline_words
 
     assert all(headline_words(m.readout) <= HEADLINE_WORDS for m in drawing.words.modes.values())
@@ -170,3 +170,32 @@ def test_the_figure_prints_no_text_on_text(modes, size):
         assert not clashes, f"lit {lit}: " + "; ".join(clashes)
         assert drawing.readout_text == (modes[lit].verdict.told if lit else drawing.words.prompt)
     assert not small_texts(drawing.figure, min_px)
+
+
+def test_the_panels_fill_their_grid():
+    """No empty cell whatever the number of guards shown (the lesson shows one, three and four)."""
+    from emqlab.plot.failover import grid
+
+    for n in range(1, 6):
+        rows, cols = grid(n)
+        assert rows * cols == n, n
+
+
+@pytest.mark.live
+def test_a_write_is_one_mark_and_its_token_is_in_its_writers_colour(modes):
+    from matplotlib.colors import to_hex
+
+    from emqlab.core.marks import MARKS
+    from emqlab.plot import style
+    from emqlab.view import figures
+
+    drawing = figures.failover_figure({"fence-wait": modes["fence-wait"]})
+    [ax] = drawing.figure.axes
+    writes = modes["fence-wait"].of("write", "storage")
+    on_storage = [line.get_label() for line in ax.lines if list(line.get_ydata()) == [0.0]]
+    assert sorted(on_storage) == sorted(MARKS["effect" if w.data["accepted"] else "refused"].meaning for w in writes)
+    ink = {"holder": style.colour("lease"), "contender": style.colour("contender-lease")}
+    tokens = [t for t in ax.texts if t.get_text().isdigit()]
+    assert tokens and all(to_hex(t.get_color()).upper() in {ink["holder"], ink["contender"]} for t in tokens)
+    by_token = {w.data["token"]: ink[w.data["writer"]] for w in writes}
+    assert all(to_hex(t.get_color()).upper() == by_token[int(t.get_text())] for t in tokens)

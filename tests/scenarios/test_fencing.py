@@ -188,12 +188,7 @@ def test_the_paused_worker_does_no_work_while_frozen(fake):
     drawing = fencing_figure({"on": tl})
     [pause] = tl.spans("pause", "worker-1")
     ax = drawing.figure.axes[0]
-    bars = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_facecolor()[:3] == _rgb(style.RUN)]
+    bars = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_label() == style.MARKS["work"].meaning]
     worker1 = [(b.get_x(), b.get_x() + b.get_width()) for b in bars if b.get_y() > 1.5]
     assert worker1 == [(0.0, pause.start), (pause.end, 60.0)]
 
-
-def _rgb(hex_colour):
-    from matplotlib.colors import to_rgb
-
-    return to_rgb(hex_colour)

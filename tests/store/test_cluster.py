@@ -170,11 +170,11 @@ def test_placement_words_say_only_what_the_run_holds(placements):
 
 def test_cluster_figure_draws_the_keys_where_the_nodes_hold_them(placements):
     from emqlab.view.figures import cluster_figure
-    from emqlab.plot.check import legend_problems, overprints, small_texts
+    from emqlab.plot.check import figure_problems, overprints, small_texts
     from support import check_protocol
 
     drawing = cluster_figure(placements)
-    assert legend_problems(drawing.figure) == []
+    assert figure_problems(drawing.figure) == []
     from emqlab.core.words import HEADLINE_WORDS, headline_words
 
     assert all(headline_words(m.readout) <= HEADLINE_WORDS for m in drawing.words.modes.values())

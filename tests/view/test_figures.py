@@ -192,7 +192,12 @@ def test_an_export_with_a_mark_the_legend_leaves_out_is_refused(fake, tmp_path):
 
     drawing = figures.heartbeat_figure(figures.heartbeat_modes(fake))
     export_figure(drawing, tmp_path / "fine", "png")  # every course figure passes (tests/cli/test_course.py exports them all)
-    drawing.figure.axes[0].plot([10], [0.5], marker="*", label="a star")  # drawn after its legend was built
-    with pytest.raises(FigureProblem, match=r"^broken\.png was drawn with a fault a reader would see: "
-                                            r"drawn but not in the legend: a star$"):
+    # a mark of the table, drawn after the legend was built: the grammar holds it, the legend leaves it out
+    style.marker(drawing.figure.axes[0], "crash", [10], [0.5])
+    crash = style.MARKS["crash"].meaning
+    with pytest.raises(FigureProblem, match=rf"^broken\.png was drawn with a fault a reader would see: "
+                                            rf"drawn but not in the legend: {re.escape(crash)}$"):
         export_figure(drawing, tmp_path / "broken", "png")
+    drawing.figure.axes[0].plot([12], [0.5], marker="*", linestyle="none", label="a star")  # no mark of the table
+    with pytest.raises(FigureProblem, match=r"a star: a mark the table \(emqlab\.core\.marks\) does not hold"):
+        export_figure(drawing, tmp_path / "ghost", "png")

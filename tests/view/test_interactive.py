@@ -91,8 +91,13 @@ def test_an_event_reads_aloud_flags_in_words_and_no_epoch_or_wall_time():
     assert event_in_words(e) == "worker-2 · claim · job J1, attempts 2, deadline 62.5 s, fenced no, token none"
 
     class Run:
+        scenario = "reaper"
         events = [e, Event(t=33, actor="worker-1", kind="step", data={"step": "park"}),
                   Event(t=35, actor="worker-1", kind="renew", data={"jobs": []}),
                   Event(t=36, actor="worker-2", kind="renew", data={"jobs": ["J1"]})]
 
     assert [(x.actor, x.kind) for x in step_events(Run())] == [("worker-2", "claim"), ("worker-2", "renew")]
+    Run.events.append(Event(t=37, actor="worker-2", kind="round_trip", data={}))  # the renewal cost's story alone
+    assert [x.kind for x in step_events(Run())][-1] == "renew"
+    Run.scenario = "renewal_cost"
+    assert [x.kind for x in step_events(Run())][-1] == "round_trip"
