@@ -49,7 +49,10 @@ CASES = [
      lambda v: abs(v["pttl_after_fifth"] - v["lease"]) <= 0.05 and v["runs"] == 1, ("pttl_after_fifth", "runs")),
     ("python-redis-lock", [], "holders_at_once 2, told false",
      lambda v: v["holders_at_once"] == 2 and v["told"] is False, ("holders_at_once", "told")),
-    ("python-redis-lock", ["--fix"], "runs 1", lambda v: v["runs"] == 1, ("runs", "holders_at_once")),
+    ("python-redis-lock", ["--timeout", "5"], "expire 5 s (above the 3 s freeze, under 3×), frozen at the worst "
+     "moment: holders_at_once 2", lambda v: v["holders_at_once"] == 2, ("holders_at_once", "runs")),
+    ("python-redis-lock", ["--fix"], "runs 1, frozen at the worst moment", lambda v: v["runs"] == 1,
+     ("runs", "holders_at_once")),
 ]
 
 

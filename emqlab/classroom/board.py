@@ -226,7 +226,8 @@ def lane_bands(events: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
                     "server_now": e["now"], "server_deadline": e["score"]}
             leases.append(band)
             open_[job] = band
-        elif kind in ("complete", "complete_refused") or (kind == "effect" and e.get("applied")):
+        elif kind in ("complete", "complete_refused"):  # an effect that landed ends nothing: a late one (fencing
+            # off) lands and its completion is refused after it; a fenced one is followed by its `complete`
             band = open_.pop(job, None)
             if band is not None:
                 band["end"], band["ended"] = e["t"], "refused" if kind == "complete_refused" else "completed"
@@ -240,6 +241,21 @@ def lane_bands(events: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
         elif kind == "reap":
             out["reaps"].append({"t": e["t"], "jobs": e["jobs"]})
     return out
+
+
+def lane_settled(lane: dict[str, Any]) -> dict[str, set[tuple[str, int]]]:
+    """How a lane's jobs were settled, each (job, attempts) once, from its events and notes:
+    - `finished`: the completions the store accepted (a `complete` event: the worker records one after
+      every settle that went through, a fenced effect's included);
+    - `refused`: late writes the store refused, nothing written (a fenced effect turned away by the
+      attempts fence; with no effect, the completion itself);
+    - `duplicated`: late effects that landed (fencing off) although the completion that followed was
+      refused: the job's effect happened twice, and the job was not this worker's to finish."""
+    events = [*lane.get("events", []), *lane.get("notes", [])]
+    completed = {(e.get("job"), e.get("attempts")) for e in events if e["kind"] == "complete"}
+    landed = {(e.get("job"), e.get("attempts")) for e in events if e["kind"] == "effect" and e.get("applied")}
+    turned = {(e.get("job"), e.get("attempts")) for e in events if e["kind"] == "complete_refused"}
+    return {"finished": completed, "refused": turned - landed, "duplicated": turned & landed}
 
 
 def lane_story(name: str, lanes: list[dict[str, Any]], fates: dict[str, dict[str, Any]] | None = None) -> str:
@@ -257,8 +273,7 @@ def lane_words(name: str, lanes: list[dict[str, Any]],
     if mine is None:
         return f"{name} has not joined the class.", ()
     notes = mine.get("notes", [])
-    done = len({(e.get("job"), e.get("attempts")) for e in mine.get("events", []) if e["kind"] == "complete" or
-                (e["kind"] == "effect" and e.get("applied"))})  # a job's effect and completion: one job
+    done = len(lane_settled(mine)["finished"])
     faults = [e for e in notes if e["kind"] in ("crash", "pause_start")]
     crashed = sum(1 for e in faults if e["kind"] == "crash")
     paused = len(faults) - crashed
@@ -285,8 +300,7 @@ def lane_words(name: str, lanes: list[dict[str, Any]],
                 fate = (f"its lease ran out and {now['worker']} took it over (attempt {now['attempts']}); "
                         f"it is now {now['state']}")
             done_by = [lane["name"] or lane["slot"] for lane in lanes if lane is not mine
-                       for r in lane.get("events", []) if r.get("job") == job
-                       and (r["kind"] == "complete" or (r["kind"] == "effect" and r.get("applied")))]
+                       if any(j == job for j, _ in lane_settled(lane)["finished"])]
             if by and done_by:
                 fate += " and completed it" if done_by[0] == by[0] else f" and {done_by[0]} completed it"
             saved.append(bool(by and done_by) or (not by and now.get("state") == "done"
@@ -345,7 +359,7 @@ def lane_state(lane: dict[str, Any], local: float) -> str:
 
 def lane_view(lane: dict[str, Any], server_ms: int, local: float | None = None) -> dict[str, Any]:
     """A lane as what to draw: lane_bands on the server's clock, in seconds before `server_ms` (≤ 0),
-    with its `state`, `label` (its name) and `done` (completions it shows)."""
+    with its `state`, `label` (its name) and `done` (the jobs it finished: `lane_settled`)."""
     events = _merged(lane)
     shift = lane_offset(events) - server_ms / 1000
     bands = lane_bands(events)
@@ -367,7 +381,7 @@ def lane_view(lane: dict[str, Any], server_ms: int, local: float | None = None) 
             "leases": leases, "pauses": pauses,
             "reaps": [{"t": at(r["t"]), "jobs": r["jobs"]} for r in bands["reaps"]],
             "crashes": [{"t": at(c["t"]), "holding": c["holding"]} for c in bands["crashes"]],
-            "done": sum(b["ended"] == "completed" for b in leases)}
+            "done": len(lane_settled(lane)["finished"])}
 
 
 def class_lanes(snapshot: dict[str, Any]) -> list[dict[str, Any]]:
@@ -389,23 +403,30 @@ def totals_sentence(totals: dict[str, Any]) -> str:
 
 
 def lane_verdict(lane: dict[str, Any], view: dict[str, Any]) -> str:
-    """One lane's short verdict: its state and what it finished."""
+    """One lane's short verdict: its state, what it finished, and its late writes: refused by the store, or
+    (fencing off) landed as a second effect of a job a classmate finished (`lane_settled`)."""
     notes = lane.get("notes", [])
     crash = next((e for e in reversed(notes) if e["kind"] == "crash"), None)
-    refused = sum(e["kind"] == "complete_refused" for e in notes)
+    settled = lane_settled(lane)
+    refused, duplicated = len(settled["refused"]), len(settled["duplicated"])
     reaped = sum(len(e.get("jobs", [])) for e in notes if e["kind"] == "reap")
-    parts = [f"{view['state']}", f"{view['done']} done"]
+    parts = [f"{view['state']}", f"{len(settled['finished'])} done"]
     if crash is not None:
         parts.append(f"crashed holding {', '.join(crash.get('holding', [])) or 'nothing'}")
     if reaped:
         parts.append(f"reaped {plural(reaped, 'job')} of classmates")
     if refused:
         parts.append(f"{plural(refused, 'late write')} refused")
+    if duplicated:
+        twice = "a duplicate" if duplicated == 1 else "duplicates"
+        parts.append(f"{plural(duplicated, 'late effect')} landed ({twice})")
     return " · ".join(parts)
 
 
-def _headline_and_verdict(lane: dict[str, Any], lanes: list[dict[str, Any]], views: dict[str, Any]):
-    headline, facts = lane_words(lane["name"], lanes)
+def _headline_and_verdict(lane: dict[str, Any], lanes: list[dict[str, Any]], views: dict[str, Any],
+                          fates: dict[str, dict[str, Any]] | None = None):
+    # fates: a learner's own snapshot sees no classmate's reap, so what became of its jobs comes from their hashes
+    headline, facts = lane_words(lane["name"], lanes, fates)
     return headline, lane_verdict(lane, views[lane["slot"]]), facts
 
 
@@ -414,7 +435,8 @@ def class_words(snapshot: dict[str, Any]) -> FigureWords:
     learner (a mode per seat) its name, its story (`lane_story`) and its short verdict."""
     lanes = [lane for lane in snapshot["lanes"] if lane.get("name")]
     views = {v["slot"]: v for v in class_lanes(snapshot)}
-    modes = {lane["slot"]: ModeWords(lane["name"], *_headline_and_verdict(lane, lanes, views)) for lane in lanes}
+    modes = {lane["slot"]: ModeWords(lane["name"], *_headline_and_verdict(lane, lanes, views, snapshot.get("fates")))
+             for lane in lanes}
     caption = ("A class on one server: one lane per learner's worker. Each band is a lease, from the claim until "
                "it ended, never past the deadline the server stamped on its own clock (a "
                f"{MARKS['held-past'].said} is a worker holding on past it); a {MARKS['done'].said} at its end is a completion, a "

@@ -9,7 +9,8 @@ consumer, a small control thread polls, every `POLL_S`: the instructor's order f
   left to the reaper of a classmate;
 - pause SECONDS: once it holds a job, the process SIGSTOPs itself (every thread stops: a true
   stop-the-world) and a `sleep; kill -CONT` started just before wakes it; its late write is then
-  refused by the attempts fence (fencing on) or lands a second time (fencing off).
+  refused by the fence (fencing on: the job is no longer active under its attempts) or lands a second time
+  (fencing off).
 When the class ends, `class serve` deletes the learner's user; the server drops its connections and
 the worker leaves (exit 0). Ctrl-C or SIGTERM: the job in hand is settled, then it leaves.
 """

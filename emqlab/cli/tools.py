@@ -10,9 +10,12 @@ from .options import emit, help_text, number
 TIMEOUT_HELP = ("the library's own timeout, seconds: celery's visibility_timeout (default 2/3 of the task; with "
                 "--fix the task + 2), bullmq's lockDuration (default half the task), rq's job_monitoring_interval "
                 "(whole seconds, default 1: RQ adds 60), redis-lock's lock timeout (default 1), python-redis-lock's "
-                "expire (whole seconds, default 1; with --fix 5)")
-TASK_HELP = ("how long the task body works, seconds (default 3; rq 2; python-redis-lock 5; redis-lock: the stretch "
-             "between two extends, default 2)")
+                "expire (whole seconds, default 1; with --fix 11: three times the 3 s freeze, plus 2 s)")
+TASK_HELP = ("how long the task body works, seconds (default 3; rq 2; python-redis-lock 5, or longer when the pause "
+             "needs it; redis-lock: the stretch between two extends, default 2)")
+PAUSE_AT_HELP = ("python-redis-lock only: when the holder is frozen for 3 s, seconds into its job (default: 0.3 s "
+                 "before its renewal thread's first extend, due at 2/3 of expire: a worst moment, with a third of "
+                 "expire left)")
 
 
 def cmd_tools(args) -> None:
@@ -25,7 +28,7 @@ def cmd_tools(args) -> None:
     if args.clock == "virtual":
         raise BadParameter("a library's run keeps the library's own clock, the real one: drop --clock virtual")
     timeline = run(args.library, fix=args.fix, task=args.task, timeout=args.timeout, crash=args.crash,
-                   fate=args.fate)
+                   fate=args.fate, pause_at=args.tools_pause_at)
     emit(args, timeline.to_dict(), timeline.summary)
 
 
@@ -47,6 +50,8 @@ def add_verbs(sub, common) -> None:
     p.add_argument("--timeout", type=number("timeout"), default=None, help=help_text("timeout", TIMEOUT_HELP))
     p.add_argument("--crash", action="store_true",
                    help="celery only: kill the first worker 1 s into the task (with --fix: what the fix costs)")
+    p.add_argument("--pause-at", dest="tools_pause_at", metavar="S", type=number("tools_pause_at"), default=None,
+                   help=help_text("tools_pause_at", PAUSE_AT_HELP))
     p.add_argument("--fate", choices=("killed", "slow"), default=None,
                    help="rq only: the first worker is killed (SIGKILL, default) or only slow (SIGSTOP until RQ gives up)")
     p.set_defaults(func=cmd_tools)

@@ -98,6 +98,8 @@ RANGES: dict[str, Range] = dict([
     _r("task", 0.5, 20, "seconds", bounds="how long the task body of a library's run works (emqlab tools --task)"),
     _r("timeout", 0.2, 60, "seconds", bounds="a library's own timeout (emqlab tools --timeout): Celery's "
        "visibility_timeout, BullMQ's lockDuration, RQ's job_monitoring_interval, a lock's timeout or expire"),
+    _r("tools_pause_at", 0.1, 60, "seconds", bounds="when a library's holder is frozen, seconds into its job "
+       "(emqlab tools python-redis-lock --pause-at)"),
     # the explorer's small world (emqlab explore): every order of every step, so the world stays small
     _r("explore_workers", 1, 3, "workers", True, "workers in the explorer's world: each one multiplies the orders"),
     _r("explore_jobs", 1, 2, "jobs", True, "jobs in the explorer's world"),

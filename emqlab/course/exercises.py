@@ -96,7 +96,8 @@ def check_cadence(fraction: Any, backend: Any = None) -> Feedback:
                                f"{LEASE} s lease left, less than half of it: if one extend fails, the retry has less "
                                "time than the cadence itself. Renew while at least half the lease remains.")
     return Feedback(True, f"Each extend arrives with {seconds(LEASE - every)} of the lease still in hand, at least "
-                          f"half of it, so a failed one can be retried in time. The run: {run.summary}")
+                          f"half of it: time to retry a failed one at once (waiting for the next tick, at half the "
+                          f"lease, lands with nothing left: lesson 03). The run: {run.summary}")
 
 
 # -- 2. write the extend ----------------------------------------------------------------------------
@@ -163,8 +164,9 @@ def _try_extend(client, lua: str, key: str) -> Feedback:
 
 # -- 3. a lease short enough for a crash, long enough for a pause ----------------------------------
 def check_lease(lease: Any, backend: Any = None) -> Feedback:
-    """The "lease" exercise: a lease (seconds, renewed at half of it) that frees a crashed holder's lock within
-    10 s and still survives the holder's 3 s stop-the-world pause at 21 s."""
+    """The "lease" exercise: a lease (seconds, renewed at half of it) with which a contender polling once a
+    second gets a crashed holder's lock within 10 s, and which still survives the holder's 3 s stop-the-world
+    pause at 21 s."""
     if _unanswered(lease):
         return Feedback(False, "Set `lease` to a number of seconds.")
     value = _number(lease)
@@ -182,7 +184,8 @@ def check_lease(lease: Any, backend: Any = None) -> Feedback:
     if paused.lapsed_at is not None:
         return Feedback(False, f"Renewing at half a {seconds(value)} lease, a {pause_s} s pause at {at} s can outlast "
                                f"what is left of the lease; make it longer. The run: {paused.summary}")
-    return Feedback(True, f"A crashed holder's lock is free after {seconds(freed)}, and renewing every "
+    return Feedback(True, f"A crashed holder's lock lapsed at {seconds(crash.lapsed_at)} and the contender had it at "
+                          f"{seconds(freed)}, and renewing every "
                           f"{seconds(value / 2)} rode out the {pause_s} s pause. Short enough to die with its holder, "
                           f"long enough to outlast a pause. The run: {paused.summary}")
 

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import prose
 from .notebooks import NOTEBOOKS, lessons
 
 GLOSSARY = NOTEBOOKS.parent / "docs" / "glossary.md"
@@ -88,6 +89,12 @@ def linked(source: str, term: Term) -> bool:
     return f"]({term.link})" in source
 
 
+def link_first(text: str, term) -> str:
+    """`text` with `term`'s first use linked to its glossary entry (unchanged if it has none)."""
+    m = first_use(text, term)
+    return text if m is None else f"{text[:m.start()]}[{m.group(0)}]({term.link}){text[m.end():]}"
+
+
 def write(folder: Path = NOTEBOOKS, glossary: Path = GLOSSARY) -> list[Path]:
     """Link each term at its first use in the course; the lessons it changed."""
     import nbformat
@@ -102,10 +109,9 @@ def write(folder: Path = NOTEBOOKS, glossary: Path = GLOSSARY) -> list[Path]:
                 if linked(cell.source, term):
                     todo.remove(term)
                     continue
-                m = first_use(cell.source, term)
-                if m is None:
+                if first_use(cell.source, term) is None:
                     continue
-                cell.source = f"{cell.source[:m.start()]}[{m.group(0)}]({term.link}){cell.source[m.end():]}"
+                prose.edit(cell, lambda text, term=term: link_first(text, term))  # its template too, if it has one
                 todo.remove(term)
                 wrote = True
         if wrote:

@@ -367,7 +367,8 @@ def script(name: str) -> Script:
 
 def excerpt(name: str, *needles: str) -> str:
     """The lines of `lab.script(name)` that hold any of `needles`, each with its line number: the lines a
-    lesson talks about, read from the script the queue runs."""
+    lesson talks about, read from the script the queue runs. The numbers count the script as the server gets
+    it, its includes pasted in, so past an `@include` line they differ from the file's own."""
     return "\n".join(f"{n:3}  {line}" for n, line in enumerate(script(name).splitlines(), 1)
                      if any(needle in line for needle in needles))
 
@@ -382,9 +383,10 @@ def keyspace(queue, *job_ids: str) -> str:
 
 
 def beats(timeline, actor: str | None = None, moved_only: bool = False) -> str:
-    """A run's beats, one step per line in the order they ran: beat number, time, step, what it
-    moved, and for a reap the server TIME it compared the scores with (on the run's time base,
-    pinned at the run's first claim). `moved_only`: only the steps that moved something."""
+    """A run's beats, one step per line in the order they ran: beat number, time (from–to for a step that
+    ran a while, such as a drain that ran its job), step, what it moved, and for a reap the server TIME it
+    compared the scores with (on the run's time base, pinned at the run's first claim). `moved_only`: only
+    the steps that moved something."""
     claim = next((e for e in timeline.of("claim") if e.data.get("time_s") is not None), None)
     lines = []
     for e in timeline.of("step", actor):
@@ -396,7 +398,10 @@ def beats(timeline, actor: str | None = None, moved_only: bool = False) -> str:
             what += ", cut short by the crash"
         if d["step"] == "reap" and claim is not None:
             what += f", TIME {seconds(claim.t + d['time_s'] - claim.data['time_s'])}"
-        lines.append(f"{e.actor:<9} beat {d['beat']:>2}  {d['step']:<6} at {seconds(e.t)}: {what}")
+        # a step that ran a while (a drain that ran the job it claimed) says when it began and ended
+        began = d.get("started")
+        when = f"{seconds(began)}–{seconds(e.t)}" if began is not None and e.t - began >= 0.05 else f"at {seconds(e.t)}"
+        lines.append(f"{e.actor:<9} beat {d['beat']:>2}  {d['step']:<6} {when}: {what}")
     return "\n".join(lines)
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.errors import BadParameter
+from . import prose
 from .notebooks import NOTEBOOKS, lessons
 from .reading import minutes
 
@@ -145,12 +146,13 @@ def _write_once(folder: Path, readme: Path) -> list[Path]:
         nb = nbformat.read(path, as_version=4)
         was = [c.source for c in nb.cells if c.cell_type == "markdown"]
         line = before_line(e, by_number)
-        nb.cells[0].source = BEFORE.sub(lambda _: line, nb.cells[0].source)
+        # each edit reaches a cell's template too, if its prose is filled from its runs (emqlab.course.prose)
+        prose.edit(nb.cells[0], lambda text: BEFORE.sub(lambda _: line, text))
         last = [c for c in nb.cells if c.cell_type == "markdown"][-1]
-        last.source = LINKS.sub("", last.source).rstrip() + "\n\n" + links_line(i, course)
+        prose.edit(last, lambda text: LINKS.sub("", text).rstrip() + "\n\n" + links_line(i, course))
         if i == 0:
             holder = next(c for c in nb.cells if c.cell_type == "markdown" and START in c.source)
-            holder.source = _replace_block(holder.source, block(course), path.name)
+            prose.edit(holder, lambda text: _replace_block(text, block(course), path.name))
         if [c.source for c in nb.cells if c.cell_type == "markdown"] != was:
             nbformat.write(nb, path)
             changed.append(path)

@@ -5,6 +5,7 @@ notebook holds, so every lesson is executed on fakeredis's virtual clock (the sa
 and saved with its outputs: text, and a PNG beside every live figure. Each saved notebook records
 which sources its outputs came from (`metadata.emqlab.outputs_of`: a digest of its own code cells
 and of the emqlab package); `stale()` says which notebooks no longer match, and a test fails on them.
+Numbers its prose gives about its runs are filled from the runs as it is saved (`emqlab.course.prose`).
 It also records where and when its runs were made (`metadata.emqlab.store` and `saved_at`, an ISO UTC
 time), which `emqlab site` prints on the lesson's page, and how long the lesson took to run (`ran_s`,
 whole seconds on the machine that saved it: the test suite starts the longest lessons first); none of
@@ -20,6 +21,8 @@ import time
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
+
+from . import prose
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"  # beside the package, in a checkout
 SOURCE_SUFFIXES = (".py", ".lua")
@@ -41,11 +44,13 @@ def package_digest() -> str:
 
 
 def outputs_of(nb) -> str:
-    """What a notebook's outputs depend on: its code cells and the package."""
+    """What a notebook's outputs depend on: its code cells, the expressions its prose is filled from
+    (`emqlab.course.prose`), and the package."""
     digest = hashlib.sha256(package_digest().encode())
     for cell in nb.cells:
         if cell.cell_type == "code":
             digest.update(cell.source.encode())
+    digest.update(prose.templates(nb).encode())
     return digest.hexdigest()[:16]
 
 
@@ -78,12 +83,22 @@ def save(paths: list[Path] | None = None) -> list[Path]:
         os.environ.clear()
         os.environ.update(env)  # the kernel inherits this: the saved run is always the embedded default
         began = time.monotonic()
+        exprs = prose.expressions(nb)
+        if exprs:  # after the last cell, the kernel says each placeholder's words (the cell is not saved)
+            nb.cells.append(nbformat.v4.new_code_cell(prose.probe(exprs)))
         try:
             NotebookClient(nb, timeout=TIMEOUT_S, kernel_name="python3",
                            resources={"metadata": {"path": str(path.parent)}}).execute()
         finally:
             os.environ.clear()
             os.environ.update(previous)
+        if exprs:
+            probed = nb.cells.pop()
+            try:
+                values = prose.values_from(probed.outputs)
+            except ValueError as e:
+                raise RuntimeError(f"{path.name}: {e}") from None
+            prose.fill_notebook(nb, values)
         for cell in nb.cells:
             if cell.cell_type == "code":
                 cell.metadata.pop("execution", None)  # timings change every run; keep diffs to what changed

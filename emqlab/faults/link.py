@@ -35,7 +35,6 @@ class Link:
         self.actor = actor
         self.backend = run.backend
         self.relay: Relay | None = None
-        self._at_ms: float | None = None  # when the server acted on the last call
         self._pool: ThreadPoolExecutor | None = None
         if self.latency > 0 and run.backend.live:
             host, port = run.backend.address()
@@ -71,22 +70,25 @@ class Link:
         if self.latency <= 0:
             at = self.clock.now_ms
             return at, fn()
-        self._at_ms = None
+        # when the server acted on THIS call: kept per call, since calls overlap (a job's "done" can leave
+        # while an extend's reply is still on its way back)
+        acted: dict[str, float] = {}
         trip = self.run.timeline.open(self.run.t, self.actor, "trip")
         try:
-            at, result = yield from (self._call_live(fn) if self._pool is not None else self._call_virtual(fn))
+            at, result = yield from (self._call_live(fn, acted) if self._pool is not None
+                                     else self._call_virtual(fn, acted))
         finally:  # a reply that carries the store's refusal (LeaseLost…) still came back
             trip.end = self.run.t
-            trip.data["at"] = round(self.run.ms_to_t(self._at_ms), 3) if self._at_ms is not None else None
+            trip.data["at"] = round(self.run.ms_to_t(acted["ms"]), 3) if "ms" in acted else None
         return at, result
 
-    def _call_virtual(self, fn):
+    def _call_virtual(self, fn, acted: dict):
         clock = self.clock
 
         def wire():  # both legs: not a member of the worker's world, a pause does not stop them
             yield clock.timeout(self.latency * 1000)
             at, result, error = clock.now_ms, None, None
-            self._at_ms = at
+            acted["ms"] = at
             try:
                 result = fn()
             except Exception as exc:  # the store's answer (LeaseLost, StaleToken…), delivered with the reply
@@ -99,7 +101,7 @@ class Link:
             raise error
         return at, result
 
-    def _call_live(self, fn):
+    def _call_live(self, fn, acted: dict):
         clock = self.clock
         times: list[float] = []
 
@@ -114,5 +116,5 @@ class Link:
         step = max(1.0, POLL_REAL_S / clock.scale * 1000)
         while not future.done():
             yield from self.world.wait(clock.timeout(step))
-        self._at_ms = round((times[0] + times[1]) / 2, 3)
-        return self._at_ms, future.result()  # the store's exception, if any, is raised here
+        acted["ms"] = round((times[0] + times[1]) / 2, 3)
+        return acted["ms"], future.result()  # the store's exception, if any, is raised here

@@ -44,7 +44,7 @@ WORDS = {"crash": "crash", "reap": "reap → pending", "complete": "done",
 
 
 def lease_bands(ax, tl: Timeline, actor: str, y0: float, height: float, gid: str, x_max: float) -> None:
-    """`actor`'s leases as bands from `y0`, each labelled with its attempts (the fencing token) and
+    """`actor`'s leases as bands from `y0`, each labelled with the attempts its claim gave it and
     marked where it lapsed; a band ends where the server's deadline (or the settle) put it."""
     for lease in tl.spans("lease", actor):
         end = lease.end if lease.end is not None else lease.data.get("deadline", x_max)

@@ -45,7 +45,10 @@ def store_marks(tl: Timeline) -> list[dict[str, Any]]:
             continue
         d = e.data
         if e.kind == "write":
+            # a refusal says what refused it: the job's state (done, no longer active) or its attempts
+            state = d.get("job_state")
             label = (f"accepted · effect ×{d['applied']}" if d["accepted"]
+                     else f"refused: job already\n{state}" if state not in (None, "active")
                      else "refused: not the\ncurrent attempt")
         else:
             label = "completion refused by\ncomplete's state check"

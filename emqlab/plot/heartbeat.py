@@ -151,7 +151,11 @@ def draw_heartbeat(timelines: Any, words: FigureWords, fig: Figure | None = None
     for ax, (name, tl) in zip(axes, modes.items()):
         _draw_mode(ax, name, tl, x_max, words.modes[name])
     axes[-1].set_xlim(0, x_max)
-    axes[-1].set_xlabel("model seconds since the holder took the lock", fontsize=style.FONT["label"])
+    # 0 is when the holder sent its acquire: beside the store it took the lock then; over a slow link the
+    # server stamped the lease one delay later, and the holder learned it had the lock a delay after that
+    linked = any(tl.spans("trip") for tl in modes.values())
+    axes[-1].set_xlabel(f"model seconds since the holder {'asked for' if linked else 'took'} the lock",
+                        fontsize=style.FONT["label"])
     _legend(fig)
     readout = fig.text(0.01, 0.01, words.prompt, fontsize=style.FONT["readout"], ha="left", va="bottom",
                        gid="readout")  # Drawing.fit wraps it and keeps room for it under the axes

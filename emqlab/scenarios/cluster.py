@@ -4,8 +4,10 @@ the `{q}` hashtag, and what the server says to a script over them.
 `placement(cluster, hashtag)` runs on a real `emqlab.store.cluster.LocalCluster`:
 1. it sends the queue's enqueue script (four keys) straight to the node that owns its first key,
    and records the server's reply, or its refusal (CROSSSLOT);
-2. it writes one small value to each of the queue's seven keys with a one-key command through the
-   cluster client, which routes each write to the node that owns the key's slot;
+2. it writes one small value to each of seven of the queue's keys (`KEYS`: those enqueue, claim,
+   completion and the effect write touch; `Queue` names ten fixed keys, plus `job:<id>` per job and
+   `held:<worker>` per session worker) with a one-key command through the cluster client, which
+   routes each write to the node that owns the key's slot;
 3. it asks every node, directly, which of the queue's keys it holds (SCAN), with each key's slot
    (CLUSTER KEYSLOT) and the node's slot range (CLUSTER SLOTS).
 The Timeline's events are what the nodes answered; the verdict and the words are read from them.
@@ -58,7 +60,7 @@ class PlacementVerdict(Verdict):
     script_error: str | None
     crossslot: bool
 ENQUEUE_KEYS = ("job", "pending", "schedule", "wake")  # the enqueue script's KEYS[1..4]
-KEYS = (*ENQUEUE_KEYS, "active", "done", "effects")  # every key of one queue
+KEYS = (*ENQUEUE_KEYS, "active", "done", "effects")  # the keys the lesson places: seven of the queue's, not all
 
 
 def _keys(q: Queue, job_id: str) -> dict[str, str]:
@@ -139,10 +141,10 @@ def words(v: PlacementVerdict) -> ModeWords:
     reply as a fact; every clause read from `v`."""
     n, slots, nodes = v.key_count, v.slots_used, v.nodes_used
     if slots == 1:
-        where = (f"all {n} keys hash to slot {v.keys[0]['slot']}, so {v.keys[0]['node']} "
+        where = (f"the {n} keys placed all hash to slot {v.keys[0]['slot']}, so {v.keys[0]['node']} "
                  "holds them all")
     else:
-        where = f"the queue's {n} keys hash to {plural(slots, 'slot')} on {plural(nodes, 'node')}"
+        where = f"the {n} keys placed hash to {plural(slots, 'slot')} on {plural(nodes, 'node')}"
     if v.script_accepted:
         said, fact = f"{v.script_node} ran the enqueue script", f"its reply: {v.script_reply}"
         short = "enqueue runs"
@@ -155,7 +157,7 @@ def words(v: PlacementVerdict) -> ModeWords:
 
 
 figure_words = mode_words(
-    "One queue's seven keys on a three-node Valkey cluster. With the {orders} hashtag "
+    "Seven of one queue's keys on a three-node Valkey cluster. With the {orders} hashtag "
     "only the name between the braces is hashed, so every key gets the same slot and "
     "the same node, and a script over several keys can run there. Without it each "
     "whole key is hashed, the keys scatter, and the server refuses the script.",

@@ -103,6 +103,9 @@ class FailoverVerdict(Verdict):
     writes: list
     writes_taken: dict
     refused_at: float | None
+    # the stale holder's writes the storage took after the contender drew a newer token, before any write carried
+    # it: fencing orders writes, it cannot refuse one that arrives before the first newer token ([{t, token}])
+    stale_taken: list
     wait_cost_ms: float | None
     wait_cost: dict | None
 
@@ -376,6 +379,18 @@ def failover(guard: str = "none", lease: float = 30, job: float = 12, scale: flo
 
 
 # -- the verdict, read off the events ------------------------------------------------------------
+def stale_taken(writes: list[dict], tokens: dict, contender_at: float | None) -> list[dict]:
+    """The holder's writes the storage accepted after the contender took a higher token and before the storage
+    had seen it: {t, token} each."""
+    low, high = tokens.get("holder"), tokens.get("contender")
+    if low is None or high is None or high <= low or contender_at is None:
+        return []
+    seen_high = next((w["t"] for w in writes if w.get("token") == high), None)
+    return [{"t": w["t"], "token": w["token"]} for w in writes
+            if w["writer"] == "holder" and w["accepted"] and w["t"] > contender_at
+            and (seen_high is None or w["t"] < seen_high)]
+
+
 def verdict(timeline: Timeline, cost: dict[str, Any] | None = None) -> FailoverVerdict:
     """The facts of a failover run, read off its events and intervals; then its words."""
     p = timeline.params
@@ -409,6 +424,7 @@ def verdict(timeline: Timeline, cost: dict[str, Any] | None = None) -> FailoverV
         writes=writes,
         writes_taken={w: sum(1 for x in writes if x["writer"] == w and x["accepted"]) for w in ("holder", "contender")},
         refused_at=next((w["t"] for w in writes if not w["accepted"]), None),
+        stale_taken=stale_taken(writes, tokens, acquired["contender"]),
         wait_cost_ms=cost["wait_cost_ms"] if cost else None,
         wait_cost=cost,
     )
@@ -467,13 +483,13 @@ def words(p: Params, v: FailoverVerdict) -> ModeWords:
         token = f" with token {tokens['contender']}" if tokens["contender"] is not None else ""
         said.append(f"the contender took the lease on the new primary at {seconds(got)}{token}")
         if p.guard in ("wait", "fence-wait") and v.contender_started:
-            said.append("the server that rejoined as a replica acknowledged its WAIT")
+            said.append("the fresh replica acknowledged its WAIT")
     else:
         said.append("the contender never got the lease")
     at_once = v.holders_at_once
     if at_once >= 2:
         if v.double_run and v.both_ran_s >= 0.05:
-            said.append(f"both ran the job for {seconds(v.both_ran_s)} at the same time")
+            said.append(f"both ran the job at once for {seconds(v.both_ran_s)}")
         head.append("two holders at once")
         short.append("two holders at once")
     else:
@@ -484,17 +500,30 @@ def words(p: Params, v: FailoverVerdict) -> ModeWords:
                     "could not tell the two writers apart")
         short.append(f"token {tokens['holder']} reused")
     elif tokens["holder"] is not None and tokens["contender"] is not None:
-        said.append(f"the tokens rose across the failover, {tokens['holder']} then {tokens['contender']}")
+        if not v.stale_taken:  # else the stale write's fact says it
+            said.append(f"the tokens rose across the failover, {tokens['holder']} then {tokens['contender']}")
         short.append(f"tokens {tokens['holder']} < {tokens['contender']}")
     taken = v.writes_taken
-    if v.stale_write_refused:
+    if v.stale_taken:  # fencing orders writes: the stale ones before the first newer token get through
+        took = ", ".join(seconds(w["t"]) for w in v.stale_taken)
+        short.append("a stale write taken first")
+    if v.stale_write_refused and v.stale_taken:
+        said.append(f"the tokens rose across the failover, {tokens['holder']} then {tokens['contender']}, yet the "
+                    f"storage took {tokens['holder']} at {took}, before any write brought {tokens['contender']}, and "
+                    f"refused it at {seconds(v.refused_at)}: the holder stopped")
+    elif v.stale_taken:
+        said.append(f"the tokens rose across the failover, {tokens['holder']} then {tokens['contender']}, yet the "
+                    f"storage took {tokens['holder']} at {took}, before any write brought {tokens['contender']}")
+    elif v.stale_write_refused:
         said.append(f"the storage refused the holder's token {tokens['holder']} at {seconds(v.refused_at)}, "
                     "having seen a higher one, and the holder stopped")
-        short.append("stale write refused")
-        head.append("the storage refused the stale write")
+    if v.stale_write_refused:
+        short.append("the next refused" if v.stale_taken else "stale write refused")
+        head.append("a stale write taken, the next refused" if v.stale_taken else "the storage refused the stale write")
     if taken["holder"] and taken["contender"]:
-        said.append(f"the storage took {plural(taken['holder'], 'write')} from the holder and "
-                    f"{plural(taken['contender'], 'write')} from the contender")
+        if not v.stale_taken:  # else the stale write's fact says what the holder's write came to
+            said.append(f"the storage took {plural(taken['holder'], 'write')} from the holder and "
+                        f"{plural(taken['contender'], 'write')} from the contender")
         if not v.stale_write_refused:
             short.append("storage takes both")
             head.append(f"the storage took both writers' writes{', under one token' if v.token_reused else ''}")
@@ -504,7 +533,7 @@ def words(p: Params, v: FailoverVerdict) -> ModeWords:
     if v.wait_cost_ms is not None:
         n, cost = v.wait_cost["n"], v.wait_cost_ms
         added = f"added {_ms(cost)} to" if cost > 0 else "added nothing measurable to"
-        said.append(f"on a healthy pair WAIT 1 {added} an acquire (median of {n} acquires, "
+        said.append(f"WAIT 1 {added} an acquire on a healthy pair (median of {n}; "
                     f"{_ms(v.wait_cost['acquire_ms'])} without it)")
         short.append(f"WAIT costs {_ms(max(cost, 0))} per acquire")
     return ModeWords(label, f"{label}: " + "; ".join(head) + ".", " · ".join(short), tuple(said))

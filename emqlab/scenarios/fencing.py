@@ -4,11 +4,14 @@ worker-1 claims the job and is stopped (a stop-the-world pause: GC, VM migration
 longer than its lease. The lease passes on the server clock; worker-2's beat reaps the job and
 re-claims it (attempts 2) and writes the job's effect. Then worker-1 wakes, finishes its work
 and writes the effect too. Without fencing that late write lands: the effect is applied twice.
-With fencing, the store checks the writer's attempts (1) against the job's current attempt (2)
-and refuses the write.
+With fencing, the store refuses the write unless the job is still active under the writer's
+attempts: in the lesson's run the job is already done when worker-1 writes, so the state check
+refuses it before the attempts (1 against the job's 2) are compared. EchoMQ's scripts compare the
+attempts alone.
 
 What the store did is recorded as the store's own events (actor "store"), from each script's
-reply: `write` (the effect write: writer, attempts, accepted, applied) and, where a completion
+reply: `write` (the effect write: writer, attempts, accepted, applied, and the job's state and
+attempts as the write found them) and, where a completion
 follows an unfenced write, `completion` (writer, attempts, accepted, check="state"). The figure's
 storage lane is drawn from these, never inferred from what a worker believed.
 """
@@ -38,9 +41,13 @@ class WatchedQueue(Queue):
         self.writer, self.rec = writer, recorder
 
     def do_record_effect(self, job_id: str, attempts: int, fenced: bool) -> int:
+        # the job's row as this write finds it (a read beside the script, for the record only): what the
+        # fence compares, so the verdict can say which of its checks turned a write away
+        state, current = self.backend.client.hmget(self.job_key(job_id), "state", "attempts")
         reply = super().do_record_effect(job_id, attempts, fenced)
         self.rec.event(STORE, "write", writer=self.writer, job=job_id, attempts=int(attempts), fenced=fenced,
-                       accepted=reply >= 0, applied=reply if reply >= 0 else None)
+                       accepted=reply >= 0, applied=reply if reply >= 0 else None,
+                       job_state=_text(state), job_attempts=int(current) if current is not None else None)
         return reply
 
     def do_complete(self, job_id: str, attempts: int) -> str:
@@ -48,6 +55,23 @@ class WatchedQueue(Queue):
         self.rec.event(STORE, "completion", writer=self.writer, job=job_id, attempts=int(attempts),
                        accepted=reply == "ok", check="state")
         return reply
+
+
+def _text(value: Any) -> str | None:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def refused_by(write: dict) -> str | None:
+    """Which of the fence's checks (`includes/job_fence.lua`, in its order) turns `write` away: 'missing' (no
+    such job), 'state' (the job is no longer active: reaped or done), 'attempts' (active under another
+    attempt); None when it passes. Read from the job's row as the write found it."""
+    if write.get("job_state") is None:
+        return "missing"
+    if write["job_state"] != "active":
+        return "state"
+    if write.get("job_attempts") != write["attempts"]:
+        return "attempts"
+    return None
 
 
 MODES = {"off": "no fencing", "on": "fenced by attempts"}  # each mode's label; figures read it through the words
@@ -89,6 +113,12 @@ class FencingVerdict(Verdict):
     stale_write_attempts: int | None
     stale_write_landed: bool
     stale_write_refused: bool
+    # the job's row as the late write found it, and which fence check refused it first: 'state' (the job was
+    # no longer active, e.g. done), 'attempts' (active under a newer attempt), 'missing'; None: not refused
+    # (default None: a run recorded before these fields loads as it was)
+    stale_write_found_state: str | None = None
+    stale_write_found_attempts: int | None = None
+    stale_write_refused_by: str | None = None
     store_writes: list
     writes_accepted: int
     writes_refused: int
@@ -155,7 +185,12 @@ def fencing_verdict(timeline: Timeline) -> FencingVerdict:
     late = stale[0] if stale else None
     landed = late is not None and late.kind == "effect"
     writes = [{"t": e.t, "writer": e.data["writer"], "attempts": e.data["attempts"], "accepted": e.data["accepted"],
-               "applied": e.data["applied"]} for e in timeline.of("write", STORE)]
+               "applied": e.data["applied"], "job_state": e.data.get("job_state"),
+               "job_attempts": e.data.get("job_attempts")} for e in timeline.of("write", STORE)]
+    # the store's record of the late write: worker-1's first write after the re-claim
+    found = next((w for w in writes if reclaim is not None and w["writer"] == "worker-1" and w["t"] >= reclaim.t),
+                 None)
+    refused = late is not None and late.kind == "complete_refused"
     # with fencing off, the completion sent after a landed late write meets complete's own state check
     turned_away = landed and any(e.data["writer"] == "worker-1" and not e.data["accepted"] and e.t >= late.t
                                  for e in timeline.of("completion", STORE))
@@ -171,7 +206,10 @@ def fencing_verdict(timeline: Timeline) -> FencingVerdict:
         stale_write_at=late.t if late else None,
         stale_write_attempts=late.data.get("attempts") if late else None,
         stale_write_landed=landed,
-        stale_write_refused=late is not None and late.kind == "complete_refused",
+        stale_write_refused=refused,
+        stale_write_found_state=found["job_state"] if found else None,
+        stale_write_found_attempts=found["job_attempts"] if found else None,
+        stale_write_refused_by=refused_by(found) if refused and found else None,
         store_writes=writes,
         writes_accepted=sum(w["accepted"] for w in writes),
         writes_refused=sum(not w["accepted"] for w in writes),
@@ -201,10 +239,17 @@ def words(p: Params, v: FencingVerdict) -> ModeWords:
         static = f"late write lands · effect applied {v.effects_applied}×"
     elif v.stale_write_refused:
         headline = f"{v.mode}: worker-1's late write at {seconds(v.stale_write_at)} was refused: {effect}."
-        facts.append(f"worker-1 woke still holding attempts {v.stale_write_attempts}; the job was at attempts "
-                     f"{v.reclaim_attempts} by then")
-        static = (f"late write refused (attempts {v.stale_write_attempts} ≠ {v.reclaim_attempts}) · "
-                  f"effect applied {'once' if v.effects_applied == 1 else str(v.effects_applied) + '×'}")
+        once = 'once' if v.effects_applied == 1 else str(v.effects_applied) + '×'
+        if v.stale_write_refused_by == "state":  # the fence looks at the state first: attempts never compared
+            facts.append(f"the job was already {v.stale_write_found_state} (attempts {v.stale_write_found_attempts}), "
+                         f"so the store refused worker-1's write on its state, before comparing attempts "
+                         f"{v.stale_write_attempts}")
+            why = f"job already {v.stale_write_found_state}"
+        else:
+            facts.append(f"worker-1 woke still holding attempts {v.stale_write_attempts}; the job was at attempts "
+                         f"{v.reclaim_attempts} by then")
+            why = f"attempts {v.stale_write_attempts} ≠ {v.reclaim_attempts}"
+        static = f"late write refused ({why}) · effect applied {once}"
     else:
         headline = f"{v.mode}: worker-1 wrote nothing after it woke; {effect}."
         static = f"no late write · effect applied {v.effects_applied}×"
@@ -212,8 +257,8 @@ def words(p: Params, v: FencingVerdict) -> ModeWords:
 
 
 figure_words = mode_words(
-    "A worker is stopped for longer than its lease, wakes up and writes its result "
-    "anyway. Without fencing the store takes that late write, so the effect lands a "
-    "second time; with fencing the store compares the writer's attempts with the "
-    "job's current attempt and refuses it.",
+    "A worker stopped for longer than its lease wakes up and writes its result anyway. "
+    "Without fencing the store takes that late write, so the effect lands twice; with "
+    "fencing the store refuses it unless the job is still active under the writer's "
+    "attempts.",
     "Point at a mode to read what happened to the late write.")

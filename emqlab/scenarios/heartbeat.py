@@ -87,6 +87,8 @@ class HeartbeatVerdict(Verdict):
     missed_at: list  # when each lost extend was sent
     tightest_margin_s: float | None  # the least lease an extend still found left
     blind_s: float | None = None  # how long the holder worked on after its lease had lapsed
+    renewal_gaps: list | None = None  # seconds between the holder's acquire and each extend that reached the store
+    released_at: float | None = None  # when the holder let the key go (a release it sent)
 
 
 class Worker:
@@ -324,6 +326,24 @@ def _blind(timeline: Timeline, lapsed_at: float | None, learned_at: float | None
     return None if lapsed_at is None else round(max(0.0, learned - lapsed_at), 3)
 
 
+def _gaps(timeline: Timeline) -> list[float]:
+    """Seconds from the holder's acquire to its first extend, and between each extend and the next."""
+    times = [e.t for e in timeline.of("acquire", "holder")][:1] + [e.t for e in timeline.of("renew", "holder")]
+    return [round(b - a, 3) for a, b in zip(times, times[1:])]
+
+
+def pushed_out(gaps: list[float]) -> str:
+    """How the holder's extends came, as a verdict says it: "every 15 s", or "every 15 s, once after 25 s"."""
+    usual = max(set(gaps), key=gaps.count)
+    odd = sorted(g for g in set(gaps) if abs(g - usual) > 0.05)
+    return f"every {seconds(usual)}" + "".join(f", {times_said(gaps, g)} after {seconds(g)}" for g in odd)
+
+
+def times_said(gaps: list[float], gap: float) -> str:
+    n = sum(abs(g - gap) <= 0.05 for g in gaps)
+    return "once" if n == 1 else "twice" if n == 2 else f"{n} times"
+
+
 def verdict(timeline: Timeline) -> HeartbeatVerdict:
     """The facts of a heartbeat run, read off its events and intervals; then its words."""
     lapsed = _lapsed(timeline, "holder")
@@ -361,8 +381,17 @@ def verdict(timeline: Timeline) -> HeartbeatVerdict:
         missed_at=[e.t for e in timeline.of("renew_missed", "holder")],
         tightest_margin_s=_tightest_margin(timeline),
         blind_s=_blind(timeline, lapsed_at, renew_lost_at),
+        renewal_gaps=_gaps(timeline),
+        released_at=next((e.t for e in timeline.of("release", "holder")), None),
     )
     return facts.worded(words(timeline.params, facts))
+
+
+def _lapsed_after_work(v: HeartbeatVerdict) -> bool:
+    """The holder's lease lapsed only after it had finished the job (its release reached the store late):
+    it finished, no extend of its replied 0, and it worked on for no time past the lapse (`blind_s` 0)."""
+    return (v.lapsed_at is not None and "holder" in v.finished_by and v.renew_lost_at is None
+            and v.blind_s is not None and v.blind_s <= 0)
 
 
 def words(p: Params, v: HeartbeatVerdict) -> ModeWords:
@@ -376,7 +405,7 @@ def words(p: Params, v: HeartbeatVerdict) -> ModeWords:
     said, short, fate = [], [], ""  # fate: the lease's, said in the headline
     if latency:
         label = f"{label}, {seconds(latency)} link"
-        said.append(f"over a link with a {seconds(latency)} one-way delay")
+        said.append(f"over a link whose one-way delay is {seconds(latency)}")
     if v.paused_at is not None:
         said.append(f"the holder was paused from {seconds(v.paused_at)} to {seconds(v.resumed_at)}")
         short.append(f"paused {seconds(v.paused_at)}–{seconds(v.resumed_at)}")
@@ -386,13 +415,28 @@ def words(p: Params, v: HeartbeatVerdict) -> ModeWords:
                     "the store")
         short.append(f"{plural(len(v.missed_at), 'extend')} lost")
     if v.lapsed_at is None:
+        end = f"held to its release at {seconds(v.released_at)}" if v.released_at is not None else "held to the end"
         if v.renewals:
             fate = f"{plural(v.renewals, 'token-checked extend')} held the {lease} lease to the end"
-            after = " after each reply" if latency else ""
-            short.append(f"pushed out every {seconds(every)}{after} · held past {job}")
+            # the gaps the run measured (over a slow link: the cadence plus each reply's round trip)
+            pace = pushed_out(v.renewal_gaps) if v.renewal_gaps else f"every {seconds(every)}"
+            short.append(f"pushed out {pace} · {end}")
         else:
             fate = f"the {lease} lease outlasted the {job} job"
-            short.append(f"held past {job}")
+            short.append(end)
+    elif _lapsed_after_work(v):  # the lease held while the holder worked; its release reached the store too late
+        if v.renewals:
+            pace = pushed_out(v.renewal_gaps) if v.renewal_gaps else f"every {seconds(every)}"
+            fate = f"the {lease} lease held while the holder worked"
+            said.append(f"{plural(v.renewals, 'token-checked extend')} kept it")
+            short.append(f"pushed out {pace}")
+        else:  # shorter: a headline is read in one breath, and this one may go on to two finishers
+            fate = f"the {lease} lease held through the work"
+        said.append(f"it lapsed at {seconds(v.lapsed_at)}, after the job was done, before the holder's release "
+                    "reached the store")
+        if v.lapsed_in_pause:
+            said.append("it lapsed while the holder was frozen")
+        short.append(f"held while the holder worked · lapses at {seconds(v.lapsed_at)}, after the work")
     else:
         fate = f"the {lease} lease lapsed at {seconds(v.lapsed_at)}"
         if v.lapsed_in_pause:

@@ -44,7 +44,8 @@ def rule_words(run: Timeline) -> str:
     if fraction is None:
         return "Without renewal the rule has nothing to say: the lease lasts what it was given."
     bound = latency_bound(lease, fraction)
-    said = (f"The rule: renewing every {seconds(fraction * lease)} (c = {fraction:g}) holds a "
+    # the timer restarts when each reply arrives, so over the link the extends leave 2d + c × TTL apart
+    said = (f"The rule: renewing {seconds(fraction * lease)} after each reply (c = {fraction:g}) holds a "
             f"{seconds(lease)} lease while the one-way delay stays under (1 − {fraction:g}) × {seconds(lease)} / 2 "
             f"= {seconds(bound)}")
     held = v.reclaimed_at is None  # a lapse while the final release is on the wire costs nothing
@@ -63,8 +64,8 @@ def latency_boundary(backend, lease: float = 30, cadences=None, latencies=None) 
     """Run the heartbeat over a grid of cadences × one-way delays and record held or lost (held: the
     contender never took the job; a lapse while the final release is on the wire costs nothing).
 
-    No point sits on the rule's line; on a live store every point is at least 2.5 model seconds
-    (25 real ms) off it, so a slow wake-up on a busy machine cannot flip one."""
+    No point sits on the rule's line; on a live store every point is more than `LIVE_MARGIN` (2.5 model
+    seconds, 25 real ms at the default scale) off it, so a wake-up less late than that cannot flip one."""
     if cadences is None:
         cadences = [0.2, 0.4, 0.6, 0.8] if backend.live else [round(0.1 * i, 1) for i in range(1, 10)]
     if latencies is None:

@@ -44,7 +44,7 @@ LIBRARIES: dict[str, Library] = {
     "rq": Library("rq_run", "rq", ("fate",),
                   runs=MappingProxyType({"failure": {}, "fix": {"fix": True}, "fix+slow": {"fix": True, "fate": "slow"}})),
     "redis-lock": Library("redis_lock_run", "redis_lock"),
-    "python-redis-lock": Library("python_redis_lock_run", "python_redis_lock"),
+    "python-redis-lock": Library("python_redis_lock_run", "python_redis_lock", ("pause_at",)),
 }
 
 
@@ -75,8 +75,8 @@ def run(library: str, fix: bool = False, task: float | None = None, timeout: flo
     given = {k: v for k, v in own.items() if v is not None and v is not False}
     foreign = sorted(set(given) - set(options))
     if foreign:
-        raise BadParameter(f"{library}'s run takes no {', '.join('--' + k for k in foreign)}"
-                           + (f" (it takes {', '.join('--' + o for o in options)})" if options else ""))
+        raise BadParameter(f"{library}'s run takes no {', '.join('--' + k.replace('_', '-') for k in foreign)}"
+                           + (f" (it takes {', '.join('--' + o.replace('_', '-') for o in options)})" if options else ""))
     kw: dict[str, Any] = {"fix": fix, "timeout": timeout, **given}
     if task is not None:
         kw["task"] = task

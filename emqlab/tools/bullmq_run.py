@@ -3,14 +3,18 @@ event loop stops the renewal of its job's lock, and the stalled-job checker runs
 
 What the library does (`bullmq/worker.py`, `bullmq/lock_manager.py`, `commands/extendLocks-1.lua`,
 `commands/moveStalledJobsToWait-9.lua`, read and then run here): a worker takes a job with a lock
-`bull:<queue>:<id>:lock` (PX `lockDuration`, default 30 000 ms) and renews every lock it holds from one
-asyncio task that wakes every `lockRenewTime / 2` (`lockRenewTime` defaults to half the lock). Every
-`stalledInterval` (default 30 000 ms) each worker's timer runs `moveStalledJobsToWait`: a job that was
-active at the previous check and has no lock now is moved back to wait (its `stc` counter incremented), or,
-once `stc` passes `maxStalledCount` (default 1), marked to fail with "job stalled more than allowable
-limit". A processor that does synchronous work holds the event loop: the renewal task cannot run, the lock
-runs out, another worker takes the job again (taskforcesh/bullmq#2857, #3056). The blocked worker's own
-completion is then refused ("Missing lock for job … moveToFinished"), after its work is done.
+`bull:<queue>:<id>:lock` (PX `lockDuration`, default 30 000 ms) and renews its locks from one asyncio task
+that wakes every `lockRenewTime / 2` and renews each lock taken or renewed more than `lockRenewTime / 2`
+ago (`lock_manager.py:172, 180, 193` at 3.4.4), so a lock is renewed after up to a whole `lockRenewTime`
+(default: half the lock); a failed renewal emits `lockRenewalFailed` on the worker. Every `stalledInterval`
+(default 30 000 ms) each worker's timer runs `moveStalledJobsToWait`, and the first to run in that interval
+does the check (a `stalled-check` key keeps the others out): a job that was active at the previous check
+and has no lock now is moved back to wait (its `stc` counter incremented), and once `stc` passes
+`maxStalledCount` (default 1) it is marked to fail with "job stalled more than allowable limit", which the
+next worker to fetch it does. A processor that does synchronous work holds the event loop: the renewal
+task cannot run, the lock runs out, another worker takes the job again (taskforcesh/bullmq#2857, #3183).
+The blocked worker's own completion is then refused ("Missing lock for job … moveToFinished"), after its
+work is done.
 
 The run: two BullMQ `Worker`s, each its own OS process with its own event loop, one job of `task` seconds.
 - failure: the processor calls the work directly (it blocks the loop for the whole task);
@@ -193,7 +197,8 @@ def verdict(tl: Timeline) -> BullmqVerdict:
     v = BullmqVerdict(
         **c, lost=c["effects"] == 0,
         # the blocked handler cannot hear anything until its work is done: told is whether the first worker's
-        # processor learned of the lapse before its body ended (BullMQ tells the worker, never the processor)
+        # processor learned of the lapse before its body ended (BullMQ tells the worker, with lockRenewalFailed
+        # once its loop runs again; the processor only through its optional AbortSignal, if the app aborts it)
         holder_told=False if lost_it else None,
         lock_duration=p.lock_duration, stalled_interval=p.stalled_interval, max_stalled_count=p.max_stalled_count,
         handler=HANDLERS[p.fix], final_state=last.get("state", "unknown"), failed_reason=last.get("failed_reason"),

@@ -1,13 +1,14 @@
 """Celery on a Redis broker: a task that runs longer than the transport's `visibility_timeout` runs twice.
 
-What the library does (kombu's Redis transport, `kombu/transport/redis.py`, read and then run here): with
-`acks_late`, a message a worker has taken stays on the server until the task returns, in two keys, `unacked`
-(the message) and `unacked_index` (a sorted set scored with the time the worker took it). Every worker's
-event loop calls `restore_visible` every `unacked_restore_interval` seconds (default 10, and only every
-`unacked_restore_throttle`-th call scans: 10): it puts back on the queue every message whose score is
-older than `visibility_timeout` (default 3600 s), whether or not a worker is still running it. Another
-worker takes it and runs the task again (celery/celery#5935, #2599; kombu#337). Nothing tells the first
-worker.
+What the library does (kombu's Redis transport, `kombu/transport/redis.py`, read and then run here): every
+message a worker has taken stays on the server until its ack, in two keys, `unacked` (the message) and
+`unacked_index` (a sorted set scored with the time the worker took it); the ack comes as the task starts,
+or with `acks_late` as it ends. Every worker's event loop calls `restore_visible` every
+`unacked_restore_interval` seconds (default 10, and only every `unacked_restore_throttle`-th call scans: 10):
+it puts back on the queue every message whose score is older than its own `visibility_timeout` (default
+3600 s), whether or not a worker is still running it. Another worker takes it and runs the task again
+(celery/celery#5935, a long task; an ETA task held past the timeout: celery/celery#2599, celery/kombu#337).
+Nothing tells the first worker.
 
 The run: two Celery workers (`celery worker`, prefork pool, concurrency 1, started as OS processes from
 Celery's own entry point), one task of `task` seconds sent with `acks_late`. The sampler reads the

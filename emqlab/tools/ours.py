@@ -6,11 +6,11 @@ its virtual clock, or live Valkey), with the course's numbers (a 30 s lease, mod
 - Celery (a long task delivered again) and RQ (a killed worker's job abandoned): `reaper` with one session
   per worker: the session keeps every job of a live worker held however long it runs, and a worker that
   dies is found on the server's clock within one lease and a beat, its job re-claimed with attempts 2;
-- BullMQ (a blocked loop's lock runs out) and python-redis-lock (a frozen holder never told): `fencing`,
+- BullMQ (a blocked loop's lock runs out) and python-redis-lock (a frozen holder told only at its release): `fencing`,
   the attempts fence: a worker stopped past its lease is overtaken, and its late write is refused by the
   store, so the effect lands once;
 - redis-py's Lock (an extend that adds): `heartbeat` at TTL/2 with a pause past the lease: the token-checked
-  extend sets the TTL to the lease (PEXPIRE), never adds to it, and its 0 reply tells the holder at once.
+  extend sets the TTL to the lease (PEXPIRE), never adds to it, and its 0 reply tells the holder at that extend.
 """
 
 from __future__ import annotations

@@ -1,22 +1,28 @@
 """python-redis-lock: `auto_renewal=True` renews the lock from one thread per lock; a holder frozen past the
-expiry loses the lock to a second holder and is never told.
+expiry loses the lock to a second holder and is told only by its `release()`, after its effect.
 
 What the library does (`redis_lock/__init__.py`, read and then run here): `Lock(redis, name, expire=E,
 auto_renewal=True)` takes `lock:<name>` with SET NX EX E (whole seconds) and starts a daemon thread that
 every 2/3 × E runs an EXTEND script (EXPIRE E if the value is still its id). When the process is frozen (a
-SIGSTOP, a long GC pause, a gevent loop blocked: ionelmc/python-redis-lock#85, #91) that thread is frozen
-too, the key expires, and a second holder's acquire (SET NX, retried on a BLPOP of `lock-signal:<name>`)
-succeeds. When the first process thaws, its renewal thread's extend finds another id and raises
+SIGSTOP, a long GC pause, swapping: users report locks lost under auto_renewal in
+ionelmc/python-redis-lock#85, cause not found, and #91, where a blocked gevent pool was suspected) that
+thread is frozen too, the key expires, and a second holder's acquire (SET NX, retried on a BLPOP of
+`lock-signal:<name>`) succeeds. When the first process thaws, its renewal thread's extend finds another id and raises
 `NotAcquired` — inside that thread, which dies; the holder's own code hears nothing, goes on, writes the
 job's effect, and only its `release()` raises `NotAcquired`, after the fact.
 
 The run: a holder and a second holder, each its own process with python-redis-lock's `Lock` (auto_renewal,
 `expire` seconds), each doing the job (`task` seconds) if nobody has done it; emqlab freezes the holder
-(SIGSTOP) `FREEZE_AT_S` into its job for `FREEZE_S` seconds.
+(SIGSTOP) `pause_at` seconds into its job for `FREEZE_S` seconds. By default the freeze starts just before
+the renewal thread's first extend (2/3 of `expire` after the acquire, less `PAUSE_MARGIN_S`): like the moment
+before any extend, a worst moment, when only a third of `expire` is left on the key.
 - failure: expire 1 s, under the freeze: the second holder takes the lock and does the job, the first thaws
-  and does it too: two holders at once, two effects, the first never told;
-- fix: expire above the longest freeze (the freeze + 2 s): the lock outlasts the freeze, the second holder
-  waits, finds the job done: once. (The cost: a holder that dies keeps everyone out for up to `expire`.)
+  and does it too: two holders at once, two effects, the first told only by its release(), after its effect;
+- fix: expire above three times the longest freeze (3 × the freeze + 2 s): even at the worst moment the third
+  of `expire` left outlasts the freeze, the second holder waits, finds the job done: once. (An expire merely
+  above the freeze holds only when the freeze happens to start soon after an extend. The cost: a holder that
+  dies keeps everyone out for up to about twice `expire`: its key lasts up to `expire`, and a waiter retries
+  only when its BLPOP of `expire` seconds times out, since an expiring key pushes no signal.)
 The sampler reads `lock:<name>` (whose id, its PTTL). The renewal thread's death is reported from the
 holder's process by `threading.excepthook` (Python's hook for an exception that ends a thread): the library
 itself is not touched. The library's key is `lock:` + the name, and the name starts with emqlab's prefix.
@@ -24,6 +30,7 @@ itself is not touched. The library's key is `lock:` + the name, and the name sta
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -44,7 +51,11 @@ ROLES = ("holder", "second")
 # extends and dies while the holder still sleeps in its job; a job that ended inside the freeze would race that
 # thread to release(), which stops the thread, and on a busy machine release() sometimes won (no NotAcquired)
 TASK_S = 5.0
-FREEZE_AT_S = 0.5  # into the holder's job
+AFTER_THAW_S = 1.5  # the job goes on this long after the thaw (see above)
+# how far before the renewal thread's extend the freeze is placed: the harness lands a freeze within about 0.1 s
+# of its time on this machine (benchmarks/tools_repeat.py reports the placements it met), and a freeze landing
+# after the extend would be no worst case
+PAUSE_MARGIN_S = 0.3
 # the second holder retries its SET NX once a second (a BLPOP timed out at expire), so it takes the lock up to
 # a second after it ran out, which is up to a second into the freeze: a 3 s freeze leaves it a second more
 FREEZE_S = 3.0
@@ -57,7 +68,7 @@ class Params(ToolParams):
     runs every 2/3 of it), when the holder is frozen and for how long (seconds)."""
 
     expire: int
-    freeze_at: float = FREEZE_AT_S
+    freeze_at: float
     freeze: float = FREEZE_S
 
     def span(self) -> float:
@@ -84,21 +95,38 @@ VERDICT = PythonRedisLockVerdict  # what `emqlab.tools.load` reads a run's verdi
 
 
 def default_timeout(fix: bool) -> int:
-    """The story's expire: 1 s (under the freeze), or with `fix` the freeze + 2 s."""
-    return int(FREEZE_S) + 2 if fix else EXPIRE_S
+    """The story's expire: 1 s (under the freeze), or with `fix` three times the freeze + 2 s."""
+    return 3 * int(FREEZE_S) + 2 if fix else EXPIRE_S
 
 
-def python_redis_lock(fix: bool = False, task: float = TASK_S, timeout: float | None = None) -> Timeline:
+def renewal_every(expire: float) -> float:
+    """How often python-redis-lock's renewal thread extends: every 2/3 of `expire` (redis_lock 4.0.1,
+    `__init__.py:168`: `_lock_renewal_interval = float(expire) * 2 / 3`, the wait of `_lock_renewer`'s loop)."""
+    return expire * 2 / 3
+
+
+def worst_pause_at(expire: float) -> float:
+    """The worst moment to freeze the holder: just before its renewal thread's first extend."""
+    return round(renewal_every(expire) - PAUSE_MARGIN_S, 3)
+
+
+def python_redis_lock(fix: bool = False, task: float | None = None, timeout: float | None = None,
+                      pause_at: float | None = None) -> Timeline:
     """Run python-redis-lock's story (see the module) on a server of its own; the Timeline, verdict included.
 
-    fix: expire above the freeze; timeout: the lock's expire (whole seconds, default 1, or 5 with fix)."""
-    task = float(check("task", task))
+    fix: expire above three times the freeze; timeout: the lock's expire (whole seconds, default 1, or 11 with
+    fix); pause_at: when the holder is frozen, seconds into its job (default: the worst moment, just before its
+    renewal thread's first extend); task: the job (default 5 s, or as long as the freeze needs)."""
     expire = check("timeout", timeout) if timeout is not None else default_timeout(fix)
     if float(expire) != int(expire) or int(expire) < 1:
         raise BadParameter(f"python-redis-lock's expire (--timeout) is whole seconds, at least 1, got {expire:g}")
-    if task <= FREEZE_AT_S:
-        raise BadParameter(f"the task must outlast the freeze at {FREEZE_AT_S:g} s, got {task:g} s")
-    params = Params(fix=bool(fix), task=task, expire=int(expire))
+    at = float(check("tools_pause_at", pause_at)) if pause_at is not None else max(0.1, worst_pause_at(expire))
+    needed = at + FREEZE_S + AFTER_THAW_S
+    task = float(check("task", task)) if task is not None else max(TASK_S, math.ceil(needed * 1000) / 1000)
+    if task < needed - 1e-9:
+        raise BadParameter(f"a pause at {at:g} s ends at {at + FREEZE_S:g} s, and the task must go on "
+                           f"{AFTER_THAW_S:g} s after it: --task at least {needed:g} s, got {task:g} s")
+    params = Params(fix=bool(fix), task=task, expire=int(expire), freeze_at=at)
     check_budget(LIBRARY, params.span())
     version = require(MODULE, DISTRIBUTION, LIBRARY)
     with LibraryRun(LIBRARY, params, lambda prefix: LockProbe("lock:" + prefix + "job"), version) as run:
@@ -134,7 +162,7 @@ def verdict(tl: Timeline) -> PythonRedisLockVerdict:
         # told: an exception in the holder's own code before it wrote its effect (none comes: the renewal
         # thread's NotAcquired ends that thread; release() raises only after the effect is written)
         holder_told=(False if effect is not None or not refused else True) if lost_it else None,
-        expire=p.expire, renewal_every=round(p.expire * 2 / 3, 3), frozen=frozen,
+        expire=p.expire, renewal_every=round(renewal_every(p.expire), 3), frozen=frozen,
         lapsed_at=lapse.t if lapse else None, second_acquired_at=got.t if got else None,
         renewal_thread_error=thread.data.get("error") if thread else None,
         release_error=refused.data.get("error") if refused else None,
@@ -151,9 +179,9 @@ CAPTION = ("python-redis-lock with auto_renewal: the holder is frozen mid-job, w
 def outcome(label: str, p: Params, v: PythonRedisLockVerdict) -> tuple[str, str]:
     """The readout's headline and the short verdict: what the run came to."""
     if v.holders_at_once >= 2 and v.holder_told is False:
-        head = (f"{label}: frozen past its expiry, the holder lost the lock, was never told, and the job ran "
-                f"{times(v.runs)}.")
-        return head, f"2 holders, never told, runs {times(v.runs)}"
+        head = (f"{label}: frozen past its expiry, the holder lost the lock, learned it only at its release, "
+                f"and the job ran {times(v.runs)}.")
+        return head, f"2 holders, told only at release, runs {times(v.runs)}"
     if v.holders_at_once >= 2:
         head = f"{label}: the lock passed to a second holder while the first was frozen."
         return head, "2 holders at once"
@@ -164,7 +192,8 @@ def outcome(label: str, p: Params, v: PythonRedisLockVerdict) -> tuple[str, str]
 def words(p: Params, v: PythonRedisLockVerdict) -> ModeWords:
     label = f"expire={p.expire} s, auto_renewal"
     said = [f"python-redis-lock {v.version}; renewal thread every {seconds(v.renewal_every)}; the job works "
-            f"{seconds(p.task)}"]
+            f"{seconds(p.task)}; the freeze starts {seconds(p.freeze_at)} into it"
+            + (", just before the renewal thread's first extend" if p.freeze_at == worst_pause_at(p.expire) else "")]
     for a, b in v.frozen:
         said.append(f"the holder was frozen (SIGSTOP) from {seconds(a)} to {seconds(b)}, its renewal thread with it")
     if v.lapsed_at is not None:

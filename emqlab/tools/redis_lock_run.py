@@ -4,8 +4,8 @@ when it next touches it (`extend` or `release` raise `LockNotOwnedError`).
 
 What the library does (`redis/lock.py`, read and then run here): `Lock.extend(additional_time,
 replace_ttl=False)` runs a Lua script that, if the token matches, sets the key's PEXPIRE to the remaining
-PTTL plus `additional_time`, or, with `replace_ttl=True`, to `additional_time` alone (redis/redis-py#629,
-#1303). The lock never renews itself: the holder extends when it decides to, and nothing tells it that the
+PTTL plus `additional_time`, or, with `replace_ttl=True`, to `additional_time` alone (issue redis/redis-py#629,
+PR #1303). The lock never renews itself: the holder extends when it decides to, and nothing tells it that the
 key ran out or passed to another token until its next `extend` or `release`.
 
 The run: a holder and a contender, each its own process with redis-py's `Lock` (timeout `lease`, polling

@@ -4,12 +4,14 @@ is moved to the failed registry as abandoned — not run twice, but not run at a
 What the library does (`rq/worker/base.py`, `rq/executions.py`, `rq/registry.py`, read and then run here):
 a worker forks a work horse per job and, every `job_monitoring_interval` (default 30 s), renews the job's
 entry in the started registry (`rq:wip:<queue>`, scored with its expiry) to now + that interval + 60 s:
-the 60 s are fixed. Every `maintenance_interval` (default 600 s) a worker cleans the registries:
-`StartedJobRegistry.cleanup` takes each entry whose score has passed and, if the job has retries left
-(`Retry`), requeues it, else moves it to the failed registry ("AbandonedJobError"). So a job whose worker
-died is noticed no sooner than 60 s after its last heartbeat (rq/rq#550, #1349). A retry is blind: a
-worker that was only slow (frozen, not dead) still finishes the job when it comes back, and so does the
-retry.
+the 60 s are fixed (the interval is capped by the job's `job_timeout` left). A worker cleans the registries
+when `maintenance_interval` (default 600 s) has passed since its last cleaning, and it looks only between
+jobs or when its wait for a job times out (`worker_ttl` − 15 s, 405 s by default), so an idle worker cleans
+every 810 s by default: `StartedJobRegistry.cleanup` takes each entry whose score has passed and, if the
+job has retries left (`Retry`), requeues it (asked for in rq/rq#1461), else moves it to the failed registry
+("AbandonedJobError"). So a job whose worker died is noticed no sooner than 60 s after its last heartbeat
+(the job heartbeat came with PR rq/rq#1349, for workers killed hard). A retry is blind: a worker that was only slow (frozen, not dead) still
+finishes the job when it comes back, and so does the retry.
 
 The run: two RQ workers (`rq.Worker`, forking work horses, `job_monitoring_interval` `timeout` and
 `maintenance_interval` 1 s), one job of `task` seconds; `KILL_AT_S` into it the worker that took it and its

@@ -13,7 +13,7 @@ import pytest
 from emqlab.classroom import draw
 from emqlab.core.words import HEADLINE_WORDS, headline_words
 from emqlab.plot.check import figure_problems, overprints, small_texts
-from emqlab.classroom.board import class_lanes, class_words
+from emqlab.classroom.board import class_lanes, class_words, lane_settled, lane_verdict, lane_words
 from realtime import host, timeout_s
 
 SIZES = [((12, 7.2), 80, 12), ((15, 7.5), 120, 18)]
@@ -99,6 +99,41 @@ def test_the_words_tell_each_learner_what_happened():
     assert len(taken) == 1 and views["l01"]["reaps"][0]["jobs"] == ["j500"]
 
 
+def test_a_late_effect_that_landed_is_a_duplicate_not_a_job_finished():
+    """Issue 35 (audit 13-2, 13-3): ada crashes, is frozen with fencing on (its fenced effect is refused: no
+    effect event, then complete_refused) and again with fencing off (its effect lands, then its completion is
+    refused). One late write was refused, one late effect landed a second time; the jobs it finished are
+    the completions the store accepted, not that effect."""
+    ada = [*job("ada", 0.0, "j1"), *job("ada", 0.5, "j2"), *job("ada", 1.0, "j3")]
+    notes = [ev(1.6, "ada", "crash", holding=["j11"], order=True),
+             ev(3.0, "ada", "pause_start", seconds=4.0, holding=["j38"], order=True),
+             ev(7.0, "ada", "pause_end", seconds=4.0, started=T0 + 3.0),
+             ev(7.1, "ada", "complete_refused", job="j38", attempts=1),  # fenced: nothing written
+             ev(9.0, "ada", "pause_start", seconds=4.0, holding=["j100"], order=True),
+             ev(13.0, "ada", "pause_end", seconds=4.0, started=T0 + 9.0),
+             ev(13.2, "ada", "complete_refused", job="j100", attempts=1)]  # unfenced: after its effect landed
+    events = [*ada, job("ada", 1.5, "j11")[0], job("ada", 2.9, "j38")[0], job("ada", 8.9, "j100")[0],
+              ev(13.1, "ada", "effect", job="j100", attempts=1, applied=2), *notes]
+    mate = [ev(6.0, "cy", "reap", jobs=["j11", "j38"]), *job("cy", 6.1, "j11", attempts=2),
+            *job("cy", 6.5, "j38", attempts=2), ev(12.0, "cy", "reap", jobs=["j100"]),
+            *job("cy", 12.1, "j100", attempts=2)]
+    lanes = [{"slot": "l01", "name": "ada", "alive": True, "order": {}, "events": events, "notes": notes},
+             {"slot": "l02", "name": "cy", "alive": True, "order": {}, "events": mate,
+              "notes": [e for e in mate if e["kind"] == "reap"]}]
+    settled = lane_settled(lanes[0])
+    assert settled == {"finished": {("j1", 1), ("j2", 1), ("j3", 1)}, "refused": {("j38", 1)},
+                       "duplicated": {("j100", 1)}}
+    views = {v["slot"]: v for v in class_lanes({"lanes": lanes, "server_ms": int((T0 + 14) * 1000),
+                                                 "local": T0 + 14})}
+    verdict = lane_verdict(lanes[0], views["l01"])
+    assert views["l01"]["done"] == len(settled["finished"]) == 3
+    assert verdict == ("working · 3 done · crashed holding j11 · 1 late write refused · "
+                       "1 late effect landed (a duplicate)")
+    headline, facts = lane_words("ada", lanes)
+    assert headline.startswith(f"ada finished {len(settled['finished'])} of its latest jobs;")
+    assert "holding j38: cy reaped it and completed it; its late write was refused" in facts[1]
+    assert "holding j100: cy reaped it and completed it; its late effect landed anyway" in facts[2]
+
 def test_a_learner_draws_its_own_lane():
     snap = snapshot()
     mine = {"lanes": [snap["lanes"][1]], "totals": None, "server_ms": snap["server_ms"], "local": snap["local"],
@@ -106,6 +141,9 @@ def test_a_learner_draws_its_own_lane():
     d = draw.learner_lane_figure(mine)
     assert list(d.lanes) == ["l02"]
     assert "its lease ran out and ada took it over (attempt 2); it is now done" in d.words.prompt
+    # its mode tells the same story: a learner sees no classmate's reap, and does not claim nobody reaped it
+    assert d.words.modes["l02"].facts == (
+        "it crashed holding j500: its lease ran out and ada took it over (attempt 2); it is now done",)
     assert not overprints(d.figure) and figure_problems(d.figure) == []
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from emqlab.course import lab
 from emqlab.core.errors import BadParameter
+from emqlab.classroom.board import lane_settled
 from emqlab.classroom.practice import PracticeClass
 from realtime import host, premise, timeout_s
 from support import descendants, servers
@@ -69,7 +70,13 @@ def test_a_crash_and_a_freeze_in_a_practice_class_and_nothing_left_after():
         unfenced = room.pause("ada", PAUSE_S, timeout=timeout_s(60)).verdict
         assert unfenced.late_effect_landed and not unfenced.late_write_refused
         assert "its late effect landed anyway" in unfenced.told
-        twice = effect_landed_and_completion_refused(room.board.lanes(), "ada")  # read before the totals
+        lanes = room.board.lanes()  # read before the totals
+        twice = effect_landed_and_completion_refused(lanes, "ada")
+        # the lane's counts (its verdict, its headline): the fenced freeze's write is a late write refused; the
+        # unfenced one's effect landed, so it is a duplicate, neither refused nor a job ada finished
+        settled = lane_settled(next(lane for lane in lanes if lane["name"] == "ada"))
+        assert set(frozen.held) & {job for job, _ in settled["refused"]}, settled
+        assert twice <= settled["duplicated"] and not twice & (settled["finished"] | settled["refused"]), settled
         # each such job is done (finished) by another attempt's completion, which wrote its effect as well
         premise(bool(twice) and {job for job, _ in twice} <= set(unfenced.finished),
                 "ada woke, wrote the effect of a job it held and had its completion refused, and the job is done")

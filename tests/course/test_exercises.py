@@ -72,7 +72,7 @@ def test_lease_bounds_crash_and_rides_out_the_pause(fake):
     short = ex.check_lease(3, fake)
     assert not short and "can outlast what is left of the lease" in short.text and "lapsed at 22.5 s" in short.text
     right = ex.check_lease(8, fake)
-    assert right and "free after 8.5 s" in right.text and "every 4 s" in right.text
+    assert right and "lapsed at 8 s and the contender had it at 8.5 s" in right.text and "every 4 s" in right.text
     assert "greater than 0" in ex.check_lease(-1, fake).text
 
 

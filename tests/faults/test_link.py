@@ -35,7 +35,7 @@ def test_a_5_s_link_keeps_the_lease(fake):
     assert facts(v) == {"lapsed_at": None, "renew_lost_at": None, "blind_s": None, "runs": 1}
     assert v.finished_by == ["holder"] and not v.double_run
     assert v.tightest_margin_s == 5.0  # each extend lands 25 s after the last stamp: 5 s of 30 left
-    assert "over a link with a 5 s one-way delay" in v.told
+    assert "over a link whose one-way delay is 5 s" in v.told
     assert "held the 30 s lease to the end" in v.told
 
 
@@ -49,7 +49,7 @@ def test_a_10_s_link_loses_it_and_the_holder_learns_15_s_late(fake):
     assert [e.t for e in tl.of("work_start", "holder")] == [20.0]
     assert v.holder_stopped_at == 55.0 and v.reclaimed_at == 40.5  # the contender ran it from just after 40
     assert v.double_run and v.overlap == [[40.5, 55.0]]
-    assert ("over a link with a 10 s one-way delay" in v.told
+    assert ("over a link whose one-way delay is 10 s" in v.told
             and "the holder learned only at 55 s, 15 s after its lease had lapsed" in v.told)
     assert "blind 15 s" in v.static and v.label == "renew at TTL/2, 10 s link"
     assert fake.keys() == []

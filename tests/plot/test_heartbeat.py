@@ -94,6 +94,18 @@ def test_protocol_modes_lanes_and_readout(both):
     assert "every 15 s" in words.modes["half"].verdict and "finishes once" in words.modes["half"].verdict
 
 
+def test_the_x_axis_counts_from_when_the_holder_asked_over_a_link_and_took_beside_the_store(both):
+    """Beside the store the acquire is answered at once; over a link, 0 is when it was sent."""
+    assert draw(both).axes[-1].get_xlabel() == "model seconds since the holder took the lock"
+    be = connect("fake")
+    try:
+        linked = {"beside": heartbeat(renew="half", backend=be),
+                  "link": heartbeat(renew="half", latency=10, backend=be)}
+        assert draw(linked).axes[-1].get_xlabel() == "model seconds since the holder asked for the lock"
+    finally:
+        be.close()
+
+
 def test_bands_come_from_the_servers_deadlines(pair):
     backend, both = pair
     fig = draw(both)

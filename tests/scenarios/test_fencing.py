@@ -81,10 +81,13 @@ def says_only_what_the_verdict_holds(tl):
     clauses(readout, {"landed": v.stale_write_landed, "was refused": v.stale_write_refused,
                       "was not taken over": not taken, f"the effect was applied {times(v.effects_applied)}": True,
                       "re-claimed the job": taken, f"attempts {v.reclaim_attempts}": taken,
-                      f"woke still holding attempts {v.stale_write_attempts}": v.stale_write_refused,
+                      f"woke still holding attempts {v.stale_write_attempts}": v.stale_write_refused_by == "attempts",
+                      f"already {v.stale_write_found_state}": v.stale_write_refused_by == "state",
                       "turned away, by complete's own state check": v.late_completion_turned_away})
     clauses(static, {"lands": v.stale_write_landed, "refused": v.stale_write_refused,
-                     "no takeover": not taken})
+                     "no takeover": not taken, "job already": v.stale_write_refused_by == "state",
+                     f"attempts {v.stale_write_attempts} ≠": v.stale_write_refused_by == "attempts"})
+    assert (v.stale_write_refused_by is not None) is v.stale_write_refused
     if taken:
         assert seconds(v.reclaimed_at) in readout and seconds(v.paused_at) in readout
     if v.stale_write_at is not None:
@@ -94,7 +97,7 @@ def says_only_what_the_verdict_holds(tl):
 
 
 @pytest.mark.parametrize("mode,pause", [("off", "5:40"), ("on", "5:40"), ("off", "5:10"), ("on", "5:10"),
-                                        ("on", "15:60")])
+                                        ("on", "15:60"), ("on", "5:30")])
 def test_readout_says_only_what_the_verdict_holds(fake, mode, pause):
     tl = fencing(fencing=mode, pause=pause, backend=fake)
     says_only_what_the_verdict_holds(tl)
@@ -107,10 +110,19 @@ def test_readout_says_only_what_the_verdict_holds(fake, mode, pause):
         assert v.summary == "no fencing: worker-1's late write at 60 s landed, so the effect was applied twice."
         assert v.facts[-1] == "only the completion sent after it was turned away, by complete's own state check"
     if (mode, pause) == ("on", "5:40"):
+        # the lesson's run: worker-2's fenced write settled the job done at 52.5 s, so worker-1's write at 60 s
+        # meets a job that is no longer active; the fence's state check turns it away before attempts matter
         assert v.summary == "fenced by attempts: worker-1's late write at 60 s was refused: the effect was applied once."
-        assert v.facts == ("worker-1 slept from 5 s to 45 s, past its 30 s lease",
-                           "worker-2 re-claimed the job (attempts 2) at 32.5 s",
-                           "worker-1 woke still holding attempts 1; the job was at attempts 2 by then")
+        assert (v.stale_write_found_state, v.stale_write_found_attempts, v.stale_write_refused_by) == ("done", 2, "state")
+        assert v.facts[-1] == ("the job was already done (attempts 2), so the store refused worker-1's write on its "
+                               "state, before comparing attempts 1")
+        assert v.static == "late write refused (job already done) · effect applied once"
+    if (mode, pause) == ("on", "5:30"):
+        # worker-1 wakes at 35 s and writes at 50 s, while worker-2 still holds the job (attempts 2): only the
+        # attempts differ, and they refuse the write
+        assert (v.stale_write_found_state, v.stale_write_found_attempts, v.stale_write_refused_by) == \
+            ("active", 2, "attempts")
+        assert v.facts[-1] == "worker-1 woke still holding attempts 1; the job was at attempts 2 by then"
         assert v.static == "late write refused (attempts 1 ≠ 2) · effect applied once"
 
 
@@ -174,8 +186,10 @@ def test_the_storage_lane_marks_match_the_store_events(fake):
             # nothing is marked as a refused write; the one refusal says what refused it
             assert refused == ["completion refused by\ncomplete's state check"]
             assert not any(t.startswith("refused") for t in texts)
-        else:
-            assert refused == ["refused: not the\ncurrent attempt"]
+        else:  # the late write came after the job was done: its state refused it, before its attempts
+            state = next(e.data["job_state"] for e in tl.of("write", "store") if not e.data["accepted"])
+            assert refused == (["refused: not the\ncurrent attempt"] if state == "active"
+                               else [f"refused: job already\n{state}"])
 
 
 def test_the_paused_worker_does_no_work_while_frozen(fake):

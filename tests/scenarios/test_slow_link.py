@@ -30,6 +30,32 @@ def test_every_trip_of_the_holder_is_recorded_exactly(fake):
     assert not heartbeat(renew="half", backend=fake).spans("trip")  # no link, nothing on the wire
 
 
+def test_every_trip_keeps_when_the_server_acted_on_it_even_when_calls_overlap(fake):
+    """Lesson 11's 8 s run at 0.3: the last extend's reply and the job's "done" meet at 91 s; each trip
+    keeps its own `at` (the extend sent at 75 landed at 83 and set the deadline of 113)."""
+    tl = heartbeat(renew=0.3, latency=8, backend=fake)
+    trips = [(t.start, t.data["at"], t.end) for t in tl.spans("trip", "holder")]
+    assert trips == [(0.0, 8.0, 16.0), (25.0, 33.0, 41.0), (50.0, 58.0, 66.0), (75.0, 83.0, 91.0),
+                     (91.0, 99.0, 107.0), (107.0, 115.0, 123.0)]
+    assert [e.data["at"] for e in tl.of("renew", "holder")] == [t[1] for t in trips[1:4]]
+
+
+def test_a_lapse_after_the_work_is_said_as_one(fake):
+    """The lease held while the holder worked; it lapsed at 113 s, after the job was done, before the late
+    release reached the store. The words say so, not "the lease lapsed" as its fate."""
+    tl = heartbeat(renew=0.3, latency=8, backend=fake)
+    v = tl.verdict
+    done = next(e.t for e in tl.of("work_done", "holder"))
+    assert (done, v.lapsed_at, v.reclaimed_at, v.finished_by, v.released_at) == (91.0, 113.0, None, ["holder"], None)
+    assert v.summary == ("renew every 0.3 × TTL, 8 s link: the 30 s lease held while the holder worked; "
+                         "the job finished once, by the holder.")
+    assert "it lapsed at 113 s, after the job was done, before the holder's release reached the store" in v.facts
+    assert "lease lapsed at" not in v.told and "held while the holder worked" in v.static
+    assert "pushed out every 25 s" in v.static  # 2 × 8 + 9: the timer restarts at each reply
+    said = rule_words(tl)
+    assert "renewing 9 s after each reply (c = 0.3)" in said and "they agree" in said
+
+
 @pytest.mark.parametrize("latency, agrees, ran", [(5, "they agree", "held it while the job ran"),
                                                   (10, "they agree", "lapsed at 40 s")])
 def test_the_rule_and_the_run_are_said_in_one_sentence(fake, latency, agrees, ran):

@@ -46,7 +46,8 @@ def test_a_blocked_loop_loses_its_lock_and_the_job_runs_again_or_fails_as_stalle
 @pytest.mark.live
 @pytest.mark.realtime
 def test_work_in_a_thread_keeps_the_lock_renewed_and_the_job_runs_once(library_run, run_stretch):
-    # the lock renewed every lockDuration / 4 (0.375 s at k = 1) must not run out between two renewals
+    # the renewal loop wakes every lockDuration / 4 (0.375 s at k = 1) and renews a lock older than that, so
+    # renewals come up to lockDuration / 2 apart: the lock must not run out between two of them
     k = run_stretch(longest, bullmq_run.TASK_S)
     out = library_run("bullmq", "--fix", "--task", f"{k * bullmq_run.TASK_S:g}")
     v, p = out["verdict"], out["params"]
@@ -54,7 +55,7 @@ def test_work_in_a_thread_keeps_the_lock_renewed_and_the_job_runs_once(library_r
     # `renewals` counts the moves of the lock's deadline that the sampler saw. One lock, released before the
     # deadline last seen and seen held for at least a lockDuration, was seen to move at least once: unmoved,
     # its first deadline (a lockDuration at most past the first reading) would have come first. More moves
-    # seen (BullMQ renews every lockDuration / 4) take readings between them, which a stalled sampler skips
+    # seen (BullMQ's loop wakes every lockDuration / 4) take readings between them, which a stalled sampler skips
     locks = [(i["data"]["ended"], i["end"] - i["start"]) for i in out["intervals"] if i["kind"] == "lease"]
     premise(len(locks) == 1 and locks[0][0] == "released" and locks[0][1] >= p["lock_duration"],
             f"the sampler saw the one lock held, never lapsed, for at least a lockDuration, then released: {locks}")
@@ -85,8 +86,17 @@ def test_bullmq_still_behaves_as_the_lesson_says():
     for name, value in bullmq_run.DEFAULTS.items():  # lockDuration 30000, stalledInterval 30000, maxStalledCount 1
         assert f'"{name}": {value}' in source, name
     assert '"lockRenewTime"' in source and '["lockDuration"] // 2' in source
-    # one renewal task on the event loop for every lock the worker holds, every lockRenewTime / 2
+    # one renewal task on the event loop for every lock the worker holds: it wakes every lockRenewTime / 2 and
+    # renews each lock taken or renewed more than lockRenewTime / 2 ago (a strict test), so a lock can be a whole
+    # lockRenewTime old when it is renewed: the margin the lesson adds to the longest block
     loop = inspect.getsource(LockManager._renewal_loop)
     assert "asyncio.sleep(interval)" in loop and "self.lock_renew_time / 2" in loop
+    assert "threshold = self.lock_renew_time / 2" in loop and "if ts + threshold < now:" in loop
+    # a failed renewal is told to the worker (lockRenewalFailed); the processor's optional AbortSignal (a third
+    # positional parameter) is aborted only by worker.cancelJob, which the renewal never calls
+    extend = inspect.getsource(LockManager._extend_locks)
+    assert 'emit("lockRenewalFailed"' in extend and "cancel_job" not in extend
+    worker = inspect.getsource(bullmq.worker)
+    assert "self.processor(job, token, controller.signal)" in worker and "def cancelJob(" in worker
     stalled = (Path(bullmq.__file__).parent / "commands" / "moveStalledJobsToWait-9.lua").read_text()
     assert "job stalled more than allowable limit" in stalled and 'rcall("EXISTS", jobKey .. ":lock") == 0' in stalled

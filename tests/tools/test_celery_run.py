@@ -83,3 +83,17 @@ def test_kombu_still_behaves_as_the_lesson_says():
 
     source = inspect.getsource(transport.QoS.restore_visible)
     assert "time() - self.visibility_timeout" in source and "restore_by_tag" in source
+    # every message a worker takes goes into unacked, acks_late or not (acks_late only moves the ack)
+    from kombu.transport.virtual import base
+
+    consume = inspect.getsource(base.Channel.basic_consume)
+    assert "if not no_ack:" in consume and "self.qos.append(message, message.delivery_tag)" in consume
+    # a killed pool child's acks_late task is acked (acks_on_failure) unless reject_on_worker_lost, or 5.7's
+    # retry_on_worker_lost, says otherwise: the settings the lesson names
+    from celery.app.defaults import NAMESPACES
+    from celery.worker import request
+
+    assert {"reject_on_worker_lost", "retry_on_worker_lost", "acks_on_failure_or_timeout"} <= set(NAMESPACES["task"])
+    assert NAMESPACES["task"]["retry_on_worker_lost"].default is False
+    failure = inspect.getsource(request.Request.on_failure)
+    assert "self.task.reject_on_worker_lost and is_worker_lost" in failure and "self.task.retry_on_worker_lost" in failure

@@ -77,5 +77,12 @@ def test_rq_still_behaves_as_the_lesson_says():
     worker = SimpleNamespace(job_monitoring_interval=1, current_job_working_time=0)
     assert Worker.get_heartbeat_ttl(worker, SimpleNamespace(timeout=600)) == 1 + rq_run.FIXED_S
     assert Worker.get_heartbeat_ttl(worker, SimpleNamespace(timeout=None)) == 1 + rq_run.FIXED_S
+    # the lesson's worst case with the defaults (about 15 min): an idle worker looks for cleaning only when its
+    # blocking dequeue times out, after worker_ttl - 15 s, and cleans once maintenance_interval has passed
+    from rq.queue import Queue
+
+    assert defaults.DEFAULT_WORKER_TTL == 420 and Worker.dequeue_timeout.fget(SimpleNamespace(worker_ttl=420)) == 405
+    assert Queue.DEFAULT_TIMEOUT == 180  # job_timeout's default, which the lesson names
+    assert "timedelta(seconds=self.maintenance_interval)" in inspect.getsource(Worker.should_run_maintenance_tasks.fget)
     cleanup = inspect.getsource(StartedJobRegistry.cleanup)
     assert "AbandonedJobError" in cleanup and "job.retries_left" in cleanup and "job.retry(" in cleanup
