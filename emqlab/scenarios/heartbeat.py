@@ -336,12 +336,8 @@ def pushed_out(gaps: list[float]) -> str:
     """How the holder's extends came, as a verdict says it: "every 15 s", or "every 15 s, once after 25 s"."""
     usual = max(set(gaps), key=gaps.count)
     odd = sorted(g for g in set(gaps) if abs(g - usual) > 0.05)
-    return f"every {seconds(usual)}" + "".join(f", {times_said(gaps, g)} after {seconds(g)}" for g in odd)
-
-
-def times_said(gaps: list[float], gap: float) -> str:
-    n = sum(abs(g - gap) <= 0.05 for g in gaps)
-    return "once" if n == 1 else "twice" if n == 2 else f"{n} times"
+    return f"every {seconds(usual)}" + "".join(
+        f", {times(sum(abs(x - g) <= 0.05 for x in gaps))} after {seconds(g)}" for g in odd)
 
 
 def verdict(timeline: Timeline) -> HeartbeatVerdict:
