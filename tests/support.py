@@ -292,11 +292,13 @@ def says_only_what_the_reaper_verdict_holds(tl):
     reaped = v.reaped_at is not None
     clauses(readout, {"never reaped": not reaped, "was refused": v.stale_complete_refused,
                       "ACCEPTED": v.stale_complete_accepted and reaped,
-                      "was accepted": v.stale_complete_accepted and not reaped, f"jobs lost: {v.lost}": True})
+                      "was accepted": v.stale_complete_accepted and not reaped,
+                      "no job lost" if v.lost == 0 else f"{v.lost} job": True})
     assert headline_words(v.summary) <= HEADLINE_WORDS, v.summary
     clauses(static, {"never reaped": not reaped, "refused": v.stale_complete_refused,
                      "ACCEPTED": v.stale_complete_accepted and reaped,
-                     "late completion accepted": v.stale_complete_accepted and not reaped, f"lost {v.lost}": True})
+                     "late completion accepted": v.stale_complete_accepted and not reaped,
+                     "no job lost" if v.lost == 0 else f"{v.lost} job": True})
     if reaped:
         for key in ("crashed_at", "lease_deadline", "reaped_at", "back_in_pending_after", "completed_at"):
             assert seconds(getattr(v, key)) in readout, key

@@ -211,12 +211,15 @@ class Board:
 # -- a lane, read (for the dashboard's lanes and the learner's own) ------------------------------------
 def lane_bands(events: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     """A lane's events as what to draw. `leases`: one per claim, {job, attempts, start, deadline, end,
-    ended (completed | refused | crashed | None: still held), server_now, server_deadline} (times in unix
-    seconds on the learner's clock; the lease's length comes from the server's own stamps, ms);
-    `pauses`: {start, end}; `reaps`: {t, jobs} (jobs this learner handed back from others);
-    `crashes`: {t, holding}."""
+    ended (completed | refused | landed | crashed | None: still held), server_now, server_deadline} (times
+    in unix seconds on the learner's clock; the lease's length comes from the server's own stamps, ms):
+    `landed` is a late effect that landed (fencing off) before its completion was refused, `refused` a late
+    write turned away with nothing written; `pauses`: {start, end, holding}; `reaps`: {t, jobs} (jobs this
+    learner handed back from others); `crashes`: {t, holding}."""
     leases: list[dict[str, Any]] = []
     open_: dict[tuple[str, int], dict[str, Any]] = {}
+    landed: set[tuple[str, int]] = set()
+    holding: list[str] = []  # what the worker held when its latest pause began
     out: dict[str, list[dict[str, Any]]] = {"leases": leases, "pauses": [], "reaps": [], "crashes": []}
     for e in sorted(events, key=lambda e: e["t"]):
         kind, job = e["kind"], (e.get("job"), e.get("attempts"))
@@ -226,18 +229,24 @@ def lane_bands(events: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
                     "server_now": e["now"], "server_deadline": e["score"]}
             leases.append(band)
             open_[job] = band
-        elif kind in ("complete", "complete_refused"):  # an effect that landed ends nothing: a late one (fencing
+        elif kind == "effect" and e.get("applied"):  # an effect that landed ends nothing: a late one (fencing
             # off) lands and its completion is refused after it; a fenced one is followed by its `complete`
+            landed.add(job)
+        elif kind in ("complete", "complete_refused"):
             band = open_.pop(job, None)
             if band is not None:
-                band["end"], band["ended"] = e["t"], "refused" if kind == "complete_refused" else "completed"
+                band["end"] = e["t"]
+                band["ended"] = ("completed" if kind == "complete" else "landed" if job in landed else "refused")
         elif kind == "crash":
             out["crashes"].append({"t": e["t"], "holding": e.get("holding", [])})
             for band in open_.values():
                 band["end"], band["ended"] = e["t"], "crashed"
             open_.clear()
+        elif kind == "pause_start":
+            holding = list(e.get("holding", []))
         elif kind == "pause_end":
-            out["pauses"].append({"start": e.get("started", e["t"]), "end": e["t"]})
+            out["pauses"].append({"start": e.get("started", e["t"]), "end": e["t"], "holding": holding})
+            holding = []
         elif kind == "reap":
             out["reaps"].append({"t": e["t"], "jobs": e["jobs"]})
     return out
@@ -308,7 +317,9 @@ def lane_words(name: str, lanes: list[dict[str, Any]],
             late = ("; its late effect landed anyway (fencing was off): the job's effect happened twice" if landed
                     else "; its late write was refused" if refused else "")
             parts.append(f"it {what} holding {job}: {fate}{late}")
-    headline = f"{mine['name'] or mine['slot']} finished {done} of its latest jobs"
+    # a busy lane keeps its newest LANE_KEEP events only: then the count is of the jobs those show
+    kept = "" if len(mine.get("events", [])) < LANE_KEEP else f" in the newest {LANE_KEEP} events of its lane"
+    headline = f"{mine['name'] or mine['slot']} finished {plural(done, 'job')}{kept}"
     if troubles:
         headline += f"; it {' and '.join(troubles)}"
         if saved and all(saved):
@@ -344,6 +355,14 @@ def _merged(lane: dict[str, Any]) -> list[dict[str, Any]]:
     return sorted(out, key=lambda e: e["t"])
 
 
+def held_past(lease: dict[str, Any], paused: bool) -> bool:
+    """Whether a drawn lease ran on past the deadline the server stamped (a stale holder): it ended after
+    its deadline, or it is still held by a paused worker whose deadline has passed (`draw`'s `held-past`)."""
+    end = lease["end"] if lease["end"] is not None else 0.0
+    settled = lease["ended"] is not None or (paused and lease["end"] is None)
+    return settled and lease["deadline"] < end
+
+
 def lane_state(lane: dict[str, Any], local: float) -> str:
     """working | paused | crashed | left | empty (a seat nobody joined)."""
     order = lane.get("order") or {}
@@ -369,7 +388,7 @@ def lane_view(lane: dict[str, Any], server_ms: int, local: float | None = None) 
 
     leases = [{**b, "start": at(b["start"]), "end": at(b["end"]),
                "deadline": b["server_deadline"] / 1000 - server_ms / 1000} for b in bands["leases"]]
-    pauses = [{"start": at(p["start"]), "end": at(p["end"])} for p in bands["pauses"]]
+    pauses = [{**p, "start": at(p["start"]), "end": at(p["end"])} for p in bands["pauses"]]
     local = time.time() if local is None else local
     state = lane_state(lane, local)
     order = lane.get("order") or {}
@@ -430,6 +449,28 @@ def _headline_and_verdict(lane: dict[str, Any], lanes: list[dict[str, Any]], vie
     return headline, lane_verdict(lane, views[lane["slot"]]), facts
 
 
+def lanes_caption(views: list[dict[str, Any]], own: bool = False) -> str:
+    """The lanes' caption: what a band is, and what each kind of mark the lanes draw means (only the kinds
+    drawn: a learner's own lane may hold no reap); `own`: one learner's lane, not the class's."""
+    leases = [(b, v["state"] == "paused") for v in views for b in v["leases"]]
+    ended = {b["ended"] for b, _ in leases}
+    said = {name: MARKS[name].said for name in MARKS}
+    past = any(held_past(b, paused) for b, paused in leases)
+    kinds = [("completed" in ended, f"a {said['done']} at a band's end is a completion"),
+             ("refused" in ended, f"a {said['refused']} a stale write the attempts fence refused"),
+             ("landed" in ended, f"a {said['effect']} a late effect that landed all the same (fencing off)"),
+             (any(v["crashes"] for v in views), f"a {said['crash']} a crash"),
+             (any(v["reaps"] for v in views), f"a {said['taken-back']} a reap that handed a classmate's expired "
+                                              "job back"),
+             (any(v["pauses"] for v in views), f"a {said['pause']} a pause")]
+    head = "One learner's worker on the class server." if own else \
+        "A class on one server: one lane per learner's worker."
+    band = ("Each band is a lease, from the claim until it ended, never past the deadline the server stamped on "
+            "its own clock" + (f" (a {said['held-past']} is the worker holding on past it)" if past else ""))
+    marks = [words for drawn, words in kinds if drawn]
+    return f"{head} {band}" + (f"; {', '.join(marks)}." if marks else ".")
+
+
 def class_words(snapshot: dict[str, Any]) -> FigureWords:
     """What the class figure says: the caption, the totals as its prompt, and for each joined
     learner (a mode per seat) its name, its story (`lane_story`) and its short verdict."""
@@ -437,12 +478,7 @@ def class_words(snapshot: dict[str, Any]) -> FigureWords:
     views = {v["slot"]: v for v in class_lanes(snapshot)}
     modes = {lane["slot"]: ModeWords(lane["name"], *_headline_and_verdict(lane, lanes, views, snapshot.get("fates")))
              for lane in lanes}
-    caption = ("A class on one server: one lane per learner's worker. Each band is a lease, from the claim until "
-               "it ended, never past the deadline the server stamped on its own clock (a "
-               f"{MARKS['held-past'].said} is a worker holding on past it); a {MARKS['done'].said} at its end is a completion, a "
-               f"{MARKS['refused'].said} a stale write the attempts fence refused, a {MARKS['crash'].said} a crash; "
-               f"a {MARKS['taken-back'].said} is a reap that handed a classmate's expired job back; a "
-               f"{MARKS['pause'].said} is a pause.")
+    caption = lanes_caption(list(views.values()), own=snapshot.get("totals") is None)
     if snapshot.get("totals") is None:  # one learner's own lane: its story is the prompt
         own = lanes[0]["name"] if lanes else "this learner"
         return FigureWords(caption, lane_story(own, lanes, snapshot.get("fates")), modes)

@@ -6,13 +6,15 @@
 on the server's clock before the moment the figure shows (0 = now, so times are ≤ 0). `totals` is
 the class's status (`Board.status()`), or None for one learner's own lane (no totals strip).
 
-Each lease is a band (`lease`) from its claim to its end (a completion, a refused late write, a crash),
-drawn no further than the deadline the server stamped; past that deadline the band is `held-past` (held
-after its lease lapsed: stale), and a crashed worker's lease is `crashed-lease`, outlined until it runs out
-(then a classmate's reaper may take the job). A classmate's job taken over (attempts > 1) is a lease like
-any other, its words ("j3, try 2") in the taken-over ink. Every mark is the course's (`emqlab.core.marks`).
-Each learner is a mode (`mode:<slot>`, lane patch `lane:<slot>`): lighting one dims the others.
-Words: the labels here name single events; every sentence is the scenario's (`class_words`).
+Each lease is a band (`lease`) from its claim to its end (a completion, a refused late write, a late
+effect that landed with fencing off, a crash), drawn no further than the deadline the server stamped; past
+that deadline the band is `held-past` (held after its lease lapsed: stale), and a crashed worker's lease
+is `crashed-lease`, outlined until it runs out (then a classmate's reaper may take the job). Labels of what
+began (a crash, a pause and the job it held, a job taken over) sit above the band, labels of how a lease
+ended under it, each to the side of its mark that keeps it in the lanes. A classmate's job taken over
+(attempts > 1) is a lease like any other, its words ("j3, try 2") in the taken-over ink. Every mark is the
+course's (`emqlab.core.marks`). Each learner is a mode (`mode:<slot>`, lane patch `lane:<slot>`): lighting
+one dims the others. Words: the labels here name single events; every sentence is the scenario's (`class_words`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from matplotlib.transforms import blended_transform_factory
 
 from ..core.words import FigureWords
 from ..plot import Drawing, figure_for, legend_of_marks, style
-from .board import class_lanes, class_snapshot, class_words
+from .board import class_lanes, class_snapshot, class_words, held_past
 
 BAND_H, LANE_H = 0.44, 0.9
 ANNOTATE_MAX = 12  # lanes; more, and the marks speak through the legend and the readout alone
@@ -61,23 +63,26 @@ class _Labels:
 
     def __init__(self, ax, per_s: float, fontsize: float):
         self.ax, self.per_s, self.fontsize = ax, per_s, fontsize  # per_s: data seconds per pixel
-        self.taken: dict[float, list[tuple[float, float]]] = {}
+        self.taken: dict[tuple[float, bool], list[tuple[float, float]]] = {}
 
-    def put(self, x: float, y: float, text: str, gid: str, colour: str, left: float) -> None:
+    def put(self, x: float, y: float, text: str, gid: str, colour: str, left: float, below: bool = False) -> None:
+        """A label at `x`, above the band (what began there) or `below` it (how a lease ended there): to the
+        mark's right, or to its left where the right has no room (an end's label prefers the left)."""
         width = (len(text) * self.fontsize * 0.62 + 10) * self.per_s
         if x < left:
             return
-        x0, x1 = x, x + width
-        if x1 > 0.5:  # no room to the right of it: the label sits to its left
-            x0, x1 = x - width, x
-        spans = self.taken.setdefault(y, [])
-        if x0 < left or any(a < x1 and x0 < b for a, b in spans):
+        spans = self.taken.setdefault((y, below), [])
+        sides = ((x - width, x), (x, x + width)) if below else ((x, x + width), (x - width, x))
+        free = [(x0, x1) for x0, x1 in sides
+                if x0 >= left and x1 <= 0.5 and not any(a < x1 and x0 < b for a, b in spans)]
+        if not free:
             return
+        x0, x1 = free[0]
         spans.append((x0, x1))
-        ax = self.ax
-        ax.annotate(text, (x, y + BAND_H / 2), xytext=(4 if x0 == x else -4, 3), textcoords="offset points",
-                    ha="left" if x0 == x else "right", va="bottom", fontsize=self.fontsize, color=colour,
-                    gid=gid, annotation_clip=True, bbox=LABEL_BOX)
+        edge, offset, va = (y - BAND_H / 2, -3, "top") if below else (y + BAND_H / 2, 3, "bottom")
+        self.ax.annotate(text, (x, edge), xytext=(4 if x0 == x else -4, offset), textcoords="offset points",
+                         ha="left" if x0 == x else "right", va=va, fontsize=self.fontsize, color=colour,
+                         gid=gid, annotation_clip=True, bbox=LABEL_BOX)
 
 
 def _lane(ax, lane: dict[str, Any], y: float, labels: _Labels | None, left: float, mark: float = 1.0) -> None:
@@ -87,11 +92,12 @@ def _lane(ax, lane: dict[str, Any], y: float, labels: _Labels | None, left: floa
     for b in lane["leases"]:
         start, deadline = b["start"], b["deadline"]
         end = b["end"] if b["end"] is not None else 0.0
-        held_to = min(end, deadline) if b["ended"] is not None or (paused and b["end"] is None) else end
+        stale = held_past(b, paused)  # held on after its lease lapsed: a stale holder
+        held_to = deadline if stale else end
         # a white edge keeps two jobs apart
         style.band(ax, "lease", start, y - BAND_H / 2, max(held_to - start, 0.02), BAND_H, alpha=0.6,
                    edgecolor=style.INK["on-mark"], lw=1.0, gid=gid)
-        if held_to < end:  # held on after its lease lapsed: a stale holder
+        if stale:
             style.band(ax, "held-past", deadline, y - BAND_H / 2, end - deadline, BAND_H, lw=1.0, gid=gid)
         if b["ended"] == "crashed" and deadline > end:  # the lease runs on, unrenewed, until the reaper may take it
             style.band(ax, "crashed-lease", end, y - BAND_H / 2, deadline - end, BAND_H, lw=1.5, gid=gid)
@@ -100,14 +106,19 @@ def _lane(ax, lane: dict[str, Any], y: float, labels: _Labels | None, left: floa
         elif b["ended"] == "refused":
             style.marker(ax, "refused", [end], [y], size=15 * mark, gid=gid)
             if labels:
-                labels.put(end, y, f"late write on {b['job']} refused", gid, style.colour("refused"), left)
+                labels.put(end, y, f"late write on {b['job']} refused", gid, style.colour("refused"), left, below=True)
+        elif b["ended"] == "landed":  # fencing off: the late effect was written, then its completion refused
+            style.marker(ax, "effect", [end], [y], size=15 * mark, gid=gid)
+            if labels:
+                labels.put(end, y, f"late effect on {b['job']} landed", gid, style.INK["text"], left, below=True)
         if b["attempts"] > 1 and labels and b["ended"] != "refused":
             labels.put(start, y, f"{b['job']}, try {b['attempts']}", gid, style.INK["taken"], left)
     for p in lane["pauses"]:
         end = p["end"] if p["end"] is not None else 0.0
         style.band(ax, "pause", p["start"], y - LANE_H / 2 + 0.04, end - p["start"], LANE_H - 0.08, lw=1.2, gid=gid)
         if labels:
-            labels.put(p["start"], y, "paused", gid, style.INK["quiet"], left)
+            held = ", ".join(p.get("holding", []))
+            labels.put(p["start"], y, f"paused (holding {held})" if held else "paused", gid, style.INK["quiet"], left)
     for c in lane["crashes"]:
         style.marker(ax, "crash", [c["t"]], [y], size=17 * mark, gid=gid)
         if labels:

@@ -320,4 +320,5 @@ class Joined:
 
     def __str__(self) -> str:
         """In words, as a lesson prints it: who joined, in which seat, and whether the worker still runs."""
-        return f"{self.name} joined in seat {self.store.slot}: {'working' if self.alive else 'left the class'}"
+        seat = int(self.store.slot[1:])  # l01: seat 1, the join file's first line
+        return f"{self.name} joined in seat {seat}: {'working' if self.alive else 'left the class'}"

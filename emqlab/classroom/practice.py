@@ -54,6 +54,19 @@ class Outcome:
         return self.verdict.summary
 
 
+def unfenced_answers(board: dict) -> dict:
+    """The class lesson's question on a freeze with fencing off: {option: whether the run bears it out},
+    read off the board's status after the run (`Board.status()`) and the run's `Fate`. Here and not in the
+    lesson, so the question's cell shows the question and not what decides it."""
+    return {
+        "a lost job: nothing will ever run it": lambda v: board["lost"] > 0,
+        "a job in two places at once": lambda v: bool(board["invariants"]["one_place"]),
+        "nothing lost, every job in one place, and one effect applied twice":
+            lambda v: (v.late_effect_landed and board["lost"] == 0 and not board["invariants"]["one_place"]
+                       and board["duplicate_effects"] >= 1),
+    }
+
+
 class PracticeClass:
     """A class on this machine: `seats` seats, `classmates` of them worked by the lesson's own workers."""
 

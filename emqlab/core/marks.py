@@ -111,7 +111,7 @@ def _marks(*marks: Mark) -> dict[str, Mark]:
 P = PALETTE
 MARKS: dict[str, Mark] = _marks(
     # bands: what held, worked or waited, from when to when
-    Mark("lease", "band", "lease, to the deadline the server gave", P["blue"], "filled"),
+    Mark("lease", "band", "lease: until let go, or to its deadline if it lapsed", P["blue"], "filled"),
     Mark("contender-lease", "band", "the contender's lease", P["purple"], "filled", hatch="\\\\"),
     Mark("lapsed-lease", "band", "lease ran out, not yet reaped", P["vermillion"], "filled", hatch=".."),
     Mark("work", "band", "working", P["green"], "filled"),
@@ -154,6 +154,7 @@ MARKS: dict[str, Mark] = _marks(
     Mark("reap-idle", "marker", "a reap with nothing due", P["purple"], "D", hollow=True),
     Mark("saw-done", "marker", "found the job done, let it go", P["purple"], "s"),
     Mark("done", "marker", "job done", P["green"], "o"),
+    Mark("acked", "marker", "acked: the message's entry deleted", P["green"], "o", hollow=True),
     Mark("effect", "marker", "effect written", P["sky"], "P"),
     Mark("claim", "marker", "claim: taken from the queue", P["blue"], ">"),
     Mark("tried", "marker", "tries the lock, refused (held)", P["grey"], "_"),
@@ -179,19 +180,20 @@ MARKS: dict[str, Mark] = _marks(
     Mark("now", "line", "now", INK["quiet"], "--", legend=False),
 )
 
-# a benchmark's lines, one look per design or library (a variant of one, "…, big pool", is dashed)
+# a benchmark's lines, one look per design or library (a variant of one, "…, big pool", is dashed): no look a
+# marker of MARKS has, so a series never reads as an event
 SERIES: dict[str, tuple[str, str]] = {
-    "emqlab none": (P["vermillion"], "X"),
+    "emqlab none": (P["vermillion"], "8"),
     "emqlab per-job": (P["orange"], "s"),
-    "emqlab sweep": (P["green"], "o"),
+    "emqlab sweep": (P["green"], "H"),
     "emqlab session": (P["blue"], "^"),
-    "python-redis-lock": (P["purple"], "D"),
+    "python-redis-lock": (P["purple"], "p"),
     "redis-py Lock + timer": (P["sky"], "v"),
 }
 SERIES_LINES = {"line": "-", "variant": "--", "broke": ":"}  # a series' own line, a variant's, the way to a broken run
 OTHER_SERIES = (P["black"], "P")  # a design added since: its own look, until it has one here
-# runs drawn side by side in one axes (an explorer's growth), in order
-RUNS: tuple[tuple[str, str], ...] = ((P["blue"], "o"), (P["orange"], "s"), (P["green"], "^"), (P["purple"], "D"))
+# runs drawn side by side in one axes (an explorer's growth), in order: no look a marker of MARKS has either
+RUNS: tuple[tuple[str, str], ...] = ((P["blue"], "8"), (P["orange"], "s"), (P["green"], "^"), (P["purple"], "p"))
 RUN_FAMILIES = ("new states at each depth", "states in all")  # their labels: "<family>: <the run's label>"
 
 BY_MEANING: dict[str, Mark] = {m.meaning: m for m in MARKS.values()}

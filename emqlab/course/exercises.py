@@ -28,8 +28,9 @@ LEASE, JOB = 30, 75
 CRASH_FREE_WITHIN = 10  # seconds: the "lease" exercise's bound on how long a crashed holder may block others
 GC_PAUSE = (21, 3)  # the "lease" exercise's stop-the-world pause: at 21 s, for 3 s
 TICK_S = 15.0  # the "capacity" exercise: a 30 s lease renewed at TTL/2
-# the fencing exercise's run: not the fencing lesson's, whose answer is shown
-FENCE_LEASE, FENCE_BEAT, FENCE_PAUSE = 20, 4, "3:30"
+# the fencing exercise's run: not the fencing lesson's, whose answer is shown. worker-1 freezes at 3 s for 20 s
+# and writes at 40 s, while worker-2 (re-claimed at 22 s) still runs the job: the store refuses it on attempts
+FENCE_LEASE, FENCE_BEAT, FENCE_PAUSE = 20, 4, (3, 20)  # the pause: at, seconds
 ASKED_MS = 60_000  # the "extend" exercise: the time to live the check asks the learner's extend to set
 # the "link-budget" exercise: the delays it runs, and how close to the bound is right
 LINK_DELAY_MAX, LINK_TOLERANCE = 60, 0.5
@@ -243,13 +244,15 @@ def check_capacity(k_max: Any) -> Feedback:
 
 # -- 5. when is the job back, and whose write is refused? ----------------------------------------------
 def check_fencing(reaped_at: Any, attempts: Any, refused: Any, backend: Any = None) -> Feedback:
-    """The "fencing" exercise: worker-1 claims a job with a 20 s lease and freezes at 3 s for 30 s; worker-2
+    """The "fencing" exercise: worker-1 claims a job with a 20 s lease and freezes at 3 s for 20 s; worker-2
     beats every 4 s, first at 2 s. When does a beat reap the job, what attempts number does the
     re-claim carry, and whose late write does the store refuse? A real run checks the answers."""
     if any(_unanswered(a) for a in (reaped_at, attempts, refused)):
         return Feedback(False, 'Set `reaped_at` (seconds), `attempts` (a number) and `refused` ("first" or '
                                '"second").')
-    run = fencing(fencing="on", lease=FENCE_LEASE, job=20, pause=FENCE_PAUSE, beat=FENCE_BEAT, backend=backend).verdict
+    at, pause_s = FENCE_PAUSE
+    run = fencing(fencing="on", lease=FENCE_LEASE, job=20, pause=f"{at}:{pause_s}", beat=FENCE_BEAT,
+                  backend=backend).verdict
     when, count = _number(reaped_at), _number(attempts)
     who = str(refused).strip().lower()
     if when is None or abs(when - run.reaped_at) > 0.5:
@@ -263,7 +266,8 @@ def check_fencing(reaped_at: Any, attempts: Any, refused: Any, backend: Any = No
         return Feedback(False, "The second worker holds the current attempt: its write matches the job and lands. "
                                "The write to refuse is the late one from the first worker, who still carries "
                                "attempt 1.")
-    return Feedback(True, f"The run agrees: {run.summary}")
+    why = run.facts[-1]  # the scenario's own words for what refused the late write
+    return Feedback(True, f"The run agrees: {run.summary} Refused because {why}.")
 
 
 # -- 6. a budget for a slow link ---------------------------------------------------------------------

@@ -172,15 +172,21 @@ def open_lab(extra_args: list[str] | None = None) -> None:
 
 
 # -- small helpers the lessons call --------------------------------------------------------------
+# how `facts` says a verdict field its name does not say well; any other is its name in words, a time's
+# without its "_at" ("reclaimed_at": "reclaimed", "holders_at_once": "holders at once")
+FACT_WORDS = {"renew_lost_at": "extend replied 0", "double_run": "ran twice at once"}
+
+
 def facts(timeline, *keys: str) -> str:
-    """A run's verdict as `key: value` pairs, times as every readout quotes them (`words.seconds`),
-    every other field through `words.plain` (yes / no, n/a, no Python reprs).
-    Default keys: lapsed_at, runs, double_run, finished_once."""
+    """A run's verdict as `name: value` pairs, each name in words (`FACT_WORDS`), times as every readout
+    quotes them (`words.seconds`), every other field through `words.plain` (yes / no, n/a, no Python
+    reprs). Default keys: lapsed_at, runs, double_run, finished_once."""
     keys = keys or ("lapsed_at", "runs", "double_run", "finished_once")
     shown = []
     for key in keys:
         got = getattr(timeline.verdict, key) if hasattr(timeline.verdict, key) else timeline.counts.get(key)
-        shown.append(f"{key}: {seconds(got) if key.endswith('_at') else plain(got)}")
+        name = FACT_WORDS.get(key, key.removesuffix("_at").replace("_", " "))
+        shown.append(f"{name}: {seconds(got) if key.endswith('_at') else plain(got)}")
     return " · ".join(shown)
 
 

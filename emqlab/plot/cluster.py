@@ -57,7 +57,9 @@ def _panel(ax, name: str, tl: Timeline, words: FigureWords) -> None:
             ax.text(col, ys[key], f"KEYS[{i + 1}]", ha="center", va="center", fontsize=style.FONT["tick"],
                     color=colour, gid=gid)
     rest = [ys[n] for n in rows if n not in script.data["keys"]]
-    answer = f"ran on {script.actor}\nreply {script.data.get('reply')}" if ok else \
+    reply = script.data.get("reply")  # enqueue.lua: 1 when it added the job, 0 when the id was already there
+    said = {1: "1: job added", 0: "0: id already there"}.get(reply, reply)
+    answer = f"ran on {script.actor}\nreplied {said}" if ok else \
         f"refused by {script.actor}:\n" + ("CROSSSLOT" if "CROSSSLOT" in script.data.get("error", "") else "error")
     ax.text(col, sum(rest) / len(rest) if rest else -0.8, answer, ha="center", va="center", fontsize=style.FONT["tick"],
             color=colour, fontweight="bold", gid=gid)

@@ -12,7 +12,8 @@ step shows it the job's holder (`lease` while its lease runs, by the server's ZS
 each step. `breaks` {mode: (step, invariant)}: the step shaded (`breaks`) where an invariant broke.
 
 `draw_growth(timelines, words, fig=None)`: the states the search found at each depth (bars) and in all
-(a line), one run's look (`style.run_look`) per mode.
+(a line), one look per run (`growth_looks`): no look a course mark already has, so no run reads as an
+event (a purple diamond is a job taken back, a green dot a job done, wherever it appears).
 
 Every artist of a mode carries `gid = "mode:<name>"`, each panel one `lane:<name>` patch; the legend is
 built from the marks (`legend_of_marks`); titles are the words' labels and static verdicts.
@@ -26,6 +27,7 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
+from ..core.marks import RUN_FAMILIES, RUNS, SERIES, series
 from ..core.timeline import Event, Timeline
 from ..core.words import FigureWords
 from . import Drawing, figure_for, legend_of_marks, modes_of, style
@@ -257,6 +259,17 @@ def draw_schedule(timelines: Any, words: FigureWords, fig: Figure | None = None,
     return Drawing(fig, words, dict(modes), readout)
 
 
+def growth_looks(modes: Mapping[str, Timeline]) -> dict[str, tuple[str, str, str | None]]:
+    """Each run's (colour, marker, its series' name or None). Runs of different designs take their design's
+    look from the benchmarks' table (`marks.SERIES`, as lessons 04 and 08 draw a design; named "emqlab
+    <design>"); runs of one design, in order, the side-by-side looks (`marks.RUNS`). Neither table holds a
+    look a course marker has (tests/plot/test_marks.py), so no run reads as an event."""
+    designs = [getattr(tl.params, "design", None) for tl in modes.values()]
+    if None not in designs and len(set(designs)) == len(designs) and all(f"emqlab {d}" in SERIES for d in designs):
+        return {name: (*series(f"emqlab {design}"), f"emqlab {design}") for name, design in zip(modes, designs)}
+    return {name: (*RUNS[k % len(RUNS)], None) for k, name in enumerate(modes)}
+
+
 def draw_growth(timelines: Any, words: FigureWords, fig: Figure | None = None, *,
                 figsize: tuple[float, float] = (12, 6)) -> Drawing:
     """How the search space grows: new states at each depth (bars) and all states so far (a line), one
@@ -266,23 +279,27 @@ def draw_growth(timelines: Any, words: FigureWords, fig: Figure | None = None, *
     ax = fig.subplots()
     width = 0.8 / len(modes)
     top = 1
+    looks = growth_looks(modes)
+    ends: set[tuple[int, int]] = set()
     for k, (name, tl) in enumerate(modes.items()):
         gid = f"mode:{name}"
         levels = list(tl.verdict.levels)
         xs = [d + (k - (len(modes) - 1) / 2) * width for d in range(len(levels))]
-        colour, symbol = style.run_look(k)
-        label = f"new states at each depth: {words.modes[name].label}"
+        colour, symbol, named = looks[name]
+        bars_said, line_said = (f"{named}, {family}" if named else f"{family}: {words.modes[name].label}"
+                                for family in RUN_FAMILIES)
         for bar in ax.bar(xs, levels, width=width * 0.95, color=colour, alpha=0.55):
             bar.set_gid(gid)
-            bar.set_label(label)
+            bar.set_label(bars_said)
         running, total = [], 0
         for n in levels:
             total += n
             running.append(total)
-        ax.plot(range(len(levels)), running, color=colour, marker=symbol, lw=2, gid=gid,
-                label=f"states in all: {words.modes[name].label}")
-        ax.annotate(f"{total:,}", (len(levels) - 1, total), xytext=(6, 0), textcoords="offset points", va="center",
-                    fontsize=style.FONT["tick"], color=colour, gid=gid)
+        ax.plot(range(len(levels)), running, color=colour, marker=symbol, lw=2, gid=gid, label=line_said)
+        if (len(levels), total) not in ends:  # runs that end at one count share its number (lines on one another)
+            ends.add((len(levels), total))
+            ax.annotate(f"{total:,}", (len(levels) - 1, total), xytext=(6, 0), textcoords="offset points",
+                        va="center", fontsize=style.FONT["tick"], color=colour, gid=gid)
         top = max(top, total)
         # each mode's lane: a card at the top left with its label and verdict, the target a pointer hovers
         mode = words.modes[name]

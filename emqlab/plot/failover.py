@@ -2,7 +2,8 @@
 
 `draw_failover(modes, words, fig=None) -> Drawing`. In each panel, top to bottom:
 - `primary`: the holder's lease band while the primary held it, the SIGKILL (black star), then, a
-  hollow grey ring and a dash-dot line, the fresh server that rejoined as a replica of the new primary;
+  hollow grey ring and a dash-dot line, the fresh server that rejoined as a replica of the new primary
+  (set a ring's width right of the star when it rejoined at the kill's moment, so both marks show);
 - `replica`: the dotted outline where replication was stalled, the promotion (black triangle), and
   the lease bands it held after it (the holder's lease blue, the contender's striped purple);
 - `holder`, `contender`: when each worked (green), its WAITs (sky thin diamond acknowledged, hollow
@@ -20,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from matplotlib.figure import Figure
+from matplotlib.transforms import offset_copy
 
 from ..core.timeline import Timeline
 from ..core.words import FigureWords
@@ -28,6 +30,7 @@ from . import Drawing, figure_for, legend_of_marks, modes_of, style, wrap
 LANES = {"primary": 4.0, "replica": 3.0, "holder": 2.0, "contender": 1.0, "storage": 0.0}
 LEASE_OF = {"holder": "lease", "contender": "contender-lease"}  # whose lease a band is: its mark
 BAND_H, RUN_H = 0.56, 0.44
+RING_SHIFT_PT = 15  # a rejoin ring at the kill's moment sits this far right of the star: both show whole
 
 
 def _ink(writer: str) -> str:
@@ -60,11 +63,15 @@ def _servers(ax, tl: Timeline, gid: str, x_max: float) -> None:
         _mark(ax, "crash", e.t, "primary", gid, size=15)
     if promoted is not None:
         _mark(ax, "promoted", promoted.t, "replica", gid, size=12)
+    kills = [e.t for e in tl.of("killed", "primary")]
     for e in tl.of("rejoined", "primary"):
         style.line(ax, "rejoined-line", [e.t, x_max], [LANES["primary"]] * 2, lw=1.5, gid=gid)
-        # a ring, under the kill's star: the fresh server often rejoins at the moment of the promotion (the
-        # story's clock stands still while it starts), and the two marks must both show
-        _mark(ax, "rejoined", e.t, "primary", gid, size=17, markeredgewidth=2, zorder=1.9)
+        # the fresh server rejoins at the kill's moment on the story's clock (the clock stands still while it
+        # starts): drawn on the star it would read as one mark, so it sits one ring's width to its right, on
+        # its own line, where the server's new life begins
+        beside = any(abs(e.t - k) < NEAR * x_max for k in kills)
+        shift = offset_copy(ax.transData, fig=ax.figure, x=RING_SHIFT_PT, units="points") if beside else ax.transData
+        _mark(ax, "rejoined", e.t, "primary", gid, size=12, markeredgewidth=2, zorder=2.1, transform=shift)
 
 
 def _workers(ax, tl: Timeline, gid: str, x_max: float) -> None:

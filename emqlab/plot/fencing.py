@@ -6,8 +6,8 @@ in his fencing-token figure: the store as its own lane, each write an arrow from
 carrying the attempts it was made under, and the store's answer where the arrow lands). Every
 mark in the store lane is one of the store's own recorded events (`store` actor: `write`,
 `completion`), never something a worker believed. A paused worker's work bar is broken for the
-length of the pause: no work is done while it is frozen. A refusal is only ever labelled with
-what refused it: the attempts fence for a write, complete's own state check for a completion.
+length of the pause: no work is done while it is frozen. A refusal, of a write or a completion, is
+only ever labelled with what refused it: the job's state (no longer active) or its attempts.
 
 Titles and the readout are the scenario's words; the labels here name single events.
 """
@@ -44,14 +44,13 @@ def store_marks(tl: Timeline) -> list[dict[str, Any]]:
         if e.kind == "completion" and e.data["accepted"]:
             continue
         d = e.data
-        if e.kind == "write":
-            # a refusal says what refused it: the job's state (done, no longer active) or its attempts
-            state = d.get("job_state")
-            label = (f"accepted · effect ×{d['applied']}" if d["accepted"]
-                     else f"refused: job already\n{state}" if state not in (None, "active")
-                     else "refused: not the\ncurrent attempt")
-        else:
-            label = "completion refused by\ncomplete's state check"
+        # a refusal says what refused it: the job's state (done, no longer active) or its attempts
+        state = d.get("job_state")
+        first, rest = (("job already", state) if state not in (None, "active") else ("not the", "current attempt"))
+        if e.kind == "write":  # under the store's lane
+            label = f"accepted · effect ×{d['applied']}" if d["accepted"] else f"refused: {first}\n{rest}"
+        else:  # beside the writer's lane
+            label = f"completion refused:\n{first} {rest}"
         marks.append({"t": e.t, "kind": e.kind, "writer": d["writer"], "attempts": d["attempts"],
                       "accepted": d["accepted"], "label": label})
     return marks
@@ -84,12 +83,13 @@ def _store(ax, tl: Timeline, ys: dict[str, float], gid: str) -> None:
         if m["kind"] == "write":
             answer = "effect" if m["accepted"] else "refused"  # the store's answer: its mark, and its words' colour
             style.arrow(ax, "write", (t, top), (t, STORE_Y + 0.06), mutation_scale=14, lw=1.4, gid=gid)
-            # the writer's attempts ride on its arrow; the store's answer sits under the lane,
-            # each on the side away from its neighbour so same-panel labels never meet
+            # the writer's attempts sit at the arrow's tail, after the end of the writer's own work bar (an arrow
+            # from an upper lane crosses the lanes below it: a label on its way down would read as theirs); the
+            # store's answer sits under the store's lane, each on the side away from its neighbour so same-panel
+            # labels never meet
             side = 1 if k == last else -1
-            mid = (top + STORE_Y) / 2
-            ax.annotate(f"attempts {m['attempts']}", (t, mid), xytext=(6 * side, 0), textcoords="offset points",
-                        ha="left" if side > 0 else "right", va="center", fontsize=style.FONT["tick"], gid=gid)
+            ax.annotate(f"attempts {m['attempts']}", (t, ys[m["writer"]] + WORK_Y + WORK_H / 2), xytext=(6, 0),
+                        textcoords="offset points", ha="left", va="center", fontsize=style.FONT["tick"], gid=gid)
             style.marker(ax, answer, [t], [STORE_Y], size=12, gid=gid)
             ax.annotate(m["label"], (t, STORE_Y), xytext=(6 * side, -10), textcoords="offset points",
                         ha="left" if side > 0 else "right", va="top", fontsize=style.FONT["tick"],

@@ -66,13 +66,17 @@ def _draw_lane(ax, timeline: Timeline, actor: str, gid: str, x_max: float, y: fl
         return ts
 
     marks("acquire_failed", BAND_Y + BAND_H / 2, "tried", 5, alpha=0.6)
-    # each extend moves the deadline: an arrow from the extend to the deadline the server set,
-    # staggered in two rows so consecutive extends stay apart
+    # each extend moves the deadline: an arrow from the extend to the deadline the server set, staggered in
+    # two rows so consecutive extends stay apart; over a slow link both start when the server acted on the
+    # extend (`at`), not when its reply came back, so an arrow spans the whole lease it granted
     moved = [e for e in timeline.of("renew", actor) if "deadline" in e.data]
     for k, e in enumerate(moved):
         row = top + 0.10 + 0.13 * (k % 2)
-        style.arrow(ax, "moved", (e.t, row), (e.data["deadline"], row), gid=gid)  # its legend line too
-    marks("renew", BAND_Y + BAND_H / 2, "extend", 22, markeredgewidth=2.5)
+        style.arrow(ax, "moved", (e.data.get("at", e.t), row), (e.data["deadline"], row), gid=gid)  # legend too
+    landed = [e.data.get("at", e.t) for e in timeline.of("renew", actor)]
+    if landed:
+        style.marker(ax, "extend", landed, [y + BAND_Y + BAND_H / 2] * len(landed), 22, gid=gid,
+                     markeredgewidth=2.5)
     for t in marks("lapse", BAND_Y + BAND_H / 2, "lapse", 13):
         # right of the cross, on the band's own row, where the lapsed lease no longer is: above it run the
         # extend arrows, which a label there would sit on

@@ -2,8 +2,8 @@
 
 - `draw_renewal_cost`: figure 2 from `renewal_cost` Timelines (K = 6 on the page), one lane per
   design: one row per timer where each round trip names its job, else one row; the lease held on
-  each row until it ended, a mark for every round trip the run recorded, the count per tick above
-  each tick, the static verdicts and the readout line.
+  each row until the worker let it go (or it was lost or taken), a mark for every round trip the run
+  recorded, the count per tick above each tick, the static verdicts and the readout line.
 
 Every function takes the words its scenario wrote (`emqlab.scenarios.renewal_cost`'s
 `figure_words`, `scaling_words`, `capacity_words`) and returns a `Drawing`; the designs' labels
@@ -70,9 +70,9 @@ def _draw_mode(ax, name: str, tl: Timeline, words: FigureWords) -> None:
     rows = _rows(tl)
     y_of = {row: len(rows) - 1 - i for i, row in enumerate(rows)}
     top = len(rows) - 0.4
-    # the leases are held from the acquire to the end of the run (its last event), or to the moment one
-    # was lost or taken
-    run_end = max((e.t for e in tl.events), default=0.0)
+    # a lease is held from the acquire until the worker lets it go after its last tick, or to the moment it
+    # was lost or taken (a run recorded without the release: to its last event)
+    run_end = next((e.t for e in tl.of("let_go", "worker")), max((e.t for e in tl.events), default=0.0))
     gone_at = dict(tl.verdict.lost_at)
     gone_at.update({f"job {e.data['job']}": e.t for e in tl.of("take", "thief")})  # the lease ended when taken
     session_gone = min((e.t for e in tl.of("take", "thief") if e.data.get("session")),

@@ -1,9 +1,11 @@
 """The stuck-job figure: one panel per way of holding a job (none, sweep, session, a hard deadline).
 
 Each panel is one run of `emqlab.scenarios.stuck`: worker-1's lease on the hung job (the band; its
-end is the deadline the server last stamped, or the horizon if it was still held), worker-1's hung
-work under it (work that does not end), worker-1's renewal ticks, the reap that returned the job to
-pending, worker-2's second attempt, and the hard deadline where one was set. Each panel's title is
+end is the deadline the server last stamped, or the hard deadline set at the claim if that came first, or
+the horizon if it was still held; a lapse mark where a deadline ended it), worker-1's hung work under it
+(work that does not end), worker-1's renewal ticks, the reap that returned the job to pending (on
+worker-2's row: its beat reaped it, as in the queue figures), worker-2's second attempt, and the hard
+deadline where one was set. Each panel's title is
 the mode's label and static verdict; the readout line under the figure is the lit mode's readout.
 Nothing here composes a sentence about a run: the words come from the scenario.
 """
@@ -34,10 +36,15 @@ def _panel(ax, name: str, tl, horizon: float) -> None:
     first = next((s for s in tl.spans("lease", "worker-1") if s.data.get("attempts") == 1), None)
     if first is not None:
         end = first.end if first.end is not None else first.data.get("deadline", horizon)
+        if p.max_runtime:  # the hard deadline the server set at the claim: no renewal holds the job past it
+            end = min(end, t0 + p.max_runtime)
         if v.reclaimed_at is not None:  # the server's reap ended worker-1's hold, told or not
             end = min(end, t0 + v.reclaimed_at)
         style.band(ax, "lease", x(first.start), BAND[0], max(x(end) - x(first.start), 0.3), BAND[1], gid=gid)
-        if first.data.get("ended") == "lapsed":
+        # a deadline ended the hold (the lease's, or the hard one) before the reap took the job: it lapsed there
+        ran_out = first.data.get("ended") == "lapsed" or (
+            v.reclaimed_at is not None and end < t0 + v.reclaimed_at and x(end) < horizon)
+        if ran_out:
             style.marker(ax, "lapse", [x(end)], [BAND[0] + BAND[1] / 2], size=11, gid=gid)
     for run in tl.spans("run"):  # the hung attempt is work that does not end; the second, worker-2's
         end = run.end if run.end is not None else t0 + horizon
@@ -49,8 +56,9 @@ def _panel(ax, name: str, tl, horizon: float) -> None:
     if p.max_runtime:
         style.line(ax, "hard-deadline", [p.max_runtime] * 2, [AGAIN[0] - 0.05, BAND[0] + BAND[1] + 0.15], lw=1.5,
                    gid=gid)
-    if v.reclaimed_at is not None:
-        style.marker(ax, "taken-back", [v.reclaimed_at], [BAND[0] + BAND[1] / 2], size=10, gid=gid)
+    if v.reclaimed_at is not None:  # on the row of the worker whose beat reaped it
+        y = AGAIN[0] + AGAIN[1] / 2 if v.reclaimed_by == "worker-2" else BAND[0] + BAND[1] / 2
+        style.marker(ax, "taken-back", [v.reclaimed_at], [y], size=10, gid=gid, zorder=3)
     ax.set_ylim(-0.4, 1.05)
     ax.set_yticks([BAND[0] + BAND[1] / 2, HUNG[0] + HUNG[1] / 2, AGAIN[0] + AGAIN[1] / 2],
                   ["worker-1 holds", "worker-1 works", "worker-2 works"], fontsize=style.FONT["tick"])

@@ -1,21 +1,25 @@
 """A library's run, drawn the way the course draws its own (`emqlab tools`, the libraries lessons).
 
-`draw_tools(modes, words, fig=None) -> Drawing`, one panel per mode (the library's failure, its fix, and
-emqlab's own design facing the same story, side by side). In each panel, a lane per worker or holder, top to
-bottom in the order they first acted, and under them the `server` lane:
+`draw_tools(modes, words, fig=None) -> Drawing`, one panel per mode (the library's failure, its fix, and, when
+given, emqlab's own design facing a worker that stops, side by side; a lesson's second figure leaves it out).
+In each panel, a lane per worker or holder, top to bottom in the order they first acted, and under them the
+`server` lane:
 
 - on a worker's lane, above its line, the lease band the server granted it (a job's lock, a message's
   visibility, the started registry's entry, a lease): it starts when the server first showed it and ends at
   the deadline the server reported (PTTL, a score), or where it was released or acked; a lapse cross where it
   ran out on the server; over it, for a holder that extends, an arrow from each extend to the deadline it
   left (the PTTL read right after it);
-- under the line, the task body while it ran (the work band; hatched where it held its event loop), a freeze
-  (SIGSTOP, the pause band), and the marks of what the process did or was told: the effect it wrote, a kill,
-  an exception that told it it had lost the lock, a refused release or completion, a renewal thread that
-  died, a job it found done;
-- on the `server` lane, what the library's keys did: claimed, delivered again, taken back (stalled, reaped),
-  abandoned, requeued, failed, done; for emqlab's own runs, the store's answer to each write (an effect
-  written, or refused) and the reap that took a job back.
+- under the line, the task body while it ran (the work band; hatched where it held its event loop; broken
+  where the process was frozen, since a frozen process does no work), a freeze (SIGSTOP, the pause band), and
+  the marks of what the process did or was told: the effect it wrote, a kill, an exception that told it it
+  had lost the lock, a refused release or completion, a renewal thread that died, a job it found done; in a
+  run with no completion to ask for (emqlab's lock, facing redis-py's), the job done where its work ran to
+  its end;
+- on the `server` lane, what the library's keys did: claimed, delivered again, acked (the message's entry
+  deleted), taken back (stalled, reaped), abandoned, requeued, failed, done; for emqlab's own runs, the
+  store's answer to each write (an effect written, or refused) and the reap or reclaim that took a job
+  back. Marks that fall at one moment stack upward, in the order they were recorded, so none hides another.
 
 Every mark is the course's (`emqlab.core.marks`) and a recorded event or interval of the run; the titles and
 the readout are the run's words.
@@ -26,6 +30,7 @@ from __future__ import annotations
 from typing import Any
 
 from matplotlib.figure import Figure
+from matplotlib.transforms import offset_copy
 
 from ..core.timeline import Timeline
 from ..core.words import FigureWords
@@ -55,7 +60,7 @@ PLACE = {"effect": "body", "crash": "line", "told": "body", "renew_lost": "body"
 ON_SERVER = {
     "delivered": "claim",
     "redelivered": "redelivered",
-    "acked": "done",
+    "acked": "acked",  # the message's entry deleted: by the ack of whichever run ended first, not the job done
     "completed": "done",
     "write_accepted": "effect",  # emqlab's store taking a write: the effect, written
     "stalled": "taken-back",
@@ -67,8 +72,13 @@ ON_SERVER = {
 }
 # each mark's size, in points
 SIZE = {"effect": 10, "crash": 14, "told": 11, "thread-died": 10, "refused": 11, "saw-done": 9, "claim": 10,
-        "redelivered": 11, "done": 10, "taken-back": 9, "abandoned": 11, "requeued": 11, "failed": 10, "lapse": 12}
+        "redelivered": 11, "done": 10, "acked": 10, "taken-back": 9, "abandoned": 11, "requeued": 11, "failed": 10,
+        "lapse": 12}
 ENDED_ON_SERVER = ("lapsed", "abandoned", "delivered again")
+TAKEN_BACK = ("reap", "reclaim")  # emqlab's own runs: a reaper's reap, a contender's reclaim of a lapsed lease
+COMPLETIONS = ("complete", "complete_refused", "completion_refused")  # a run whose job is settled by a completion
+NEAR = 0.012  # marks on one lane closer than this part of the axis stack upward
+STACK = 9.0  # how far (points) a stacked mark sits above the one before it
 
 
 def _end(tl: Timeline) -> float:
@@ -96,11 +106,32 @@ def server_marks(tl: Timeline) -> list[tuple[float, str]]:
     found = [(e.t, e.kind) for e in tl.events if e.actor == SERVER and e.kind in ON_SERVER]
     found += [(e.t, "write_accepted" if e.data.get("accepted") else "write_refused")
               for e in tl.events if e.actor == "store" and e.kind == "write"]
-    found += [(e.t, "reap") for e in tl.events if e.kind == "reap" and e.actor != SERVER]
-    return found
+    found += [(e.t, "reap") for e in tl.events if e.kind in TAKEN_BACK and e.actor != SERVER]
+    return sorted(found, key=lambda x: x[0])
 
 
-def _mark(ax, t: float, y: float, name: str, gid: str, **kw: Any) -> None:
+def stacked(times: list[float], near: float) -> list[float]:
+    """How high (points) above the lane's line each mark at `times` (sorted) sits: 0, or a step above the marks
+    within `near` before it, so marks at one moment (a job taken back and failed by one script) stay apart."""
+    heights: list[float] = []
+    for k, t in enumerate(times):
+        below = [h for s, h in zip(times[:k], heights) if t - s < near]
+        heights.append(max(below) + STACK if below else 0.0)
+    return heights
+
+
+def worked(start: float, end: float, pauses: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The stretches of [start, end] outside every pause: a frozen process does no work."""
+    pieces = [(start, end)]
+    for p0, p1 in sorted(pauses):
+        pieces = [piece for a, b in pieces for piece in ((a, min(b, p0)), (max(a, p1), b)) if piece[1] > piece[0]]
+    return pieces
+
+
+def _mark(ax, t: float, y: float, name: str, gid: str, up: float = 0.0, **kw: Any) -> None:
+    """Mark `name` at (t, y), `up` points higher (a mark stacked over another at the same moment)."""
+    if up:
+        kw["transform"] = offset_copy(ax.transData, fig=ax.figure, y=up, units="points")
     style.marker(ax, name, [t], [y], SIZE[name], gid=gid, zorder=4, clip_on=False, **kw)  # whole at t = 0
 
 
@@ -114,13 +145,16 @@ def _lane(ax, tl: Timeline, actor: str, y: float, gid: str, x_max: float) -> Non
         if who == actor:  # from the extend to the deadline it left, just above the band
             style.arrow(ax, "moved", (at, y + BAND_Y + BAND_H + 0.06), (deadline, y + BAND_Y + BAND_H + 0.06),
                         gid=gid, zorder=4, mutation_scale=10, lw=1.1)
+    pauses = [(p.start, p.end if p.end is not None else x_max) for p in tl.spans("pause", actor)]
     for run in tl.spans("run", actor):
         end = run.end if run.end is not None else x_max
-        style.band(ax, "work-loop-held" if run.data.get("loop") == "blocked" else "work", run.start, y + RUN_Y,
-                   max(end - run.start, 0.01 * x_max), RUN_H, gid=gid)
-    for pause in tl.spans("pause", actor):
-        end = pause.end if pause.end is not None else x_max
-        style.band(ax, "pause", pause.start, y - 0.40, end - pause.start, 0.80, lw=1.0, gid=gid)
+        for start, stop in worked(run.start, end, pauses):
+            frozen = any(stop == p0 for p0, _ in pauses)  # it stops where the pause begins, however short
+            style.band(ax, "work-loop-held" if run.data.get("loop") == "blocked" else "work", start, y + RUN_Y,
+                       stop - start if frozen else max(stop - start, 0.01 * x_max), RUN_H, gid=gid)
+    for start, end in pauses:
+        style.band(ax, "pause", start, y - 0.40, end - start, 0.80, lw=1.0, gid=gid)
+    settles = not any(e.kind in COMPLETIONS for e in tl.events)  # a lock's story: the work's end is the job done
     for e in tl.events:
         if e.actor != actor:
             continue
@@ -130,6 +164,8 @@ def _lane(ax, tl: Timeline, actor: str, y: float, gid: str, x_max: float) -> Non
         if kind in OWN:
             at = {"body": y + RUN_Y + RUN_H / 2, "band": y + BAND_Y + BAND_H / 2, "line": y}[PLACE[kind]]
             _mark(ax, e.t, at, OWN[kind], gid)
+        elif kind == "work_done" and settles and not tl.scenario.startswith("tools-"):
+            _mark(ax, e.t, y + RUN_Y + RUN_H / 2, "done", gid)
 
 
 def _panel(ax, name: str, tl: Timeline, words: FigureWords, chars: int) -> None:
@@ -142,8 +178,9 @@ def _panel(ax, name: str, tl: Timeline, words: FigureWords, chars: int) -> None:
         style.hline(ax, "lane-line", y, lw=0.8, zorder=0, gid=gid)
         _lane(ax, tl, actor, y, gid, x_max)
     style.hline(ax, "lane-line", 0, lw=1.2, zorder=0, gid=gid)
-    for t, kind in server_marks(tl):
-        _mark(ax, t, 0.0, ON_SERVER[kind], gid)
+    found = server_marks(tl)
+    for (t, kind), h in zip(found, stacked([t for t, _ in found], NEAR * x_max)):
+        _mark(ax, t, 0.0, ON_SERVER[kind], gid, up=h)
     ax.set_yticks([*ys.values(), 0.0], [*ys, SERVER], fontsize=style.FONT["tick"])
     ax.set_ylim(-0.6, len(actors) + 0.6)
     ax.set_xlim(0, x_max)
@@ -161,7 +198,7 @@ def _panel(ax, name: str, tl: Timeline, words: FigureWords, chars: int) -> None:
 
 def draw_tools(timelines: Any, words: FigureWords, fig: Figure | None = None, *,
                figsize: tuple[float, float] = (12, 7.2)) -> Drawing:
-    """A library's runs and emqlab's own design facing the same story: one panel per mode (two columns from
+    """A library's runs (and emqlab's own design, if given): one panel per mode (two columns from
     four modes on), lanes per process and the server's lane; the readout line under the panels."""
     modes = modes_of(timelines, words, "draw_tools")
     fig = figure_for(fig, figsize)

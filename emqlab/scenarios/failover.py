@@ -106,6 +106,10 @@ class FailoverVerdict(Verdict):
     # the stale holder's writes the storage took after the contender drew a newer token, before any write carried
     # it: fencing orders writes, it cannot refuse one that arrives before the first newer token ([{t, token}])
     stale_taken: list
+    # when the holder was first told it no longer held the lock, and by whom: "storage" (its write refused) or
+    # "release" (the new primary refused its release: the lock was another's); None: it never was
+    holder_told_at: float | None
+    holder_told_by: str | None
     wait_cost_ms: float | None
     wait_cost: dict | None
 
@@ -405,6 +409,8 @@ def verdict(timeline: Timeline, cost: dict[str, Any] | None = None) -> FailoverV
     writes = [{"t": e.t, **e.data} for e in timeline.of("write", "storage")]
     acquired = {w: next((e.t for e in timeline.of("acquire", w)), None) for w in ("holder", "contender")}
     waits = {w: [e.data["acked"] for e in timeline.of("wait", w)] for w in ("holder", "contender")}
+    told = sorted([(e.t, "storage") for e in timeline.of("work_stopped", "holder") if "storage" in e.data.get("reason", "")]
+                  + [(e.t, "release") for e in timeline.of("release_refused", "holder")])
     v = FailoverVerdict(
         guard=p.guard,
         holders_at_once=most_at_once([(i.start, i.end) for i in timeline.spans("holds")]),
@@ -425,6 +431,8 @@ def verdict(timeline: Timeline, cost: dict[str, Any] | None = None) -> FailoverV
         writes_taken={w: sum(1 for x in writes if x["writer"] == w and x["accepted"]) for w in ("holder", "contender")},
         refused_at=next((w["t"] for w in writes if not w["accepted"]), None),
         stale_taken=stale_taken(writes, tokens, acquired["contender"]),
+        holder_told_at=told[0][0] if told else None,
+        holder_told_by=told[0][1] if told else None,
         wait_cost_ms=cost["wait_cost_ms"] if cost else None,
         wait_cost=cost,
     )
@@ -530,12 +538,15 @@ def words(p: Params, v: FailoverVerdict) -> ModeWords:
     elif taken["holder"] or taken["contender"]:
         who = "holder" if taken["holder"] else "contender"
         said.append(f"the storage took {plural(taken[who], 'write')}, all from the {who}")
+    if v.holder_told_by == "release":
+        said.append(f"the holder was told only when the new primary refused its release, at {seconds(v.holder_told_at)}: "
+                    "the lock was the contender's")
     if v.wait_cost_ms is not None:
         n, cost = v.wait_cost["n"], v.wait_cost_ms
         added = f"added {_ms(cost)} to" if cost > 0 else "added nothing measurable to"
         said.append(f"WAIT 1 {added} an acquire on a healthy pair (median of {n}; "
                     f"{_ms(v.wait_cost['acquire_ms'])} without it)")
-        short.append(f"WAIT costs {_ms(max(cost, 0))} per acquire")
+        short.append(f"WAIT costs {_ms(max(cost, 0))} per acquire on a healthy pair")
     return ModeWords(label, f"{label}: " + "; ".join(head) + ".", " · ".join(short), tuple(said))
 
 

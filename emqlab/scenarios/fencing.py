@@ -1,19 +1,21 @@
-"""The fencing lesson: a worker stopped longer than its lease wakes up and writes anyway.
+"""The fencing lesson: a worker stopped past the end of its lease wakes up and writes anyway.
 
-worker-1 claims the job and is stopped (a stop-the-world pause: GC, VM migration, SIGSTOP) for
-longer than its lease. The lease passes on the server clock; worker-2's beat reaps the job and
+worker-1 claims the job and is stopped (a stop-the-world pause: GC, VM migration, SIGSTOP) past
+the end of its lease. The lease passes on the server clock; worker-2's beat reaps the job and
 re-claims it (attempts 2) and writes the job's effect. Then worker-1 wakes, finishes its work
 and writes the effect too. Without fencing that late write lands: the effect is applied twice.
 With fencing, the store refuses the write unless the job is still active under the writer's
-attempts: in the lesson's run the job is already done when worker-1 writes, so the state check
-refuses it before the attempts (1 against the job's 2) are compared. EchoMQ's scripts compare the
+attempts. In the lesson's run (the default pause, 5:30) worker-1 writes while worker-2 still holds the job,
+so only the attempts (1 against the job's 2) refuse it; a longer pause (5:40) finds the job already
+done, and the state check refuses it before the attempts are compared. EchoMQ's scripts compare the
 attempts alone.
 
 What the store did is recorded as the store's own events (actor "store"), from each script's
 reply: `write` (the effect write: writer, attempts, accepted, applied, and the job's state and
-attempts as the write found them) and, where a completion
-follows an unfenced write, `completion` (writer, attempts, accepted, check="state"). The figure's
-storage lane is drawn from these, never inferred from what a worker believed.
+attempts as the write found them) and, where a completion follows an unfenced write, `completion`
+(writer, attempts, accepted, the job's state and attempts as it found them, and, when refused, `check`:
+which of the fence's checks refused it, as `refused_by` names them). The figure's storage lane
+is drawn from these, never inferred from what a worker believed.
 """
 
 from __future__ import annotations
@@ -51,9 +53,13 @@ class WatchedQueue(Queue):
         return reply
 
     def do_complete(self, job_id: str, attempts: int) -> str:
+        state, current = self.backend.client.hmget(self.job_key(job_id), "state", "attempts")  # as for a write
         reply = super().do_complete(job_id, attempts)
+        found = {"attempts": int(attempts), "job_state": _text(state),
+                 "job_attempts": int(current) if current is not None else None}
+        why = {} if reply == "ok" else {"check": refused_by(found)}  # a refusal names the check that made it
         self.rec.event(STORE, "completion", writer=self.writer, job=job_id, attempts=int(attempts),
-                       accepted=reply == "ok", check="state")
+                       accepted=reply == "ok", job_state=found["job_state"], job_attempts=found["job_attempts"], **why)
         return reply
 
 
@@ -127,7 +133,7 @@ class FencingVerdict(Verdict):
     duplicate_effect: bool
 
 
-def fencing(fencing: str = "on", lease: float = 30, job: float = 20, pause: Any = "5:40", beat: float = 5,
+def fencing(fencing: str = "on", lease: float = 30, job: float = 20, pause: Any = "5:30", beat: float = 5,
             backend=None, **connect_kw: Any) -> Timeline:
     """Run the fencing scenario and return its timeline.
 
@@ -191,7 +197,7 @@ def fencing_verdict(timeline: Timeline) -> FencingVerdict:
     found = next((w for w in writes if reclaim is not None and w["writer"] == "worker-1" and w["t"] >= reclaim.t),
                  None)
     refused = late is not None and late.kind == "complete_refused"
-    # with fencing off, the completion sent after a landed late write meets complete's own state check
+    # with fencing off, the completion sent after a landed late write meets complete's own fence
     turned_away = landed and any(e.data["writer"] == "worker-1" and not e.data["accepted"] and e.t >= late.t
                                  for e in timeline.of("completion", STORE))
     v = FencingVerdict(
@@ -235,7 +241,7 @@ def words(p: Params, v: FencingVerdict) -> ModeWords:
     if v.stale_write_landed:
         headline = f"{v.mode}: worker-1's late write at {seconds(v.stale_write_at)} landed, so {effect}."
         if v.late_completion_turned_away:
-            facts.append("only the completion sent after it was turned away, by complete's own state check")
+            facts.append("only the completion sent after it was turned away, by the queue's own check")
         static = f"late write lands · effect applied {v.effects_applied}×"
     elif v.stale_write_refused:
         headline = f"{v.mode}: worker-1's late write at {seconds(v.stale_write_at)} was refused: {effect}."
@@ -257,7 +263,7 @@ def words(p: Params, v: FencingVerdict) -> ModeWords:
 
 
 figure_words = mode_words(
-    "A worker stopped for longer than its lease wakes up and writes its result anyway. "
+    "A worker stopped past the end of its lease wakes up and writes its result anyway. "
     "Without fencing the store takes that late write, so the effect lands twice; with "
     "fencing the store refuses it unless the job is still active under the writer's "
     "attempts.",

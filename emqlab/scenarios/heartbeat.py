@@ -88,7 +88,8 @@ class HeartbeatVerdict(Verdict):
     tightest_margin_s: float | None  # the least lease an extend still found left
     blind_s: float | None = None  # how long the holder worked on after its lease had lapsed
     renewal_gaps: list | None = None  # seconds between the holder's acquire and each extend that reached the store
-    released_at: float | None = None  # when the holder let the key go (a release it sent)
+    released_at: float | None = None  # when the store let the holder's key go (its release landed)
+    holder_done_at: float | None = None  # when the holder finished the job's work (None: it never did)
 
 
 class Worker:
@@ -160,7 +161,8 @@ class Worker:
         yield from self.link.call(lambda: self.link.backend.client.set(self.done_key, self.name))
         try:
             at, _ = yield from self.link.call(lambda: self.leases.release(self.lock_key, self.token))
-            run.event(self.name, "release")
+            landed = {"at": round(self.run.ms_to_t(at), 3)} if self.link.latency else {}
+            run.event(self.name, "release", **landed)  # over a slow link, `at`: when the store let the key go
             self._lease_ended(released=True, at_ms=at)
         except StaleToken:
             run.event(self.name, "release_refused", reason="token no longer owns the lock")
@@ -319,10 +321,11 @@ def _tightest_margin(timeline: Timeline) -> float | None:
 
 
 def _blind(timeline: Timeline, lapsed_at: float | None, learned_at: float | None) -> float | None:
-    """How long the holder worked on after its lease lapsed on the server: until the 0 reply reached it,
-    or (never told) until it stopped working. None when nothing lapsed."""
-    ends = [end for _, end in working_spans(timeline, "holder")]
-    learned = learned_at if learned_at is not None else max(ends, default=lapsed_at)
+    """How long the holder worked on after its lease lapsed on the server: until the 0 reply reached it
+    or it stopped working, whichever came first (a 0 reply after the work ends adds nothing).
+    None when nothing lapsed."""
+    stopped = max((end for _, end in working_spans(timeline, "holder")), default=lapsed_at)
+    learned = stopped if learned_at is None else min(learned_at, stopped)
     return None if lapsed_at is None else round(max(0.0, learned - lapsed_at), 3)
 
 
@@ -378,16 +381,16 @@ def verdict(timeline: Timeline) -> HeartbeatVerdict:
         tightest_margin_s=_tightest_margin(timeline),
         blind_s=_blind(timeline, lapsed_at, renew_lost_at),
         renewal_gaps=_gaps(timeline),
-        released_at=next((e.t for e in timeline.of("release", "holder")), None),
+        released_at=next((e.data.get("at", e.t) for e in timeline.of("release", "holder")), None),
+        holder_done_at=next((e.t for e in timeline.of("work_done", "holder")), None),
     )
     return facts.worded(words(timeline.params, facts))
 
 
 def _lapsed_after_work(v: HeartbeatVerdict) -> bool:
-    """The holder's lease lapsed only after it had finished the job (its release reached the store late):
-    it finished, no extend of its replied 0, and it worked on for no time past the lapse (`blind_s` 0)."""
-    return (v.lapsed_at is not None and "holder" in v.finished_by and v.renew_lost_at is None
-            and v.blind_s is not None and v.blind_s <= 0)
+    """The holder's lease lapsed only after it had finished the job (its release, or an extend still on
+    the wire, reached the store late): it was done by the time the lease lapsed."""
+    return v.lapsed_at is not None and v.holder_done_at is not None and v.holder_done_at <= v.lapsed_at
 
 
 def words(p: Params, v: HeartbeatVerdict) -> ModeWords:

@@ -283,6 +283,11 @@ def reaper_verdict(timeline: Timeline) -> ReaperVerdict:
     return v.worded(reaper_words(p, v))
 
 
+def _lost(n: int) -> str:
+    """The jobs a run lost, in words: "no job lost", "1 job lost", "2 jobs lost"."""
+    return "no job lost" if n == 0 else f"{plural(n, 'job')} lost"
+
+
 def reaper_words(p: Params, v: ReaperVerdict) -> ModeWords:
     """The reaper run in words: a headline (the crash, the reap, the late completion's fate), the other
     facts in the order they happened, and the static verdict line; each clause read from `v`."""
@@ -297,8 +302,8 @@ def reaper_words(p: Params, v: ReaperVerdict) -> ModeWords:
             facts.append(f"worker-1's late completion at {seconds(v.late_completion_at)} was accepted"
                          f"{', inside its lease' if inside else ''}")
             static = " · late completion accepted"
-        facts.append(f"jobs lost: {v.lost}")
-        return ModeWords(label, f"{what} was never reaped.", f"never reaped{static} · lost {v.lost}", tuple(facts))
+        facts.append(_lost(v.lost))
+        return ModeWords(label, f"{what} was never reaped.", f"never reaped{static} · {_lost(v.lost)}", tuple(facts))
     if v.crashed_at is None:
         died = "worker-1 never crashed"
     else:
@@ -327,10 +332,10 @@ def reaper_words(p: Params, v: ReaperVerdict) -> ModeWords:
         late, static_late = "a late completion in worker-1's name was ACCEPTED (a stale write landed)", "ACCEPTED"
     else:
         late, static_late = "worker-1 sent no late completion", "not sent"
-    facts.append(f"jobs lost: {v.lost}")
+    facts.append(_lost(v.lost))
     headline = f"{died}; {v.reaped_by}'s beat reaped it at {seconds(v.reaped_at)}; {late}."
     static = (f"reaped at {seconds(v.reaped_at)} · {static_reclaim} · stale completion {static_late} · "
-              f"lost {v.lost}")
+              f"{_lost(v.lost)}")
     return ModeWords(label, headline, static, tuple(facts))
 
 

@@ -21,7 +21,7 @@ from ..core.words import FigureWords, ModeWords, figure_words as _figure_words, 
 from ..lease.cadence import cadence_help, parse_cadence
 from ..lease.designs import DESIGNS, SWEEP, check_design, design_names, make_plane
 from ..lease.leases import new_token
-from ..lease.planes import Call, Holding, check_count
+from ..lease.planes import WRITE_CHUNK, Call, Holding, check_count
 from ..store.commandstats import ServerCounter
 from .base import Run, positive, run_on
 
@@ -119,6 +119,19 @@ def lease_key(run: Run, queue: str, job: int) -> str:
     return run.key("emq", "{" + queue + "}", "job", f"{job:06d}", "lock")
 
 
+def let_go(be, plane, held: list[Holding]) -> int:
+    """The token-checked release of every lease in `held` (a session design: of its one lease, which its jobs
+    hang on), pipelined in chunks as the acquire is. Returns how many keys it deleted."""
+    pairs = ([(plane.session_key, plane.token)] if plane.per_worker else [(h.key, h.token) for h in held])
+    deleted = 0
+    for i in range(0, len(pairs), WRITE_CHUNK):
+        pipe = be.client.pipeline(transaction=False)
+        for key, token in pairs[i:i + WRITE_CHUNK]:
+            be.scripts("release_lease", [key], [token], client=pipe)
+        deleted += sum(map(int, pipe.execute()))
+    return deleted
+
+
 def _per_tick(calls: list[Call], ticks: int) -> list[dict[str, Any]]:
     rows = {n: {"tick": n, "round_trips": 0, "commands": 0, "wall_ms": 0.0, "leases": 0, "lost": []}
             for n in range(1, ticks + 1)}
@@ -170,7 +183,9 @@ def renewal_cost(jobs: int = 6, design: str = SWEEP, ticks: int = 4, batch: int 
     commands_per_tick, wall_ms_per_tick, server_us_per_tick (None on fakeredis), all_held.
     Events: `round_trip` (one per round trip while a tick has at most 1000; actor = design),
     `tick` (one per tick, with its totals), `take` (actor thief), `lease_lost`/`work_stopped`
-    (actor `job N`). The verdict carries `summary` (the readout) and `static` (the course's line).
+    (actor `job N`), and `let_go` (actor worker: after the last tick it releases the leases it still
+    holds; a stepper leaves it out, as it does the ticks' totals). The verdict carries `summary` (the
+    readout) and `static` (the course's line).
     """
     jobs = check_count("jobs", jobs, "K, the leases the worker holds")
     design = check_design(design)
@@ -247,6 +262,10 @@ def renewal_cost(jobs: int = 6, design: str = SWEEP, ticks: int = 4, batch: int 
             t = run.ms_to_t(row.pop("t_ms")) if "t_ms" in row else None
             if t is not None:
                 run.timeline.add(t, "worker", "tick", **{**row, "wall_ms": round(row["wall_ms"], 3)})
+        if held:  # the worker is done with its jobs: it lets go of what it still holds (no renewal, not counted)
+            let_go(be, plane, held)
+            # after its last round trip (a real clock's reading stands at the last step it scheduled)
+            run.timeline.add(max([run.t, *(e.t for e in run.timeline.events)]), "worker", "let_go", leases=len(held))
         lost_jobs = sorted(h.index + 1 for h in plane.lost)
         all_held = not lost_jobs and len(held) == jobs
         total_rt = sum(c.round_trips for c in plane.calls)

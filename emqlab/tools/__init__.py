@@ -84,11 +84,12 @@ def run(library: str, fix: bool = False, task: float | None = None, timeout: flo
 
 
 def figure_words(library: str):
-    """`library`'s figure's words, `figure_words(modes, labels=None)`: its module's caption, and each run's
-    own words."""
+    """`library`'s figure's words, `figure_words(modes, labels=None)`: its module's caption (without its words
+    for emqlab's own run, `OURS`, when the figure draws the library's runs alone), and each run's own words."""
     from .story import words_of
 
-    return words_of(module(library).CAPTION)
+    mod = module(library)
+    return words_of(mod.CAPTION, mod.OURS)
 
 
 def load(data: dict[str, Any]):

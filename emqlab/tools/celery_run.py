@@ -7,7 +7,7 @@ or with `acks_late` as it ends. Every worker's event loop calls `restore_visible
 `unacked_restore_interval` seconds (default 10, and only every `unacked_restore_throttle`-th call scans: 10):
 it puts back on the queue every message whose score is older than its own `visibility_timeout` (default
 3600 s), whether or not a worker is still running it. Another worker takes it and runs the task again
-(celery/celery#5935, a long task; an ETA task held past the timeout: celery/celery#2599, celery/kombu#337).
+(celery/celery#5935, a long task; ETA tasks run more than once: celery/celery#2599, celery/kombu#337).
 Nothing tells the first worker.
 
 The run: two Celery workers (`celery worker`, prefork pool, concurrency 1, started as OS processes from
@@ -271,7 +271,10 @@ def verdict(tl: Timeline) -> CeleryVerdict:
 # -- the one place a Celery run is put into words ------------------------------------------------------
 CAPTION = ("Celery on a Redis broker: two workers, one acks_late task, with the transport's visibility_timeout "
            "under the task and above it (the first worker killed mid-task), and emqlab's own design facing a "
-           "worker that dies. Bands: what the server granted each worker, to the deadline it reported.")
+           "worker that dies. Bands: what the server granted each worker, until let go or to the deadline it "
+           "reported.")
+# the caption's words for emqlab's own run: a figure without that run drops them
+OURS = ", and emqlab's own design facing a worker that dies"
 
 
 def outcome(label: str, p: Params, v: CeleryVerdict) -> tuple[str, str]:

@@ -61,11 +61,12 @@ def require(module: str, distribution: str, library: str) -> str:
                            f"pip install 'emqlab[{EXTRA}]'") from None
 
 
-def check_budget(library: str, span_s: float) -> None:
-    """Refuse a story longer than a library's run may last (real seconds), before anything starts."""
+def check_budget(library: str, span_s: float, shorten: str = "--task") -> None:
+    """Refuse a story longer than a library's run may last (real seconds), before anything starts;
+    `shorten`: the options that make it shorter, as the refusal names them."""
     if span_s > TOOLS_SECONDS_LIMIT:
         raise BadParameter(f"this {library} run would last about {span_s:.0f} real seconds; a library's run may "
-                           f"last at most {TOOLS_SECONDS_LIMIT:g}: shorten --task")
+                           f"last at most {TOOLS_SECONDS_LIMIT:g}: shorten {shorten}")
 
 
 # -- processes -------------------------------------------------------------------------------------

@@ -127,7 +127,7 @@ def python_redis_lock(fix: bool = False, task: float | None = None, timeout: flo
         raise BadParameter(f"a pause at {at:g} s ends at {at + FREEZE_S:g} s, and the task must go on "
                            f"{AFTER_THAW_S:g} s after it: --task at least {needed:g} s, got {task:g} s")
     params = Params(fix=bool(fix), task=task, expire=int(expire), freeze_at=at)
-    check_budget(LIBRARY, params.span())
+    check_budget(LIBRARY, params.span(), "--pause-at, --timeout or --task")
     version = require(MODULE, DISTRIBUTION, LIBRARY)
     with LibraryRun(LIBRARY, params, lambda prefix: LockProbe("lock:" + prefix + "job"), version) as run:
         for role in ROLES:
@@ -174,6 +174,8 @@ def verdict(tl: Timeline) -> PythonRedisLockVerdict:
 CAPTION = ("python-redis-lock with auto_renewal: the holder is frozen mid-job, with an expire under the freeze "
            "and above it, and emqlab's attempts fence facing a worker that stops past its lease. Bands: the lock, "
            "to the deadline its PTTL gave.")
+# the caption's words for emqlab's own run: a figure without that run drops them
+OURS = ", and emqlab's attempts fence facing a worker that stops past its lease"
 
 
 def outcome(label: str, p: Params, v: PythonRedisLockVerdict) -> tuple[str, str]:

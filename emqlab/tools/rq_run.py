@@ -231,6 +231,8 @@ def verdict(tl: Timeline) -> RqVerdict:
 CAPTION = ("RQ: two workers, one job; the worker that takes it is killed mid-job (or only frozen), with no retry "
            "and with Retry(max=1), and emqlab's own design facing a worker that dies. Bands: the job's entry in "
            "the started registry, to the expiry the server held.")
+# the caption's words for emqlab's own run: a figure without that run drops them
+OURS = ", and emqlab's own design facing a worker that dies"
 
 
 def outcome(label: str, p: Params, v: RqVerdict) -> tuple[str, str]:

@@ -12,6 +12,7 @@ library's verdict has: how many times the body ran to its end, the effects, who 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -120,9 +121,25 @@ def counts(tl: Timeline) -> dict[str, Any]:
     }
 
 
+WORKER = re.compile(r"worker-(\d+)")  # a library's worker process, as a run names it
+
+
+def by_first_take(tl: Timeline) -> None:
+    """Name a run's workers in the order they took the job (their bodies' first start): `worker-1` is the worker
+    that took it first, whichever process the library handed it to, so the lanes of a figure and its words
+    ("the first worker") agree. A worker that never took it but left an event comes after them."""
+    names = sorted({e.actor for e in tl.events if WORKER.fullmatch(e.actor)},
+                   key=lambda a: int(WORKER.fullmatch(a).group(1)))
+    took = list(dict.fromkeys(e.actor for e in tl.events if e.kind == "start" and e.actor in names))
+    renamed = {a: f"worker-{k}" for k, a in enumerate(took + [a for a in names if a not in took], 1)}
+    for e in tl.events:
+        e.actor = renamed.get(e.actor, e.actor)
+
+
 def judged(tl: Timeline, lanes, verdict) -> Timeline:
-    """A library's run, finished: `lanes(tl)` draws its intervals in, `verdict(tl)` (with its words) is read
-    off them."""
+    """A library's run, finished: its workers named in the order they took the job (`by_first_take`),
+    `lanes(tl)` draws its intervals in, `verdict(tl)` (with its words) is read off them."""
+    by_first_take(tl)
     lanes(tl)
     tl.verdict = verdict(tl)
     return tl
@@ -224,9 +241,12 @@ def mode_of(tl: Timeline) -> str:
 PROMPT = "Point at a run to light it and read what the server recorded."  # every library's figure asks the same
 
 
-def words_of(caption: str, prompt: str = PROMPT):
+def words_of(caption: str, ours: str = "", prompt: str = PROMPT):
     """A library's `figure_words(modes, labels=None)`: the figure's caption and prompt, and each run's own
-    words (a list of runs is named by `mode_of`); emqlab's own run is labelled "emqlab: <its label>"."""
+    words (a list of runs is named by `mode_of`); emqlab's own run is labelled "emqlab: <its label>". `ours`:
+    the caption's words for emqlab's own run, left out of a figure that draws the library's runs alone."""
+    if ours and ours not in caption:
+        raise ValueError(f"the caption does not name emqlab's run as {ours!r}: {caption!r}")
 
     def figure_words_of(modes, labels=None) -> FigureWords:
         named = dict(modes) if isinstance(modes, dict) else {mode_of(tl): tl for tl in ([modes] if isinstance(modes, Timeline) else modes)}
@@ -234,7 +254,8 @@ def words_of(caption: str, prompt: str = PROMPT):
         for name, tl in named.items():
             if name == EMQLAB and name not in given:
                 given[name] = f"emqlab: {tl.verdict.label}"
-        return figure_words(named, caption, prompt, given)
+        said = caption if EMQLAB in named or not ours else caption.replace(ours, "")
+        return figure_words(named, said, prompt, given)
 
     figure_words_of.__doc__ = f"The figure's words: {caption}"
     return figure_words_of

@@ -139,7 +139,7 @@ def renewal_designs(backend: Backend, jobs: int = 6, ticks: int = 4) -> dict[str
 
 def fencing_modes(backend: Backend) -> dict[str, Any]:
     """The fencing lesson's runs: a worker paused past its lease, fencing off and on."""
-    return {mode: fencing_run(fencing=mode, pause="5:40", backend=backend) for mode in ("off", "on")}
+    return {mode: fencing_run(fencing=mode, pause="5:30", backend=backend) for mode in ("off", "on")}
 
 
 def applied_runs(backend: Backend) -> dict[str, Any]:
@@ -286,7 +286,7 @@ def tools_modes(library: str, backend: Backend | None = None, runs: dict[str, An
 
 
 # -- how to read a figure ----------------------------------------------------------------------------------
-KEY_CAPTION = ("How to read a figure: every mark the course draws, and what it means. Bands are told apart "
+KEY_CAPTION = ("How to read a figure: every mark in the course's one table, and what it means. Bands are told apart "
                "by their place as well: a lease above a worker's line, its work below it.")
 
 

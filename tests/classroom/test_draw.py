@@ -83,7 +83,10 @@ def test_the_words_tell_each_learner_what_happened():
     snap = snapshot()
     words = class_words(snap)
     assert "jobs enqueued" in words.prompt and "invariants hold" in words.prompt and "fencing on" in words.prompt
-    assert words.modes["l02"].readout == ("bob finished 12 of its latest jobs; it crashed once; classmates took over "
+    # the class's caption names the marks its lanes draw: ada's reap among them, and no late effect landed
+    assert words.caption.startswith("A class on one server: one lane per learner's worker.")
+    assert "purple diamond a reap" in words.caption and "sky plus" not in words.caption
+    assert words.modes["l02"].readout == ("bob finished 12 jobs; it crashed once; classmates took over "
                                           "and finished the job it held.")
     assert words.modes["l04"].readout.endswith("; it was paused once.")  # its job finished before anyone reaped it
     assert words.modes["l02"].facts == ("it crashed holding j500: ada reaped it and completed it",)
@@ -130,9 +133,40 @@ def test_a_late_effect_that_landed_is_a_duplicate_not_a_job_finished():
     assert verdict == ("working · 3 done · crashed holding j11 · 1 late write refused · "
                        "1 late effect landed (a duplicate)")
     headline, facts = lane_words("ada", lanes)
-    assert headline.startswith(f"ada finished {len(settled['finished'])} of its latest jobs;")
+    assert headline.startswith(f"ada finished {len(settled['finished'])} jobs;")
     assert "holding j38: cy reaped it and completed it; its late write was refused" in facts[1]
     assert "holding j100: cy reaped it and completed it; its late effect landed anyway" in facts[2]
+    # drawn as told (reader c, F2): the fenced late write ends in the refused cross, the unfenced one in the
+    # effect's plus, not a cross; each pause says which job it held; the caption names only what is drawn
+    ended = {b["job"]: b["ended"] for b in views["l01"]["leases"]}
+    assert ended["j38"] == "refused" and ended["j100"] == "landed" and ended["j11"] == "crashed"
+    assert [p["holding"] for p in views["l01"]["pauses"]] == [["j38"], ["j100"]]
+    own = {"lanes": [lanes[0]], "totals": None, "server_ms": int((T0 + 14) * 1000), "local": T0 + 14}
+    d = draw.learner_lane_figure(own)
+    texts = [t.get_text() for ax in d.figure.axes for t in ax.texts]
+    assert {"late write on j38 refused", "late effect on j100 landed", "paused (holding j38)",
+            "paused (holding j100)"} <= set(texts), texts
+    drawn = {line.get_label() for ax in d.figure.axes for line in ax.lines}
+    assert {"refused: a stale write, extend or completion", "effect written"} <= drawn
+    refused = [line for ax in d.figure.axes for line in ax.lines if line.get_label().startswith("refused")]
+    assert len(refused) == 1  # j38's alone: j100's late effect landed
+    caption = d.words.caption
+    assert caption.startswith("One learner's worker on the class server.") and "one lane per" not in caption
+    assert "diamond" not in caption  # ada reaped nothing: no reap is drawn
+    assert "sky plus a late effect that landed" in caption and "thin cross a stale write" in caption
+    assert not overprints(d.figure) and figure_problems(d.figure) == []
+
+
+def test_a_lane_that_kept_only_its_newest_events_says_so():
+    """A busy lane keeps its newest LANE_KEEP events: its count of jobs finished is of those, and says so."""
+    from emqlab.classroom.board import LANE_KEEP
+
+    events = [e for k in range(LANE_KEEP // 3 + 1) for e in job("ada", 0.4 * k, f"j{k + 1}")][-LANE_KEEP:]
+    lanes = [{"slot": "l01", "name": "ada", "alive": True, "order": {}, "events": events, "notes": []}]
+    done = len(lane_settled(lanes[0])["finished"])
+    assert lane_words("ada", lanes)[0] == f"ada finished {done} jobs in the newest {LANE_KEEP} events of its lane."
+    lanes[0]["events"] = events[-30:]
+    assert lane_words("ada", lanes)[0] == "ada finished 10 jobs."
 
 def test_a_learner_draws_its_own_lane():
     snap = snapshot()

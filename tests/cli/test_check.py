@@ -65,7 +65,7 @@ def fenced_runs():
     runs = {"heartbeat half": heartbeat(lease=30, job=75, renew="half"),
             "reaper": reaper(lease=30, beat=5, job=20, crash_at=10),
             "queue heartbeat none": queue_heartbeat(renew="none"), "queue heartbeat half": queue_heartbeat(renew="half"),
-            "fencing on": fencing(fencing="on", pause="5:40")}
+            "fencing on": fencing(fencing="on", pause="5:30")}
     for design, max_runtime in (("none", None), ("sweep", None), ("session", None), ("session", 120)):
         runs[f"stuck {design} {max_runtime}"] = stuck(design=design, max_runtime=max_runtime)
     return runs

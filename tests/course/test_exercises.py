@@ -6,6 +6,7 @@ import pytest
 
 from emqlab.core.errors import BadParameter
 from emqlab.course import exercises as ex
+from emqlab.scenarios.fencing import fencing
 
 GOOD_EXTEND = ex.EXTEND_LUA  # the extend exercise's right answer, as the recap's answer shows it
 
@@ -91,6 +92,12 @@ def test_capacity_is_worked_out_from_the_measured_cost():
 def test_fencing_answers_are_checked_by_a_run(fake):
     right = ex.check_fencing(22, 2, "first", fake)  # a 20 s lease; beats at 2, 6, …, 18, 22 s
     assert right and "The run agrees" in right.text and "was refused" in right.text
+    # the exercise asks about the attempt count as a fencing token: its run must be refused on attempts (worker-1
+    # writes while worker-2 still holds the job), not on a state a plain "is it done?" check would also see
+    run = fencing(fencing="on", lease=ex.FENCE_LEASE, job=20, pause="{}:{}".format(*ex.FENCE_PAUSE), beat=ex.FENCE_BEAT,
+                  backend=fake).verdict
+    assert (run.stale_write_refused_by, run.stale_write_found_state) == ("attempts", "active")
+    assert "Refused because worker-1 woke still holding attempts 1; the job was at attempts 2" in right.text
     assert not ex.check_fencing(32.5, 2, "first", fake)  # the fencing lesson's answer is not this run's
     late = ex.check_fencing(20, 2, "first", fake).text
     assert "first beat at or after the deadline" in late and "fall at 2 s, 6 s, … every 4 s" in late

@@ -59,3 +59,37 @@ def test_no_text_on_text_and_a_legend_of_its_marks(drawings, name, size, dpi, mi
         d.fit(size, dpi).light(lit)
         assert figure_problems(d.figure) == [], (name, lit)
         assert small_texts(d.figure, min_px) == []
+
+
+def _marker_looks(fig) -> set[tuple[str, str]]:
+    """(colour, marker) of every line drawn with a marker."""
+    from matplotlib.colors import to_hex
+
+    return {(to_hex(line.get_color()).upper(), line.get_marker()) for ax in fig.axes for line in ax.lines
+            if line.get_marker() not in (None, "None", "none", "")}
+
+
+def _course_markers() -> set[tuple[str, str]]:
+    from emqlab.core.marks import MARKS
+
+    return {(m.colour.upper(), m.shape) for m in MARKS.values() if m.kind == "marker" and not m.hollow}
+
+
+def test_a_growth_run_is_drawn_with_no_look_a_course_mark_has():
+    """Reader c, F5: a run's line is data, not an event: no purple diamond (a job taken back), no blue dot
+    (a lease held), no green dot (a job done) on it. Runs of different designs take the design's line from
+    the benchmarks' table, runs of one design the run looks: neither holds a course marker's look."""
+    from emqlab.core.marks import series
+
+    designs = {d: explore(depth=4, design=d) for d in ("none", "per-job", "sweep", "session")}
+    d = figures.growth_figure(designs)
+    assert not _marker_looks(d.figure) & _course_markers(), _marker_looks(d.figure)
+    lines = {line.get_label(): line for ax in d.figure.axes for line in ax.lines}
+    assert lines["emqlab session, states in all"].get_marker() == series("emqlab session")[1]
+    assert lines["emqlab sweep, states in all"].get_marker() == series("emqlab sweep")[1]
+    assert figure_problems(d.figure) == []
+    workers = figures.growth_figure({"2 workers": explore(depth=4), "3 workers": explore(workers=3, depth=4)})
+    looks = _marker_looks(workers.figure)
+    assert len(looks) == 2 and not looks & _course_markers(), looks
+    assert len({marker for _, marker in looks}) == 2  # told apart by shape, not by colour alone
+    assert figure_problems(workers.figure) == []

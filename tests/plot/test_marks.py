@@ -18,7 +18,7 @@ import nbformat
 import pytest
 from matplotlib.figure import Figure
 
-from emqlab.core.marks import INK, MARKS, PALETTE
+from emqlab.core.marks import INK, MARKS, OTHER_SERIES, PALETTE, RUNS, SERIES
 from emqlab.plot import legend_of_marks, style
 from emqlab.plot.check import mark_problems
 
@@ -35,6 +35,16 @@ def test_one_look_means_one_thing_and_one_thing_has_one_look():
     assert [words for words, n in said.items() if n > 1] == []  # prose can name each mark apart
     allowed = set(PALETTE.values()) | set(INK.values())
     assert {m.name: m.colour for m in MARKS.values() if m.colour not in allowed} == {}
+
+
+def test_no_series_or_run_looks_like_an_event():
+    """A benchmark's series and an explorer's side-by-side runs take looks no filled marker of the table has:
+    a purple diamond is a job taken back wherever it appears, never a library's line."""
+    events = {(m.colour, m.shape) for m in MARKS.values() if m.kind == "marker" and not m.hollow}
+    lines = {**{f"series {k}": v for k, v in SERIES.items()}, "other series": OTHER_SERIES,
+             **{f"run {k}": v for k, v in enumerate(RUNS)}}
+    assert {name: look for name, look in lines.items() if tuple(look) in events} == {}
+    assert len(set(SERIES.values())) == len(SERIES) and len(set(RUNS)) == len(RUNS)
 
 
 def _figure(*draws) -> Figure:

@@ -64,11 +64,12 @@ def test_figure_two_draws_each_run_with_its_words(fake):
     marks = {name: [line for ax in drawing.figure.axes for line in ax.get_lines()
                     if line.get_gid() == f"mode:{name}" and line.get_marker() == "|"] for name in ("per-job", "sweep")}
     assert (len(marks["per-job"]), len(marks["sweep"])) == (24, 4)
-    # each row holds its lease to the run's end (its last event), none lost or taken here
+    # lesson 01's convention: each row holds its lease until the worker let it go (none lost or taken here)
     for name, run in modes.items():
         ends = {p.get_x() + p.get_width() for ax in drawing.figure.axes for p in ax.patches
                 if p.get_gid() == f"mode:{name}" and p.get_label() == MARKS["lease"].meaning}
-        assert ends == {max(e.t for e in run.events)}, name
+        [release] = run.of("let_go", "worker")
+        assert ends == {release.t} and release.data["leases"] == 6, name
     assert drawing.readout_text == fw.prompt
     assert drawing.light("sweep").readout_text == modes["sweep"].summary and drawing.is_dimmed("per-job")
     drawing.figure.canvas.draw()  # it renders

@@ -43,18 +43,28 @@ def test_the_figure_follows_the_protocol(runs):
     assert drawing.words.modes["session+limit"].label == "one session + 120 s limit"
 
 
-def test_the_hold_ends_where_the_server_reaped_it(runs):
-    """The band of a reaped job ends at the reap, even when its worker (a session) was never told."""
+def test_the_hold_ends_at_the_deadline_the_server_gave_and_a_lapse_is_marked_there(runs):
+    """The band ends at the first deadline the server gave (the lease's, or the hard deadline set at the claim),
+    never past the reap, and a lapse mark sits at its end wherever a deadline ended it; the reap is marked on
+    the row of the worker whose beat made it."""
+    from emqlab.core.marks import MARKS
+
     drawing = figures.stuck_figure(runs)
+    lapse, taken = MARKS["lapse"].meaning, MARKS["taken-back"].meaning
     for ax, name in zip(drawing.figure.axes, drawing.modes):
+        v = runs[name].verdict
         bands = [p for p in ax.patches if p.get_gid() == f"mode:{name}" and p.get_y() == pytest.approx(0.4)]
         end = bands[0].get_x() + bands[0].get_width()
-        reclaimed = runs[name].verdict.reclaimed_at
-        if reclaimed is None:  # held to the horizon
-            assert end == pytest.approx(240.0, abs=0.31), name
-        else:  # no renewal: the lease ran out at 30 s, before the reap; a session: cut at the reap
-            assert end <= reclaimed + 0.31, name
-    assert end == pytest.approx(runs["session+limit"].verdict.reclaimed_at, abs=0.31)
+        lapses = [x for line in ax.lines if line.get_label() == lapse for x in line.get_xdata()]
+        reaps = [(x, y) for line in ax.lines if line.get_label() == taken
+                 for x, y in zip(line.get_xdata(), line.get_ydata())]
+        if v.reclaimed_at is None:  # held to the horizon: nothing ran out
+            assert end == pytest.approx(240.0, abs=0.31) and lapses == [] and reaps == [], name
+        else:  # no renewal: the lease ran out at 30 s; the limit: the hard deadline passed at 120 s; both before the reap
+            deadline = v.max_runtime or runs[name].params.lease
+            assert end == pytest.approx(deadline, abs=0.31) and end < v.reclaimed_at, name
+            assert lapses == [pytest.approx(end)], name
+            assert reaps == [(pytest.approx(v.reclaimed_at), pytest.approx(-0.14))], name  # worker-2's row
 
 
 @pytest.mark.parametrize("inches,dpi,min_px", SIZES)

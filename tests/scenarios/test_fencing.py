@@ -83,7 +83,7 @@ def says_only_what_the_verdict_holds(tl):
                       "re-claimed the job": taken, f"attempts {v.reclaim_attempts}": taken,
                       f"woke still holding attempts {v.stale_write_attempts}": v.stale_write_refused_by == "attempts",
                       f"already {v.stale_write_found_state}": v.stale_write_refused_by == "state",
-                      "turned away, by complete's own state check": v.late_completion_turned_away})
+                      "turned away, by the queue's own check": v.late_completion_turned_away})
     clauses(static, {"lands": v.stale_write_landed, "refused": v.stale_write_refused,
                      "no takeover": not taken, "job already": v.stale_write_refused_by == "state",
                      f"attempts {v.stale_write_attempts} ≠": v.stale_write_refused_by == "attempts"})
@@ -97,7 +97,7 @@ def says_only_what_the_verdict_holds(tl):
 
 
 @pytest.mark.parametrize("mode,pause", [("off", "5:40"), ("on", "5:40"), ("off", "5:10"), ("on", "5:10"),
-                                        ("on", "15:60"), ("on", "5:30")])
+                                        ("on", "15:60"), ("off", "5:30"), ("on", "5:30")])
 def test_readout_says_only_what_the_verdict_holds(fake, mode, pause):
     tl = fencing(fencing=mode, pause=pause, backend=fake)
     says_only_what_the_verdict_holds(tl)
@@ -108,18 +108,26 @@ def test_readout_says_only_what_the_verdict_holds(fake, mode, pause):
                              "the effect was applied once."
     if (mode, pause) == ("off", "5:40"):
         assert v.summary == "no fencing: worker-1's late write at 60 s landed, so the effect was applied twice."
-        assert v.facts[-1] == "only the completion sent after it was turned away, by complete's own state check"
+        assert v.facts[-1] == "only the completion sent after it was turned away, by the queue's own check"
     if (mode, pause) == ("on", "5:40"):
-        # the lesson's run: worker-2's fenced write settled the job done at 52.5 s, so worker-1's write at 60 s
-        # meets a job that is no longer active; the fence's state check turns it away before attempts matter
+        # 10 s longer than the lesson's pause: worker-2's fenced write settled the job done at 52.5 s, so
+        # worker-1's write at 60 s meets a job no longer active; the state check turns it away before attempts
         assert v.summary == "fenced by attempts: worker-1's late write at 60 s was refused: the effect was applied once."
         assert (v.stale_write_found_state, v.stale_write_found_attempts, v.stale_write_refused_by) == ("done", 2, "state")
         assert v.facts[-1] == ("the job was already done (attempts 2), so the store refused worker-1's write on its "
                                "state, before comparing attempts 1")
         assert v.static == "late write refused (job already done) · effect applied once"
+    if (mode, pause) == ("off", "5:30"):
+        # the lesson's unfenced run: worker-1's write at 50 s lands before worker-2's at 52.5 s; its completion,
+        # sent while worker-2 still holds the job, is turned away on attempts, not on state
+        assert v.summary == "no fencing: worker-1's late write at 50 s landed, so the effect was applied twice."
+        [turned] = [e for e in tl.of("completion", "store") if not e.data["accepted"]]
+        assert (turned.t, turned.data["check"], turned.data["job_state"]) == (50.0, "attempts", "active")
     if (mode, pause) == ("on", "5:30"):
-        # worker-1 wakes at 35 s and writes at 50 s, while worker-2 still holds the job (attempts 2): only the
-        # attempts differ, and they refuse the write
+        # the lesson's fenced run: worker-1 wakes at 35 s and writes at 50 s, while worker-2 still holds the job
+        # (attempts 2): only the attempts differ, and they refuse the write
+        assert v.summary == ("fenced by attempts: worker-1's late write at 50 s was refused: "
+                             "the effect was applied once.")
         assert (v.stale_write_found_state, v.stale_write_found_attempts, v.stale_write_refused_by) == \
             ("active", 2, "attempts")
         assert v.facts[-1] == "worker-1 woke still holding attempts 1; the job was at attempts 2 by then"
@@ -167,11 +175,12 @@ def test_the_store_records_each_write_with_its_attempts(backend_slow, mode):
     assert tl.verdict.late_completion_turned_away is (mode == "off")
 
 
-def test_the_storage_lane_marks_match_the_store_events(fake):
+@pytest.mark.parametrize("pause", ["5:30", "5:40"])  # the lesson's (refused on attempts), and one refused on state
+def test_the_storage_lane_marks_match_the_store_events(fake, pause):
     from emqlab.view.figures import fencing_figure
     from emqlab.plot.fencing import store_marks
 
-    modes = {"off": fencing(fencing="off", backend=fake), "on": fencing(fencing="on", backend=fake)}
+    modes = {mode: fencing(fencing=mode, pause=pause, backend=fake) for mode in ("off", "on")}
     drawing = fencing_figure(modes)
     for mode, tl in modes.items():
         marks = store_marks(tl)
@@ -181,15 +190,40 @@ def test_the_storage_lane_marks_match_the_store_events(fake):
         texts = _lane_texts(drawing, mode)
         for m in writes:
             assert f"attempts {m['attempts']}" in texts and m["label"] in texts
+        # a write's attempts sit on its writer's lane, at the arrow's tail: never on a lane the arrow crosses
+        from matplotlib.text import Annotation
+
+        from emqlab.plot.fencing import WORK_H, WORK_Y
+        lanes = {"worker-1": 2.0, "worker-2": 1.0}
+        tails = {a.get_text(): a.xy for a in drawing.figure.findobj(Annotation)
+                 if a.get_gid() == f"mode:{mode}" and a.get_text().startswith("attempts ")}
+        assert tails == {f"attempts {m['attempts']}": (m["t"], lanes[m["writer"]] + WORK_Y + WORK_H / 2)
+                         for m in writes}
         refused = [t for t in texts if "refused" in t]
-        if mode == "off":
-            # nothing is marked as a refused write; the one refusal says what refused it
-            assert refused == ["completion refused by\ncomplete's state check"]
+        # the one refusal in each panel says what refused it: the job's state, or its attempts
+        [turned] = [e for e in tl.of("write" if mode == "on" else "completion", "store") if not e.data["accepted"]]
+        state = turned.data["job_state"]
+        assert state == ("active" if pause == "5:30" else "done")
+        first, rest = ("not the", "current attempt") if state == "active" else ("job already", state)
+        if mode == "off":  # nothing is marked as a refused write; the completion sent after it was refused
+            assert refused == [f"completion refused:\n{first} {rest}"]
             assert not any(t.startswith("refused") for t in texts)
-        else:  # the late write came after the job was done: its state refused it, before its attempts
-            state = next(e.data["job_state"] for e in tl.of("write", "store") if not e.data["accepted"])
-            assert refused == (["refused: not the\ncurrent attempt"] if state == "active"
-                               else [f"refused: job already\n{state}"])
+        else:
+            assert refused == [f"refused: {first}\n{rest}"]
+
+
+def test_the_lesson_fences_by_attempts(fake):
+    """The fencing lesson's runs (its figure's): the late write reaches the store while worker-2 still holds the
+    job, so the fenced run refuses it on attempts, the check a plain "is the job done?" would not make."""
+    from emqlab.view.figures import fencing_figure, fencing_modes
+
+    modes = fencing_modes(fake)
+    on, off = modes["on"].verdict, modes["off"].verdict
+    assert (on.stale_write_refused_by, on.stale_write_found_state) == ("attempts", "active")
+    assert on.static == "late write refused (attempts 1 ≠ 2) · effect applied once"
+    assert off.stale_write_landed and off.effects_applied == 2
+    texts = _lane_texts(fencing_figure(modes), "on")
+    assert "refused: not the\ncurrent attempt" in texts and not any("already" in t for t in texts)
 
 
 def test_the_paused_worker_does_no_work_while_frozen(fake):

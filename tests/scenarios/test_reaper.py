@@ -214,7 +214,7 @@ def test_reaper_readout_says_only_what_the_verdict_holds(fake, kw):
         assert tl.verdict.stale_complete_accepted and tl.verdict.reaped_at is None
         assert tl.verdict.summary == "The crashed job was never reaped."
         assert tl.verdict.facts == ("lease 30 s, beat 5 s", "worker-1's late completion at 15 s was accepted, inside its lease",
-                                    "jobs lost: 0")
+                                    "no job lost")
     if kw == {"beat": 20}:  # a long beat: the reap still comes within lease + beat
         assert tl.verdict.within_lease_plus_beat is True and tl.verdict.reaped_at <= 30 + 20
 
@@ -229,8 +229,8 @@ def test_reaper_words_name_whoever_did_each_step():
     assert w.readout == "worker-1 died at 10 s holding the job; worker-2's beat reaped it at 31 s; worker-1 sent no late completion."
     assert w.facts == ("its 30 s lease ran out on the server clock at 30 s",
                        "back in pending 31 s after the claim: later than one lease plus one beat",
-                       "worker-3 re-claimed it with attempts 2", "nobody finished it", "jobs lost: 1")
-    assert w.verdict == "reaped at 31 s · re-claimed, attempts 2 · stale completion not sent · lost 1"
+                       "worker-3 re-claimed it with attempts 2", "nobody finished it", "1 job lost")
+    assert w.verdict == "reaped at 31 s · re-claimed, attempts 2 · stale completion not sent · 1 job lost"
 
 
 @pytest.mark.parametrize("renew,job", [("none", 75), ("half", 75), ("none", 20), ("third", 75), ("none", 200)])

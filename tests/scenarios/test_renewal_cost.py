@@ -16,7 +16,7 @@ from emqlab.core.errors import BadParameter, LeaseLost
 from emqlab.lease.leases import Leases, new_token
 from emqlab.lease.designs import DESIGNS, design_names, make_plane
 from emqlab.lease.planes import DEFAULT_BATCH, PerJobTimers, Sweep
-from emqlab.scenarios.renewal_cost import CostVerdict, capacity_words, figure_words, renewal_cost, scaling_words, words
+from emqlab.scenarios.renewal_cost import CostVerdict, capacity_words, figure_words, let_go, renewal_cost, scaling_words, words
 from realtime import timeout_s
 from support import record, stop_when_lost
 from emqlab.core.words import HEADLINE_WORDS, headline_words, seconds
@@ -84,6 +84,9 @@ def test_round_trips_per_tick_for_six_jobs(backend_slow, design, per_tick):
     assert t.verdict.summary.startswith(f"{DESIGNS[design].label}: K = 6 leases held by one worker paid {per_tick} "
                                         "round trip")
     assert t.verdict.facts[-1] == "every lease was held to the end"
+    # after its last tick the worker lets go of every lease it holds: the run's last event
+    [release] = t.of("let_go", "worker")
+    assert release.data == {"leases": 6} and release is t.events[-1] and release.t >= trips[-1].t
     assert v.static == STATIC[design]
     if backend.live:  # the server's own count agrees with the client's
         assert c["server_calls_per_tick"] == per_tick
@@ -132,8 +135,32 @@ def test_lost_lease_reported_by_next_renewal_and_others_stay_held(backend_slow, 
     assert _at(backend, lost.t, 30.0) and stopped.t == lost.t
     assert t.verdict.lost_at == {"job 3": lost.t}
     assert len(t.of("round_trip", design)) == trips  # the lost lease is renewed no more
+    assert [e.data for e in t.of("let_go", "worker")] == [{"leases": 5}]  # it lets go of what it still holds
     assert f"the renewal at {seconds(lost.t)} found job 3's lease re-owned" in t.summary
     assert t.summary.endswith("told its holder at once, which stopped, while the other 5 leases stayed held")
+
+
+@pytest.mark.parametrize("design", ["per-job", "sweep", "session"])
+def test_letting_go_releases_only_the_leases_still_held(fake, design):
+    """The token-checked release of what the worker holds (a session: its one lease): a key another token
+    took is left alone."""
+    keys = [fake.key("let-go-test", "{w}", str(i)) for i in range(3)]
+    plane = make_plane(design, fake, 30_000, 15_000, ticks=1)
+    try:
+        plane.hold_all((key, new_token()) for key in keys)
+        plane.acquire()
+        stolen = plane.steal_key(plane.holdings[1])
+        if design != "session":
+            fake.client.set(stolen, "another-token")
+        held = plane.still_held()
+        assert len(held) == (3 if design == "session" else 2)
+        assert let_go(fake, plane, held) == (1 if design == "session" else 2)
+        if design == "session":
+            assert not fake.client.exists(plane.session_key) and plane.still_held() == []
+        else:
+            assert [fake.client.get(k) for k in keys] == [None, "another-token", None]
+    finally:
+        fake.client.delete(*keys, *([plane.session_key] if design == "session" else []))
 
 
 @pytest.mark.parametrize("design", ["per-job", "sweep"])  # the session design: tests/lease/test_planes.py

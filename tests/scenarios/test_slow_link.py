@@ -56,6 +56,20 @@ def test_a_lapse_after_the_work_is_said_as_one(fake):
     assert "renewing 9 s after each reply (c = 0.3)" in said and "they agree" in said
 
 
+def test_a_zero_reply_after_the_work_adds_no_blind_time(fake):
+    """Over an 8 s link the holder finished at 36 s; its extend was still on the wire, reached the store
+    after the lease lapsed at 38 s and replied 0 at 47 s. The holder worked blind for no time: the words say
+    the lease lapsed after the work, not 9 s of blind work, and the reply is told when it came."""
+    tl = heartbeat(lease=30, job=20, renew=0.5, latency=8, backend=fake)
+    v = tl.verdict
+    assert (v.holder_done_at, v.lapsed_at, v.renew_lost_at, v.blind_s) == (36.0, 38.0, 47.0, 0.0)
+    assert v.summary == ("renew at TTL/2, 8 s link: the 30 s lease held through the work; "
+                         "the job finished twice, by the holder and the contender.")
+    assert "it lapsed at 38 s, after the job was done, before the holder's release reached the store" in v.facts
+    assert "the holder learned only at 47 s, when its extend replied 0" in v.facts
+    assert "after its lease had lapsed" not in v.told
+
+
 @pytest.mark.parametrize("latency, agrees, ran", [(5, "they agree", "held it while the job ran"),
                                                   (10, "they agree", "lapsed at 40 s")])
 def test_the_rule_and_the_run_are_said_in_one_sentence(fake, latency, agrees, ran):

@@ -189,7 +189,7 @@ def test_cluster_figure_draws_the_keys_where_the_nodes_hold_them(placements):
             assert boxes[(col, round(rows[k["key"]], 3))] == f"slot {k['slot']}"
         assert len(boxes) == 7
         answer = [t.get_text() for t in ax.texts if t.get_text().startswith(("ran on", "refused by"))]
-        assert answer == (["ran on node 1\nreply 1"] if mode == "hashtag" else
+        assert answer == (["ran on node 1\nreplied 1: job added"] if mode == "hashtag" else
                           [f"refused by {tl.verdict.script_node}:\nCROSSSLOT"])
     for inches, dpi, px in (((12, 7.2), 80, 12), ((16, 9), 120, 18)):  # the overprint walk, on a live cluster
         drawing.fit(inches, dpi)

@@ -338,8 +338,9 @@ def test_lab_helpers_read_runs_in_words(fake, tmp_path):
     from emqlab.scenarios.heartbeat import heartbeat as run_heartbeat
 
     lapsed = run_heartbeat(renew="none", backend=fake)
-    assert lab.facts(lapsed) == "lapsed_at: 30 s · runs: 2 · double_run: yes · finished_once: no"
-    assert lab.facts(lapsed, "reclaimed_at", "renew_lost_at") == "reclaimed_at: 30.5 s · renew_lost_at: never"
+    assert lab.facts(lapsed) == "lapsed: 30 s · runs: 2 · ran twice at once: yes · finished once: no"
+    assert lab.facts(lapsed, "reclaimed_at", "renew_lost_at") == "reclaimed: 30.5 s · extend replied 0: never"
+    assert lab.facts(lapsed, "holder_stopped_at") == "holder stopped: never"  # any other field: its name in words
     lines = lab.events(lapsed, actor="contender").splitlines()
     assert "acquire_failed" not in "".join(lines)
     assert [ln.split()[-1] for ln in lines] == ["acquire", "reclaim", "work_start", "lapse", "work_done",
