@@ -85,7 +85,7 @@ def _workers(ax, tl: Timeline, gid: str, x_max: float) -> None:
         for e in tl.of("not_started", actor):  # beside its WAIT's mark, which says why
             ax.annotate("never started", (e.t, y), xytext=(9, 0), textcoords="offset points", ha="left",
                         va="center", fontsize=style.FONT["tick"], color=style.INK["text"], gid=gid)
-        for e in tl.of("work_stopped", actor):
+        for e in tl.of("work_stopped", actor) + tl.of("release_refused", actor):  # told by a refused write or release
             _mark(ax, "told", e.t, actor, gid, size=11)
 
 

@@ -465,6 +465,10 @@ def scaling_words(rows: list[dict[str, Any]], where: str) -> FigureWords:
         partial = [r for r in broke if r.get("rt_per_tick") and r["rt_per_tick"] < r["k"]]
         prompt += (", so it counts only the round trips made before it stopped: " + "; ".join(map(_partial, partial))
                    if partial else "") + "."
+        whole = [r for r in broke if r not in partial]  # made every round trip, yet a lease lapsed
+        if whole:
+            prompt += " " + "; ".join(f"{r['design']} made all {r['k']:,} and still broke ({r['broke'].split(';')[0]})"
+                                      for r in whole) + "."
     designs = list(dict.fromkeys(r["design"] for r in rows))
     flat = [d for d in designs if (rts := [r.get("rt_per_tick") for r in rows if r["design"] == d and r.get("rt_per_tick")])
             and set(rts) == {1} and len(rts) > 1]
