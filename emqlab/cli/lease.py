@@ -35,6 +35,10 @@ def add_verbs(sub, common) -> None:
     p.add_argument("--latency", type=number("latency"), default=0.0, metavar="SECONDS",
                    help=help_text("latency", "one-way delay of the holder's link to the store, model seconds; "
                                   "the contender sits beside the server (default 0)"))
+    p.add_argument("--clock-jump", default=None, metavar="AT:SECONDS",
+                   help=f"step the server's clock at AT [{get('clock_jump_at').text()}, inside the job] by SECONDS "
+                        f"[{get('clock_jump').text()}, not 0; negative steps back]; on --backend valkey the run "
+                        "starts a server of its own under libfaketime")
     p.set_defaults(func=cmd_heartbeat)
 
     p = sub.add_parser("renewal-cost", parents=[common], epilog=run_limits(),

@@ -5,6 +5,8 @@ its worker lives. Every option becomes a keyword argument of the scenario of the
 
 from __future__ import annotations
 
+from ..core.ranges import get
+
 from ..lease.designs import NONE, design_names
 from .options import emit, help_text, number, output_file, run_limits, store_kwargs, verb_kwargs
 
@@ -15,7 +17,10 @@ DESIGN_HELP = ("how consumers hold their jobs: none (EchoMQ: no renewal, the rea
 def cmd_reaper(args) -> None:
     from ..scenarios.reaper import reaper
 
-    timeline = reaper(**verb_kwargs(args), **store_kwargs(args))
+    kwargs = verb_kwargs(args, "no_crash")
+    if args.no_crash:
+        kwargs["crash_at"] = None
+    timeline = reaper(**kwargs, **store_kwargs(args))
     emit(args, timeline.to_dict(), timeline.summary)
 
 
@@ -52,6 +57,12 @@ def add_verbs(sub, common) -> None:
     p.add_argument("--procs", action="store_true",
                    help="live Valkey only: run the consumers as OS processes; the crash is a SIGKILL")
     p.add_argument("--design", choices=design_names(), default=NONE, help=DESIGN_HELP)
+    p.add_argument("--no-crash", action="store_true",
+                   help="worker-1 never dies (with --clock-jump: its job is taken back while it works)")
+    p.add_argument("--clock-jump", default=None, metavar="AT:SECONDS",
+                   help=f"step the server's clock at AT [{get('clock_jump_at').text()}, inside the job] by SECONDS "
+                        f"[{get('clock_jump').text()}, not 0; negative steps back]; on --backend valkey the run "
+                        "starts a server of its own under libfaketime")
     p.set_defaults(func=cmd_reaper)
 
     p = sub.add_parser("chaos", parents=[common], epilog=run_limits(),

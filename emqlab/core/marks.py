@@ -135,6 +135,7 @@ MARKS: dict[str, Mark] = _marks(
     Mark("largest-k", "line", "the largest K kept alive", P["black"], ":"),
     Mark("hard-deadline", "line", "hard deadline", P["vermillion"], "-"),
     Mark("failover", "line", "the failover", P["vermillion"], "--"),
+    Mark("clock-jump", "line", "the server's clock steps", P["vermillion"], "-."),
     Mark("rejoined-line", "line", "a replica of the new primary", P["grey"], "-."),
     Mark("pending", "line", "jobs pending", P["grey"], "--"),
     Mark("active", "line", "jobs active", P["blue"], "-"),

@@ -74,6 +74,9 @@ RANGES: dict[str, Range] = dict([
     _r("poll", 0.1, 600, MODEL_S, bounds="how often the contender tries the lock"),
     _r("pause", 0.1, 3600, MODEL_S, bounds="a stop-the-world pause's length (--pause AT:SECONDS)", template="10:{}"),
     _r("pause_at", 0, 3600, MODEL_S, bounds="when a stop-the-world pause starts", template="{}:10"),
+    _r("clock_jump", -3600, 3600, MODEL_S, bounds="a step of the server's clock, back when negative "
+       "(--clock-jump AT:SECONDS); never 0", template="20:{}"),
+    _r("clock_jump_at", 0, 3600, MODEL_S, bounds="when the server's clock steps", template="{}:60"),
     _r("latency", 0, 600, MODEL_S, bounds="the one-way delay of the holder's link (heartbeat --latency)"),
     _r("max_runtime", 1, 3600, MODEL_S, bounds="a job's hard deadline, set once at claim (stuck --max-runtime); "
        "the run watches it + 2 leases"),

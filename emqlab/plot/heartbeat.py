@@ -77,9 +77,13 @@ def _draw_lane(ax, timeline: Timeline, actor: str, gid: str, x_max: float, y: fl
     if landed:
         style.marker(ax, "extend", landed, [y + BAND_Y + BAND_H / 2] * len(landed), 22, gid=gid,
                      markeredgewidth=2.5)
+    told = [e.t for e in timeline.of("renew_lost", actor)]
     for t in marks("lapse", BAND_Y + BAND_H / 2, "lapse", 13):
         # right of the cross, on the band's own row, where the lapsed lease no longer is: above it run the
-        # extend arrows, which a label there would sit on
+        # extend arrows, which a label there would sit on. When the holder is told just after (a step of the
+        # server's clock), the told mark sits there: the cross goes unlabelled (the legend names it)
+        if any(0 < w - t <= 0.12 * x_max for w in told):
+            continue
         ax.annotate("lapse", (t, y + BAND_Y + BAND_H / 2), xytext=(9, 0), textcoords="offset points", ha="left",
                     va="center", fontsize=style.FONT["tick"], color=style.colour("lapse"), fontweight="bold", gid=gid,
                     bbox={"boxstyle": "round,pad=0.1", "fc": style.INK["on-mark"], "ec": "none", "alpha": 0.85})
@@ -121,6 +125,8 @@ def _draw_mode(ax, name: str, timeline: Timeline, x_max: float, mode: ModeWords)
     if _draw_trips(ax, timeline, gid):
         style.hline(ax, "lane-line", STORE_Y, lw=0.8, gid=gid)  # named by its tick, "store"
         lanes["store"] = STORE_Y
+    for e in timeline.of("clock_jump", "server"):  # a step of the server's clock, across the panel (the verdict
+        style.vline(ax, "clock-jump", e.t, lw=1.4, gid=gid, zorder=0.6)  # line above says by how much)
     ax.set_title(mode.label, loc="left", fontsize=style.FONT["title"], fontweight="bold", gid=gid, pad=20)
     ax.text(0, 1.0, mode.verdict, transform=ax.transAxes, ha="left", va="bottom", fontsize=style.FONT["tick"],
             color=style.INK["text"], gid=gid)

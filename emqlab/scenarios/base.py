@@ -18,7 +18,7 @@ from ..core.timeline import ClockRecorder, Timeline
 from ..core.words import FigureWords, figure_words
 from ..lease.runs import RunLease
 from ..queue.consumer import Consumer
-from ..store.backend import Backend, StoreSpec, connect, parse_backend
+from ..store.backend import Backend, StoreSpec, connect, parse_backend, store_spec
 from ..store.clock import DEFAULT_SCALE
 
 
@@ -116,6 +116,34 @@ def _end_quietly(run: Run) -> None:
         pass  # the store is already failing: report the first failure, not this one
 
 
+def server_store(backend: Backend | str | None, connect_kw: dict[str, Any],
+                 owned: bool) -> tuple[Backend | str | None, dict[str, Any], bool]:
+    """The store a run that steps the server's clock runs on: fakeredis on its virtual clock as it is; for a live
+    server, an embedded one of the run's own under libfaketime (a step forward is for good: never a server a
+    lesson or a class shares). Refused, one line each: a URL or a cluster (emqlab does not move a clock it did
+    not start) and fakeredis on a real clock (that reads the machine's own time)."""
+    if isinstance(backend, Backend):
+        if backend.kind == "fake" and backend.clock.real:
+            raise BadParameter("a clock jump on fakeredis needs its virtual clock: on a real clock fakeredis reads "
+                               "the machine's own time, which emqlab will not move")
+        if backend.kind == "fake" or getattr(backend, "server_clock", None) is not None:
+            return backend, connect_kw, owned
+        if backend.kind != "valkey":
+            raise BadParameter(f"a clock jump needs a server emqlab starts itself (--backend valkey): emqlab will not "
+                               f"move the clock of {backend.describe()}")
+        return "valkey", {**connect_kw, "clock": "real", "scale": backend.clock.scale, "server_clock": True}, True
+    spec = store_spec(backend)
+    if spec.kind == "fake":
+        if connect_kw.get("clock") == "real":
+            raise BadParameter("a clock jump on fakeredis needs its virtual clock: on a real clock fakeredis reads "
+                               "the machine's own time, which emqlab will not move")
+        return spec, connect_kw, owned
+    if spec.kind != "valkey":
+        raise BadParameter("a clock jump needs a server emqlab starts itself (--backend valkey): emqlab will not move "
+                           "the clock of a server it did not start")
+    return spec, {**connect_kw, "server_clock": True}, owned
+
+
 def real_clock(backend: Backend | str | None, connect_kw: dict[str, Any]) -> tuple[bool, float]:
     """(whether the run will be on a real clock, its scale), read before any store is opened: from the
     open backend, or from the spec and the clock it would be opened with (`connect`'s defaults)."""
@@ -130,17 +158,20 @@ def real_clock(backend: Backend | str | None, connect_kw: dict[str, Any]) -> tup
 
 @contextmanager
 def run_on(backend: Backend | str | None, scenario: str, params: Any, cost: tuple[float, float] | None = None,
-           **connect_kw: Any) -> Iterator[Run]:
+           server_clock: bool = False, **connect_kw: Any) -> Iterator[Run]:
     """Open (or reuse) a backend, give the run its own prefix and lease, and always delete the run's
     keys. `cost`: (model span in seconds, store steps) the run will take at most; a run over the
     limits of `emqlab.core.ranges.check_run` is refused here, before any store is opened. If the store
     fails (or a signal ends the run), the clean-up is tried and its own failure never hides the first
     one; a run whose lease lapsed under it fails rather than report counts a `emqlab clean` beside it
-    may have cut short."""
+    may have cut short. `server_clock`: the run steps the server's clock (a clock jump), which emqlab does only
+    on fakeredis's virtual clock or on a live server it starts for the run alone (`server_store`)."""
     if cost is not None:
         real, scale = real_clock(backend, connect_kw)
         check_run(f"this {scenario.replace('_', '-')} run", *cost, real=real, scale=scale)
     owned = not isinstance(backend, Backend)
+    if server_clock:
+        backend, connect_kw, owned = server_store(backend, connect_kw, owned)
     be = connect(backend, **connect_kw) if owned else backend
     try:
         run = Run(be, scenario, params)

@@ -21,6 +21,7 @@ from ..core.timeline import Interval, Record, Timeline, Verdict, json_name, minu
 from ..core.words import FigureWords, ModeWords, panel_places, plural, seconds, times
 from ..core.words import boundary_words as grid_words
 from ..core.words import figure_words as figure_words_of
+from ..faults.clock_jump import ClockJump, expires_at, jumping, jumps
 from ..faults.link import Link
 from ..faults.pauses import Pause, World
 from ..lease.cadence import Cadence, parse_cadence
@@ -45,6 +46,8 @@ class Params(Record):
     poll: float = 1.0
     miss: tuple[int, ...] = field(default=(), metadata=json_name("miss", omit_default=True, load=tuple))
     latency: float = field(default=0.0, metadata=json_name("latency", omit_default=True))
+    clock_jump: ClockJump | None = field(default=None, metadata=json_name("clock_jump", omit_default=True,
+                                                                         load=ClockJump.from_dict))
 
     @property
     def mode(self) -> str:
@@ -61,6 +64,7 @@ class Params(Record):
         the pause, six legs of the link (acquire, done, release), a poll each poll, a renewal each cadence."""
         at, length = (self.pause.at, self.pause.seconds) if self.pause else (0.0, 0.0)
         span = at + length + 2 * (self.job + self.lease + self.poll) + 6 * self.latency
+        span += abs(self.clock_jump.seconds) if self.clock_jump else 0.0  # a step back holds a lease that much longer
         renewals = span / self.every if self.every else 0
         return span, renewals + span / self.poll + 10
 
@@ -90,6 +94,11 @@ class HeartbeatVerdict(Verdict):
     renewal_gaps: list | None = None  # seconds between the holder's acquire and each extend that reached the store
     released_at: float | None = None  # when the store let the holder's key go (its release landed)
     holder_done_at: float | None = None  # when the holder finished the job's work (None: it never did)
+    clock_jumped_at: float | None = None  # when the server's clock stepped (None: it never did)
+    clock_jump_s: float | None = None  # by how much (model seconds; negative: back)
+    lost_at_jump: bool = False  # the holder's lease vanished at that step, before the deadline it was given
+    lapse_moved_s: float | None = None  # how much later (< 0: sooner) the holder's lease lapsed than the deadline
+    # the server had given it, moved by the step (None: no step moved it)
 
 
 class Worker:
@@ -119,15 +128,20 @@ class Worker:
         t = self._at(at_ms)
         self.lease = self.run.timeline.open(t, self.name, "lease", deadline=round(t + grant.ttl_ms / 1000, 3),
                                             ended=None)
+        self._set_at = t
 
     def _pushed(self, grant, at_ms: float | None = None) -> float:
-        deadline = round(self._at(at_ms) + grant.ttl_ms / 1000, 3)
+        self._set_at = self._at(at_ms)
+        deadline = round(self._set_at + grant.ttl_ms / 1000, 3)
         self.lease.data["deadline"] = deadline
         return deadline
 
     def _lease_ended(self, released: bool, at_ms: float | None = None) -> None:
         lease = self.lease
-        deadline = lease.data["deadline"]
+        # when the server's clock reached the deadline it set: the deadline itself, unless it stepped between
+        deadline = expires_at(jumps(self.run.timeline), self._set_at, lease.data["deadline"])
+        if deadline != lease.data["deadline"]:  # a step of the server's clock moved it: keep the one it gave
+            lease.data["given"], lease.data["deadline"] = lease.data["deadline"], deadline
         if released and self._at(at_ms) <= deadline:
             lease.end, lease.data["ended"] = self._at(at_ms), "released"
         else:
@@ -250,7 +264,7 @@ def _missed(miss: Any) -> frozenset[int]:
 
 
 def heartbeat(lease: float = 30, job: float = 75, renew: Any = "none", pause: Any = None, poll: float = 1.0,
-              miss: Any = (), latency: float = 0, backend=None, **connect_kw: Any) -> Timeline:
+              miss: Any = (), latency: float = 0, clock_jump: Any = None, backend=None, **connect_kw: Any) -> Timeline:
     """Run the renewal heartbeat and return its timeline.
 
     lease, job, poll: model seconds. renew: none | half | third | a fraction of the lease.
@@ -260,16 +274,23 @@ def heartbeat(lease: float = 30, job: float = 75, renew: Any = "none", pause: An
     each holder command reaches the store `latency` after it is sent and its reply as long after that;
     the holder starts its job and its renewal timer when the acquire reply arrives, and the contender
     starts polling half a poll after that.
+    clock_jump: AT:SECONDS, a step of the server's clock at AT (back when SECONDS < 0): on fakeredis its clock
+    alone moves; on live Valkey the run starts a server of its own under libfaketime (`emqlab.faults.clock_jump`).
     backend: a Backend, or fake / valkey / a URL (opened and closed here).
     """
     cadence, missed = parse_cadence(renew), _missed(miss)
     p = Params(lease=positive("lease", lease), job=positive("job", job), renew=cadence.name, cadence=cadence.fraction,
                pause=Pause.parse(pause), poll=positive("poll", poll), miss=tuple(sorted(missed)),
-               latency=float(check("latency", latency)))
+               latency=float(check("latency", latency)), clock_jump=ClockJump.parse(clock_jump))
+    if p.clock_jump is not None and p.clock_jump.at >= p.job:
+        raise BadParameter(f"a clock jump must come while the job runs (AT < job = {p.job:g} s), got AT = "
+                           f"{p.clock_jump.at:g} s")
     lease_ms, job_ms, poll_ms = p.lease * 1000, p.job * 1000, p.poll * 1000
-    with run_on(backend, "heartbeat", p, cost=p.cost(), **connect_kw) as run:
+    with run_on(backend, "heartbeat", p, cost=p.cost(), server_clock=p.clock_jump is not None, **connect_kw) as run:
         holder = Worker(run, "holder", lease_ms, job_ms, cadence, missed, latency=p.latency)
         with holder.link:
+            if p.clock_jump is not None:
+                run.clock.process(jumping(run, p.clock_jump))
             _play(run, holder, Worker(run, "contender", lease_ms, job_ms, cadence), poll_ms, p.pause)
     run.timeline.verdict = verdict(run.timeline)
     return run.timeline
@@ -383,8 +404,22 @@ def verdict(timeline: Timeline) -> HeartbeatVerdict:
         renewal_gaps=_gaps(timeline),
         released_at=next((e.data.get("at", e.t) for e in timeline.of("release", "holder")), None),
         holder_done_at=next((e.t for e in timeline.of("work_done", "holder")), None),
+        **_jump_facts(timeline, lapsed),
     )
     return facts.worded(words(timeline.params, facts))
+
+
+def _jump_facts(timeline: Timeline, lapsed: list[float]) -> dict[str, Any]:
+    """What a step of the server's clock did: when, by how much, and whether the holder's lease vanished at it
+    (its lapse is the step's moment: the deadline it had been given lay past the server's new time)."""
+    steps = jumps(timeline)
+    if not steps:
+        return {}
+    at, step = steps[0]
+    moved = next((round(lease.end - lease.data["given"], 3) for lease in timeline.spans("lease", "holder")
+                  if lease.data.get("ended") == "lapsed" and "given" in lease.data), None)
+    return {"clock_jumped_at": at, "clock_jump_s": step, "lost_at_jump": bool(lapsed) and lapsed[0] == at,
+            "lapse_moved_s": moved}
 
 
 def _lapsed_after_work(v: HeartbeatVerdict) -> bool:
@@ -408,6 +443,17 @@ def words(p: Params, v: HeartbeatVerdict) -> ModeWords:
     if v.paused_at is not None:
         said.append(f"the holder was paused from {seconds(v.paused_at)} to {seconds(v.resumed_at)}")
         short.append(f"paused {seconds(v.paused_at)}–{seconds(v.resumed_at)}")
+    if v.clock_jump_s:
+        way = "forward" if v.clock_jump_s > 0 else "back"
+        label = f"{label}, server clock {'+' if v.clock_jump_s > 0 else '−'}{seconds(abs(v.clock_jump_s))}"
+        said.append(f"the server's clock stepped {way} {seconds(abs(v.clock_jump_s))} at {seconds(v.clock_jumped_at)}")
+        short.append(f"server clock {'+' if v.clock_jump_s > 0 else '−'}{seconds(abs(v.clock_jump_s))} at "
+                     f"{seconds(v.clock_jumped_at)}")
+        if v.lapse_moved_s is not None and v.lapse_moved_s < 0:
+            said.append(f"the holder's lease vanished {'at the step' if v.lost_at_jump else 'early'}, "
+                        f"{seconds(-v.lapse_moved_s)} before the deadline the server had given it")
+        elif v.lapse_moved_s:
+            said.append(f"the holder's lease outlived the deadline the server had given it by {seconds(v.lapse_moved_s)}")
     if v.missed_at:
         lost = ", ".join(seconds(t) for t in v.missed_at)
         said.append(f"the holder's {'extend' if len(v.missed_at) == 1 else 'extends'} at {lost} never reached "

@@ -18,6 +18,7 @@ from typing import Any
 from ..core.errors import BadParameter
 from ..core.timeline import Record, Timeline, Verdict, json_name
 from ..core.words import FigureWords, ModeWords, figure_words, plural, seconds, times
+from ..faults.clock_jump import ClockJump, expires_at, jumping, jumps
 from ..lease.cadence import parse_cadence
 from ..lease.designs import DESIGNS, NONE, lookup_design
 from ..queue.consumer import Consumer, late_completion
@@ -36,11 +37,13 @@ class Params(Record):
     lease: float
     beat: float
     job: float
-    crash_at: float
+    crash_at: float | None  # None: worker-1 never crashes (a clock jump's story: its job is taken while it works)
     late_at: float
     queue: str = "orders"
     procs: bool = False
     design: str = NONE
+    clock_jump: ClockJump | None = field(default=None, metadata=json_name("clock_jump", omit_default=True,
+                                                                         load=ClockJump.from_dict))
 
     @property
     def mode(self) -> str:
@@ -50,6 +53,7 @@ class Params(Record):
         """(model span, store steps): to the late completion, two jobs, two leases and four beats; two
         consumers' beats."""
         span = self.late_at + 2 * self.job + 2 * self.lease + 4 * self.beat
+        span += abs(self.clock_jump.seconds) if self.clock_jump else 0.0  # a step back holds a lease that much longer
         return span, 2 * span / self.beat + 10
 
 
@@ -82,6 +86,13 @@ class ReaperVerdict(Verdict):
     reap_time_at: float | None = None
     beats_before_reap: int | None = None
     first_beat_past_score: bool | None = None
+    # a step of the server's clock (--clock-jump): when, by how much, whether the reap took worker-1's job while
+    # it still worked it, and every completion the queue refused ({"t", "by", "attempts"})
+    clock_jumped_at: float | None = None
+    clock_jump_s: float | None = None
+    lease_ended_at: float | None = None  # when the server's clock reached the lease's score (model seconds)
+    reaped_while_working: bool = False
+    refused_completions: list | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -148,12 +159,13 @@ def _on_server(claim, server_s: float | None) -> float | None:
     return round(claim.data["deadline"] + server_s - claim.data["score_s"], 3)
 
 
-def _when(claim, event) -> float | None:
-    """An event's moment: its server TIME pinned at the claim, or its record time if it carries none."""
+def _when(claim, event, steps: list[tuple[float, float]] = ()) -> float | None:
+    """An event's moment: its server TIME pinned at the claim, less any step of the server's clock made before
+    it (`steps`: (model time, seconds) of each), or its record time if it carries none."""
     if event is None:
         return None
     pinned = _on_server(claim, event.data.get("time_s"))
-    return event.t if pinned is None else pinned
+    return event.t if pinned is None else round(pinned - sum(s for at, s in steps if at <= event.t), 3)
 
 
 def beat_facts(timeline: Timeline, claim, reap) -> dict[str, Any]:
@@ -187,8 +199,9 @@ def _counts(queue: Queue, jobs: int, completions: int) -> dict[str, int]:
             "duplicate_effects": dup_effects + max(0, completions - done)}
 
 
-def reaper(lease: float = 30, beat: float = 5, job: float = 20, crash_at: float = 10, late_at: float | None = None,
-           queue: str = "orders", procs: bool = False, design: str = NONE, backend=None, **connect_kw: Any) -> Timeline:
+def reaper(lease: float = 30, beat: float = 5, job: float = 20, crash_at: float | None = 10,
+           late_at: float | None = None, queue: str = "orders", procs: bool = False, design: str = NONE,
+           clock_jump: Any = None, backend=None, **connect_kw: Any) -> Timeline:
     """Run the crash-recovery scenario and return its timeline.
 
     lease, beat, job: model seconds (the lease each claim takes, the consumers' beat, the job's
@@ -197,16 +210,24 @@ def reaper(lease: float = 30, beat: float = 5, job: float = 20, crash_at: float 
     procs: run the consumers as OS processes (live Valkey only); the crash is a SIGKILL.
     design: how the consumers hold their jobs (`emqlab.lease.designs`: none, per-job, sweep, session;
     renewing designs renew at TTL/2); with session, the dead worker's session lapses and takes its job with it.
+    crash_at None: worker-1 never dies, and its own completion is the late one. clock_jump: AT:SECONDS, a step
+    of the server's clock while the job runs (`emqlab.faults.clock_jump`; in-process consumers only).
     """
     design = lookup_design(design).name  # a registered design, or one line naming them
     lease_s, beat_s, job_s = positive("lease", lease), positive("beat", beat), positive("job", job)
-    crash_s = positive("crash_at", crash_at)
-    if crash_s >= job_s:
+    crash_s = None if crash_at is None else positive("crash_at", crash_at)
+    if crash_s is not None and crash_s >= job_s:
         raise BadParameter(f"crash_at must fall inside the job (< job = {job_s:g} s), got {crash_at!r}")
-    late_s = lease_s + 3 * beat_s if late_at is None else positive("late_at", late_at)
+    jump = ClockJump.parse(clock_jump)
+    if jump is not None and jump.at >= job_s:
+        raise BadParameter(f"a clock jump must come while the job runs (AT < job = {job_s:g} s), got AT = {jump.at:g} s")
+    if jump is not None and procs:
+        raise BadParameter("--clock-jump runs its consumers in-process: leave out --procs")
+    back = -jump.seconds if jump is not None and jump.seconds < 0 else 0.0  # a step back holds the lease that much longer
+    late_s = lease_s + 3 * beat_s + back if late_at is None else positive("late_at", late_at)
     params = Params(lease=lease_s, beat=beat_s, job=job_s, crash_at=crash_s, late_at=late_s, queue=check_name(queue),
-                    procs=bool(procs), design=design)
-    with run_on(backend, "reaper", params, cost=params.cost(), **connect_kw) as run:
+                    procs=bool(procs), design=design, clock_jump=jump)
+    with run_on(backend, "reaper", params, cost=params.cost(), server_clock=jump is not None, **connect_kw) as run:
         q = Queue(run.backend, queue, prefix=run.prefix)
         if procs:
             if not run.backend.live:
@@ -216,6 +237,8 @@ def reaper(lease: float = 30, beat: float = 5, job: float = 20, crash_at: float 
 
             run_reaper_processes(run, q, lease_s, beat_s, job_s, crash_s, late_s, JOB_ID, design=design)
         else:
+            if jump is not None:
+                run.clock.process(jumping(run, jump))
             _reaper_in_process(run, q, lease_s, beat_s, job_s, crash_s, late_s, design)
         run.timeline.counts.update(_counts(q, 1, len(run.timeline.of("complete"))))
         run.timeline.verdict = reaper_verdict(run.timeline)
@@ -234,12 +257,15 @@ def _reaper_in_process(run: Run, q: Queue, lease_s, beat_s, job_s, crash_s, late
         w1.start()
         yield clock.timeout(beat_s * ms / 2)  # the two beats interleave
         w2.start()
-        yield clock.timeout(max(0.0, crash_s * ms - (clock.now_ms - run.t0_ms)))
-        w1.crash()
-        yield clock.timeout(max(0.0, late_s * ms - (clock.now_ms - run.t0_ms)))
-        late_completion(run, q, "worker-1", JOB_ID, attempts=1)
-        while q.sizes()["done"] < 1:
+        if crash_s is not None:  # else worker-1 lives, and its own completion is the late one
+            yield clock.timeout(max(0.0, crash_s * ms - (clock.now_ms - run.t0_ms)))
+            w1.crash()
+            yield clock.timeout(max(0.0, late_s * ms - (clock.now_ms - run.t0_ms)))
+            late_completion(run, q, "worker-1", JOB_ID, attempts=1)
+        while q.sizes()["done"] < 1 or (crash_s is None and not run.timeline.of("work_done", "worker-1")):
             yield clock.timeout(beat_s * ms)
+        yield clock.timeout(beat_s * ms)  # the last completion's reply
+        w1.stop()
         w2.stop()
 
     play(run, script(), (late_s + 2 * job_s + 2 * lease_s + 4 * beat_s) * ms, beat_s * ms, [w1, w2])
@@ -258,7 +284,12 @@ def reaper_verdict(timeline: Timeline) -> ReaperVerdict:
     # the reap and the re-claim on the one clock that decided them: their server TIME, pinned at the claim
     # like the lease's deadline (a local record time trails the server's by its reply's trip, and on a
     # loaded machine a reap right at the deadline would read as early)
-    reaped_at, reclaimed_at = _when(claim, reap), _when(claim, reclaim)
+    steps = jumps(timeline)
+    reaped_at, reclaimed_at = _when(claim, reap, steps), _when(claim, reclaim, steps)
+    if crash is None and reap is not None and late is None:  # worker-1 lived: its own completion came late
+        late = next((e for e in timeline.events if e.actor == "worker-1" and e.t >= reap.t
+                     and e.kind in ("complete", "complete_refused")), None)
+    worked = next((e.t for e in timeline.of("work_done", "worker-1")), None)
     v = ReaperVerdict(
         claimed_at=claim.t if claim else None,
         crashed_at=crash.t if crash else None,
@@ -279,6 +310,11 @@ def reaper_verdict(timeline: Timeline) -> ReaperVerdict:
         back_in_pending_after=round(reaped_at - claim.t, 3) if claim and reap else None,
         within_lease_plus_beat=bool(claim and reap and reaped_at - claim.t <= p.lease + p.beat + 1e-9),
         **beat_facts(timeline, claim, reap),
+        **({"clock_jumped_at": steps[0][0], "clock_jump_s": steps[0][1],
+            "lease_ended_at": expires_at(steps, claim.t, claim.data["deadline"]) if claim else None,
+            "reaped_while_working": bool(crash is None and reap and (worked is None or reaped_at < worked)),
+            "refused_completions": [{"t": e.t, "by": e.actor, "attempts": e.data.get("attempts")}
+                                    for e in timeline.of("complete_refused")]} if steps else {}),
     )
     return v.worded(reaper_words(p, v))
 
@@ -310,6 +346,13 @@ def reaper_words(p: Params, v: ReaperVerdict) -> ModeWords:
         died = f"worker-1 died at {seconds(v.crashed_at)}{' holding the job' if v.died_holding else ''}"
     whose = "its session's" if DESIGNS[p.design].per_worker else "its"
     facts = [f"{whose} {seconds(p.lease)} lease ran out on the server clock at {seconds(v.lease_deadline)}"]
+    if v.clock_jump_s:
+        way = "forward" if v.clock_jump_s > 0 else "back"
+        facts[0] = (f"the server's clock stepped {way} {seconds(abs(v.clock_jump_s))} at {seconds(v.clock_jumped_at)}, "
+                    f"so {whose} {seconds(p.lease)} lease, due at {seconds(v.lease_deadline)}, ran out on the server "
+                    f"clock at {seconds(v.lease_ended_at)}")
+    if v.reaped_while_working:
+        facts.append("worker-1 was still working the job when the reap took it back")
     if v.first_beat_past_score:  # the beats' own TIME readings against the lease's score
         n = v.beats_before_reap
         if n:

@@ -18,7 +18,8 @@ import redis
 from . import fakeclock
 from .clock import DEFAULT_SCALE, VirtualClock, make_clock
 from .embedded import EmbeddedValkey
-from ..core.errors import BackendUnavailable, BadParameter, ForeignKeys
+from .faketime import ServerClock
+from ..core.errors import BackendUnavailable, BadParameter, ForeignKeys, StoreError
 from ..core.ranges import check
 from .scripts import ScriptRegistry
 
@@ -147,6 +148,8 @@ def store_spec(text: str | None) -> StoreSpec:
 class Backend:
     """One store, one client, one clock. Use `connect()` to make one; close it (or use `with`)."""
 
+    server_clock: ServerClock | None = None  # the embedded server's steppable clock (`connect(server_clock=True)`)
+
     def __init__(self, kind: str, client: redis.Redis, clock, counter: Counter, *, url: str | None = None,
                  server: EmbeddedValkey | None = None, prefix: str = PREFIX,
                  scripts: Mapping[str, str] | None = None):
@@ -241,6 +244,38 @@ class Backend:
             removed += self.client.unlink(*batch)
         return removed
 
+    def jump_server_clock(self, model_ms: float) -> None:
+        """Step the store's own clock by `model_ms` (negative: back), the workers' clock going on as it was:
+        fakeredis on its virtual clock, or an embedded server this backend started under libfaketime
+        (`connect(..., server_clock=True)`). Any other store is refused: emqlab moves no clock it did not start."""
+        if self.kind == "fake":
+            return self._jump_fake_clock(model_ms)
+        server_clock = getattr(self, "server_clock", None)
+        if server_clock is None:
+            raise BadParameter(f"a clock jump needs a server emqlab starts itself (--backend valkey): emqlab will not "
+                               f"move the clock of {self.describe()}")
+        if self._server is None:
+            raise StoreError("this backend is closed: its server, and the clock a jump would step, are gone")
+        # returns once the server shows the step (Valkey reads its clock about once a millisecond): the run's
+        # next command meets the new time. Read on a connection of its own: no round trip of the run's counted
+        probe = redis.Redis(socket_timeout=10, **self._server.connection_kwargs)
+        try:
+            def server_time() -> float:
+                seconds, micros = probe.time()
+                return seconds + micros / 1e6
+
+            server_clock.jump(model_ms / 1000 * self.clock.scale, server_time=server_time)
+        finally:
+            probe.close()
+
+    def _jump_fake_clock(self, model_ms: float) -> None:
+        """Step fakeredis's clock by `model_ms` (negative: back) while the workers' clock goes on as it was:
+        what the store reads from then on (TIME, every key's expiry) is that much later."""
+        if self.clock.real:
+            raise BadParameter("a clock jump on fakeredis needs its virtual clock (--clock virtual): "
+                               "on a real clock fakeredis reads the machine's own time, which emqlab will not move")
+        self.clock.server_offset_ms += float(model_ms)
+
     def drop_connections(self) -> None:
         """Close this client's pooled connections; the next command opens a fresh one. After a command
         was cut off between its send and its reply (a signal, a KeyboardInterrupt), its connection may
@@ -277,12 +312,18 @@ class Backend:
 
 
 def connect(spec: str | None = None, *, clock: str | VirtualClock | None = None, scale: float = DEFAULT_SCALE,
-            prefix: str = PREFIX, scripts: Mapping[str, str] | None = None) -> Backend:
+            prefix: str = PREFIX, scripts: Mapping[str, str] | None = None, server_clock: bool = False) -> Backend:
     """Open a backend. `spec`: fake (default), valkey (embedded), or a URL; EMQLAB_URL / EMQLAB_BACKEND
     choose when `spec` is None. `clock`: virtual (default on fake) or real (default, and the only
     choice, on a live server). `scripts`: {name: Lua text} this backend runs instead of the package's
-    script of that name (a model of another system's script; see `emqlab.store.scripts`)."""
+    script of that name (a model of another system's script; see `emqlab.store.scripts`).
+    `server_clock`: with valkey only, the embedded server this backend starts runs under libfaketime, its
+    clock stepped by `Backend.jump_server_clock` (a step forward is for good: the server is this backend's
+    alone); refused on any other store, and where libfaketime is missing (one line naming what to install)."""
     kind, url = (spec.kind, spec.url) if isinstance(spec, StoreSpec) else parse_backend(spec)
+    if server_clock and kind != "valkey":
+        raise BadParameter("a clock jump needs a server emqlab starts itself (--backend valkey): emqlab will not "
+                           "move the clock of a server it did not start")
     scale = check("scale", scale)  # even where the clock is virtual: a bad number is refused, not ignored
     if not re.fullmatch(r"[A-Za-z0-9_.-]+:", prefix):
         raise BadParameter(f"key prefix {prefix!r} must be letters, digits, '_', '.', '-' followed by ':'")
@@ -304,12 +345,15 @@ def connect(spec: str | None = None, *, clock: str | VirtualClock | None = None,
         return Backend(kind, client, clock, counter, prefix=prefix, scripts=scripts)
 
     if kind == "valkey":
-        server = EmbeddedValkey().start()
+        stepped = ServerClock() if server_clock else None  # no libfaketime: refused before any server starts
+        server = EmbeddedValkey(faketime=stepped).start()
         try:
             pool = redis.ConnectionPool(connection_class=_counting_class(redis.Connection, counter, None),
                                         decode_responses=True, **server.connection_kwargs)
-            return Backend(kind, redis.Redis(connection_pool=pool), clock, counter, url=server.url, server=server,
-                           prefix=prefix, scripts=scripts)
+            backend = Backend(kind, redis.Redis(connection_pool=pool), clock, counter, url=server.url, server=server,
+                              prefix=prefix, scripts=scripts)
+            backend.server_clock = stepped
+            return backend
         except BaseException:
             server.stop()
             raise

@@ -31,6 +31,7 @@ class VirtualClock:
 
     def __init__(self) -> None:
         self.env = self._make_env()
+        self.server_offset_ms = 0.0  # how far a jump moved the fake store's clock from this one (model ms)
 
     def _make_env(self) -> simpy.Environment:
         return simpy.Environment()

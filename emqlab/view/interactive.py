@@ -35,7 +35,7 @@ STEP_KINDS = frozenset({
     "claim", "reap", "reclaim", "take", "saw_done",  # who takes the job
     "work_start", "work_done", "work_stopped", "stopped", "not_started",  # the work
     "effect", "write", "completion", "complete", "complete_refused", "release", "release_refused",  # its results
-    "crash", "pause_start", "pause_end",  # the faults
+    "crash", "pause_start", "pause_end", "clock_jump",  # the faults
 })
 SCENARIO_STEPS = {
     "renewal_cost": frozenset({"round_trip"}),  # what the renewal costs is the story

@@ -110,6 +110,13 @@ def test_the_cli_prints_the_scenarios_own_readout(verb, args, run):
     (["--clock", "sundial"], "invalid choice"),
     (["--scale", "0"], "scale must be a number from 0.0001 to 1"),
     (["--backend", "valkey", "--clock", "virtual"], "virtual clock runs only on the fake backend"),
+    (["--clock-jump", "20"], "must be AT:SECONDS"),
+    (["--clock-jump", "20:0"], "a clock jump of 0 s moves nothing"),
+    (["--clock-jump", "20:5000"], "clock_jump must be a number from -3600 to 3600"),
+    (["--clock-jump=-1:60"], "clock_jump_at must be a number from 0 to 3600"),
+    (["--clock-jump", "80:60"], "a clock jump must come while the job runs"),
+    (["--clock-jump", "20:60", "--clock", "real"], "fakeredis needs its virtual clock"),
+    (["--clock-jump", "20:60", "--backend", "redis://127.0.0.1:1"], "will not move the clock of a server it did not start"),
 ])
 def test_bad_input_is_one_line_exit_2(args, says):
     proc = emqlab("heartbeat", *args)
@@ -193,3 +200,17 @@ def test_lab_opens_the_first_lesson_and_passes_jupyter_options_through(monkeypat
     assert argv[-3:] == ["--no-browser", "--port", "8891"] or argv[-4:-1] == ["--no-browser", "--port", "8891"]
     assert "labconfig-course" in seen["env"]["JUPYTER_CONFIG_PATH"]  # the course's news-prompt setting
     assert Path(seen["cwd"]).name == "notebooks"
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--clock-jump", "30:60"], "a clock jump must come while the job runs"),
+    (["--clock-jump", "10:60", "--procs", "--backend", "valkey"], "leave out --procs"),
+    (["--clock-jump", "10:60", "--backend", "redis://127.0.0.1:1"], "will not move the clock of a server it did not start"),
+    (["--clock-jump", "10:x"], "must be AT:SECONDS"),
+])
+def test_a_bad_clock_jump_on_the_reaper_is_one_line_exit_2(args, says):
+    proc = emqlab("reaper", *args)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("emqlab: error: ") and says in lines[0], proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""

@@ -69,7 +69,7 @@ def test_every_numeric_flag_has_a_range():
 def _bad_values(name: str) -> list[str]:
     rng = ranges.get(name)
     step = 1 if rng.whole else max(rng.low * 0.5, 1e-3)
-    below = rng.low - step if rng.low > 0 else -1
+    below = rng.low - step if rng.low > 0 else (rng.low - 1 if rng.low < 0 else -1)  # a range may go below 0
     return [rng.template.format(v) for v in (f"{below:g}", f"{rng.high * 2 + 1:g}", "nan", "inf", "abc")]
 
 

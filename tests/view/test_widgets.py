@@ -288,8 +288,8 @@ def test_committing_in_the_lab_shows_the_figure_under_the_question_and_the_answe
 NOTEBOOKS = sorted(lab.NOTEBOOKS.glob("[0-9][0-9]-*.ipynb"))
 
 
-def test_all_eighteen_lessons_are_there_the_core_path_ending_with_its_recap():
-    assert [p.name[:2] for p in NOTEBOOKS] == [f"{i:02d}" for i in range(18)]
+def test_all_nineteen_lessons_are_there_the_core_path_ending_with_its_recap():
+    assert [p.name[:2] for p in NOTEBOOKS] == [f"{i:02d}" for i in range(19)]
     assert NOTEBOOKS[7].name == "07-recap-and-exercises.ipynb"
 
 
