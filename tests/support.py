@@ -288,7 +288,11 @@ def says_only_what_the_reaper_verdict_holds(tl):
                       f"{plural(n or 0, 'beat')} read a server TIME": bool(v.first_beat_past_score) and bool(n),
                       "the first beat whose TIME had reached it": bool(v.first_beat_past_score)})
     suffix = "" if p.design == "none" else f" · {p.design}"
-    assert v.label == ("a worker dies holding the job" + (" (two OS processes, SIGKILL)" if p.procs else "")) + suffix
+    story = ("a worker keeps working its job" if p.crash_at is None
+             else "a worker dies holding the job" + (" (two OS processes, SIGKILL)" if p.procs else ""))
+    step = p.clock_jump.seconds if p.clock_jump is not None else None
+    jumped = "" if step is None else f" · server clock {'+' if step > 0 else '−'}{abs(step):g} s"
+    assert v.label == story + suffix + jumped
     reaped = v.reaped_at is not None
     clauses(readout, {"never reaped": not reaped, "was refused": v.stale_complete_refused,
                       "ACCEPTED": v.stale_complete_accepted and reaped,

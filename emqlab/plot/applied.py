@@ -83,6 +83,8 @@ def _lanes(ax, name: str, tl: Timeline, x_max: float) -> None:
                     ax.annotate(text, (e.t, y + BAND_Y + BAND_H + 0.12), xytext=(6, dy), textcoords="offset points",
                                 fontsize=style.FONT["tick"], gid=gid,
                                 color=style.colour("double-run") if twice else style.INK["text"])
+    for e in tl.of("clock_jump", "server"):  # a step of the server's clock, across the panel
+        style.vline(ax, "clock-jump", e.t, lw=1.4, gid=gid, zorder=0.6)
     ax.set_yticks(list(ys.values()), list(ys))
     ax.set_ylim(-0.6, max(ys.values(), default=0) + 0.8)
     ax.set_xlim(min(0.0, min((e.t for e in tl.events), default=0.0)) - 1, x_max * 1.04 + 1)

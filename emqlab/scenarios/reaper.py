@@ -240,9 +240,22 @@ def reaper(lease: float = 30, beat: float = 5, job: float = 20, crash_at: float 
             if jump is not None:
                 run.clock.process(jumping(run, jump))
             _reaper_in_process(run, q, lease_s, beat_s, job_s, crash_s, late_s, design)
+            if jump is not None and not DESIGNS[design].renews:
+                _bands_on_the_servers_clock(run.timeline)
         run.timeline.counts.update(_counts(q, 1, len(run.timeline.of("complete"))))
         run.timeline.verdict = reaper_verdict(run.timeline)
     return run.timeline
+
+
+def _bands_on_the_servers_clock(timeline: Timeline) -> None:
+    """End each lease band where the server's clock reached its score: a step of that clock (forward) ends a
+    lease the worker still thinks it holds. The consumer drew it to its deadline on the workers' clock or to
+    its settle; only unrenewed leases are read so (their deadline was set once, at the claim)."""
+    steps = jumps(timeline)
+    for band in timeline.spans("lease"):
+        ends = expires_at(steps, band.start, band.data["deadline"])
+        if band.end is not None and ends < band.end:
+            band.end, band.data["ended"] = ends, "lapsed"
 
 
 def _reaper_in_process(run: Run, q: Queue, lease_s, beat_s, job_s, crash_s, late_s, design: str = NONE) -> None:
@@ -327,9 +340,14 @@ def _lost(n: int) -> str:
 def reaper_words(p: Params, v: ReaperVerdict) -> ModeWords:
     """The reaper run in words: a headline (the crash, the reap, the late completion's fate), the other
     facts in the order they happened, and the static verdict line; each clause read from `v`."""
-    label = "a worker dies holding the job" + (" (two OS processes, SIGKILL)" if p.mode == "processes" else "")
+    label = ("a worker keeps working its job" if p.crash_at is None and v.crashed_at is None
+             else "a worker dies holding the job"
+             + (" (two OS processes, SIGKILL)" if p.mode == "processes" else ""))
     if DESIGNS[p.design].renews:
         label += f" · {p.design}"
+    if getattr(p, "clock_jump", None) is not None:
+        step = p.clock_jump.seconds
+        label += f" · server clock {'+' if step > 0 else '−'}{seconds(abs(step))}"
     if v.reaped_at is None:
         what = "The crashed job" if v.crashed_at is not None else "The job"
         facts, static = [f"lease {seconds(p.lease)}, beat {seconds(p.beat)}"], ""
@@ -382,12 +400,24 @@ def reaper_words(p: Params, v: ReaperVerdict) -> ModeWords:
     return ModeWords(label, headline, static, tuple(facts))
 
 
-reaper_figure_words = mode_words(
+_crash_figure_words = mode_words(
     "A consumer dies holding a job. Nobody renews its lease, so the lease runs out on "
     "the server clock; the next beat's reap puts the job back in pending, another "
     "consumer claims it again, and a late completion in the dead consumer's name (what a "
     "worker that only looked dead would send) is checked against the new attempt count.",
     "Point at a run to read what happened to its job.")
+_working_figure_words = mode_words(
+    "A consumer works a job under a lease scored on the server clock, and nobody crashes. Where that clock "
+    "steps past the score, the next beat's reap puts the job back in pending while it is still worked, another "
+    "consumer claims it again, and the first consumer's completion is checked against the new attempt count.",
+    "Point at a run to read what happened to its job.")
+
+
+def reaper_figure_words(modes: Any, labels: dict[str, str] | None = None) -> FigureWords:
+    """The reaper figure's words: a crash's story, or (when no run crashes) a working consumer's."""
+    runs = named(modes, lambda tl: tl.params.mode)
+    working = runs and all(tl.params.crash_at is None for tl in runs.values())
+    return (_working_figure_words if working else _crash_figure_words)(runs, labels)
 
 
 def beats_figure_words(modes: Any, labels: dict[str, str] | None = None) -> FigureWords:

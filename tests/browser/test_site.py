@@ -157,6 +157,9 @@ def command_for(run: dict) -> list[str] | None:
     argv = [verb, "--backend", "fake", "--clock", "virtual"]
     for name, value in run["params"].items():
         flag = "--" + name.replace("_", "-")
+        if name == "crash_at" and value is None and "--no-crash" in flags:  # a worker that never dies
+            argv.append("--no-crash")
+            continue
         if flag not in flags or value is None or value is False or value == []:
             continue
         if value is True:
