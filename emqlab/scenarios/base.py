@@ -122,6 +122,9 @@ def server_store(backend: Backend | str | None, connect_kw: dict[str, Any],
     server, an embedded one of the run's own under libfaketime (a step forward is for good: never a server a
     lesson or a class shares). Refused, one line each: a URL or a cluster (emqlab does not move a clock it did
     not start) and fakeredis on a real clock (that reads the machine's own time)."""
+    if backend is not None and not isinstance(backend, (Backend, str)):  # a cluster's client, or another store
+        raise BadParameter(f"a clock jump needs a server emqlab starts itself (--backend valkey): emqlab will not "
+                           f"move the clock of a {getattr(backend, 'kind', type(backend).__name__)}")
     if isinstance(backend, Backend):
         if backend.kind == "fake" and backend.clock.real:
             raise BadParameter("a clock jump on fakeredis needs its virtual clock: on a real clock fakeredis reads "
@@ -166,12 +169,12 @@ def run_on(backend: Backend | str | None, scenario: str, params: Any, cost: tupl
     one; a run whose lease lapsed under it fails rather than report counts a `emqlab clean` beside it
     may have cut short. `server_clock`: the run steps the server's clock (a clock jump), which emqlab does only
     on fakeredis's virtual clock or on a live server it starts for the run alone (`server_store`)."""
+    owned = not isinstance(backend, Backend)
+    if server_clock:  # before anything reads the store's spec: a cluster's client is no spec
+        backend, connect_kw, owned = server_store(backend, connect_kw, owned)
     if cost is not None:
         real, scale = real_clock(backend, connect_kw)
         check_run(f"this {scenario.replace('_', '-')} run", *cost, real=real, scale=scale)
-    owned = not isinstance(backend, Backend)
-    if server_clock:
-        backend, connect_kw, owned = server_store(backend, connect_kw, owned)
     be = connect(backend, **connect_kw) if owned else backend
     try:
         run = Run(be, scenario, params)

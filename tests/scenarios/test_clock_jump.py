@@ -101,3 +101,17 @@ def test_a_step_back_keeps_a_crashed_workers_lease_past_its_ttl(fake):
     assert (plain.reaped_at, stepped.reaped_at, stepped.lease_ended_at) == (32.5, 92.5, 90.0)
     assert stepped.lease_deadline == 30.0 and not stepped.within_lease_plus_beat
     assert stepped.stale_complete_refused and stepped.late_completion_at == 105.0  # lease + 3 beats + the step
+
+
+@pytest.mark.live
+def test_on_live_valkey_the_steps_say_what_they_say_on_fakeredis():
+    """The same runs on a valkey-server of their own under libfaketime: the same facts (the times are the
+    machine's, so only what happened is compared; benchmarks/clock_jump_repeat.py repeats them ten times)."""
+    forward = heartbeat(renew="half", clock_jump="20:60", backend="valkey").verdict
+    assert forward.lost_at_jump and forward.double_run and forward.renew_lost_at is not None
+    assert forward.lapsed_at < forward.renew_lost_at and forward.finished_by == ["contender"]
+    back = heartbeat(renew="half", pause="16:120", clock_jump="20:-60", backend="valkey").verdict
+    # read through the recorded step, not timed: the lease outlived the deadline it was given by the whole step
+    assert back.lapse_moved_s == -back.clock_jump_s == 60.0
+    taken = reaper(job=25, crash_at=None, clock_jump="20:60", backend="valkey").verdict
+    assert taken.reaped_while_working and taken.stale_complete_refused and taken.lost == 0

@@ -197,3 +197,13 @@ def test_cluster_figure_draws_the_keys_where_the_nodes_hold_them(placements):
             drawing.light(lit)
             assert not overprints(drawing.figure), (inches, lit)
         assert not small_texts(drawing.figure, px)
+
+
+def test_a_clock_jump_on_a_cluster_is_refused_in_one_line(cbackend):
+    """emqlab moves no clock it did not start: a cluster's nodes keep theirs (issue 36)."""
+    from emqlab.core.errors import BadParameter
+    from emqlab.scenarios.heartbeat import heartbeat
+
+    with pytest.raises(BadParameter, match="will not move the clock of a cluster") as refused:
+        heartbeat(renew="half", clock_jump="20:60", backend=cbackend)
+    assert "\n" not in str(refused.value)
