@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.errors import BadParameter
-from ..core.ranges import check
 from ..core.timeline import Timeline
+from .pauses import at_seconds
 
 SERVER = "server"  # the actor of a clock jump's event: neither worker's clock moves
 KIND = "clock_jump"
@@ -35,17 +35,8 @@ class ClockJump:
     def parse(cls, spec: "str | ClockJump | tuple | None") -> "ClockJump | None":
         if spec is None or isinstance(spec, ClockJump):
             return spec
-        if isinstance(spec, (tuple, list)):
-            at, seconds = spec
-        else:
-            try:
-                at_text, seconds_text = str(spec).split(":")
-                at, seconds = float(at_text), float(seconds_text)
-            except ValueError:
-                raise BadParameter(f"clock jump {spec!r} must be AT:SECONDS, e.g. 20:60 or 20:-60 "
-                                   "(model seconds; negative steps the server's clock back)") from None
-        at, seconds = check("clock_jump_at", at), check("clock_jump", seconds)
-        if float(seconds) == 0:
+        at, seconds = at_seconds(spec, "clock jump", ("clock_jump_at", "clock_jump"), "20:60 or 20:-60 (back)")
+        if seconds == 0:
             raise BadParameter("a clock jump of 0 s moves nothing: give a step from -3600 to 3600 model seconds, not 0")
         return cls(float(at), float(seconds))
 

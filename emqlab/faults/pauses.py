@@ -18,6 +18,20 @@ from ..core.ranges import check
 PAUSE = "pause"
 
 
+def at_seconds(spec: "str | tuple | list", what: str, ranges: tuple[str, str], example: str) -> tuple[float, float]:
+    """A fault's `AT:SECONDS` (or an (at, seconds) pair), each checked against its range in the one table
+    (`ranges`: the names of AT's and SECONDS's) before anything runs; `what` and `example` word the refusal."""
+    if isinstance(spec, (tuple, list)):
+        at, seconds = spec
+    else:
+        try:
+            at_text, seconds_text = str(spec).split(":")
+            at, seconds = float(at_text), float(seconds_text)
+        except ValueError:
+            raise BadParameter(f"{what} {spec!r} must be AT:SECONDS, e.g. {example} (model seconds)") from None
+    return float(check(ranges[0], at)), float(check(ranges[1], seconds))  # finite and in range
+
+
 @dataclass(frozen=True)
 class Pause:
     """Stop the world at `at` for `seconds` (model seconds)."""
@@ -29,16 +43,7 @@ class Pause:
     def parse(cls, spec: "str | Pause | tuple | None") -> "Pause | None":
         if spec is None or isinstance(spec, Pause):
             return spec
-        if isinstance(spec, (tuple, list)):
-            at, seconds = spec
-        else:
-            try:
-                at_text, seconds_text = str(spec).split(":")
-                at, seconds = float(at_text), float(seconds_text)
-            except ValueError:
-                raise BadParameter(f"pause {spec!r} must be AT:SECONDS, e.g. 20:40 (model seconds)") from None
-        at, seconds = check("pause_at", at), check("pause", seconds)  # finite, in range, before anything runs
-        return cls(float(at), float(seconds))
+        return cls(*at_seconds(spec, "pause", ("pause_at", "pause"), "20:40"))
 
     @classmethod
     def from_dict(cls, d: dict) -> "Pause":
