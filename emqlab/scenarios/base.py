@@ -18,7 +18,7 @@ from ..core.timeline import ClockRecorder, Timeline
 from ..core.words import FigureWords, figure_words
 from ..lease.runs import RunLease
 from ..queue.consumer import Consumer
-from ..store.backend import Backend, StoreSpec, connect, parse_backend, store_spec
+from ..store.backend import Backend, StoreSpec, connect, not_a_virtual_clock, not_our_clock, parse_backend, store_spec
 from ..store.clock import DEFAULT_SCALE
 
 
@@ -123,27 +123,22 @@ def server_store(backend: Backend | str | None, connect_kw: dict[str, Any],
     lesson or a class shares). Refused, one line each: a URL or a cluster (emqlab does not move a clock it did
     not start) and fakeredis on a real clock (that reads the machine's own time)."""
     if backend is not None and not isinstance(backend, (Backend, str)):  # a cluster's client, or another store
-        raise BadParameter(f"a clock jump needs a server emqlab starts itself (--backend valkey): emqlab will not "
-                           f"move the clock of a {getattr(backend, 'kind', type(backend).__name__)}")
+        raise not_our_clock(f"a {getattr(backend, 'kind', type(backend).__name__)}")
     if isinstance(backend, Backend):
         if backend.kind == "fake" and backend.clock.real:
-            raise BadParameter("a clock jump on fakeredis needs its virtual clock: on a real clock fakeredis reads "
-                               "the machine's own time, which emqlab will not move")
-        if backend.kind == "fake" or getattr(backend, "server_clock", None) is not None:
+            raise not_a_virtual_clock()
+        if backend.kind == "fake" or backend.server_clock is not None:
             return backend, connect_kw, owned
         if backend.kind != "valkey":
-            raise BadParameter(f"a clock jump needs a server emqlab starts itself (--backend valkey): emqlab will not "
-                               f"move the clock of {backend.describe()}")
+            raise not_our_clock(backend.describe())
         return "valkey", {**connect_kw, "clock": "real", "scale": backend.clock.scale, "server_clock": True}, True
     spec = store_spec(backend)
     if spec.kind == "fake":
         if connect_kw.get("clock") == "real":
-            raise BadParameter("a clock jump on fakeredis needs its virtual clock: on a real clock fakeredis reads "
-                               "the machine's own time, which emqlab will not move")
+            raise not_a_virtual_clock()
         return spec, connect_kw, owned
     if spec.kind != "valkey":
-        raise BadParameter("a clock jump needs a server emqlab starts itself (--backend valkey): emqlab will not move "
-                           "the clock of a server it did not start")
+        raise not_our_clock()
     return spec, {**connect_kw, "server_clock": True}, owned
 
 

@@ -116,6 +116,7 @@ class Worker:
         self.lock_key, self.done_key = run.key("lock", "job"), run.key("done", "job")
         self.token = new_token()
         self.lease: Interval | None = None
+        self._set_at = 0.0  # when the server last set the lease's deadline (model seconds)
         self.finished = False
         self.extending = False  # an extend is on the wire
         self.missed = missed  # which extends (1 = the first) are lost on the way to the store

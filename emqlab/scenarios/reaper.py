@@ -345,7 +345,7 @@ def reaper_words(p: Params, v: ReaperVerdict) -> ModeWords:
              + (" (two OS processes, SIGKILL)" if p.mode == "processes" else ""))
     if DESIGNS[p.design].renews:
         label += f" · {p.design}"
-    if getattr(p, "clock_jump", None) is not None:
+    if p.clock_jump is not None:
         step = p.clock_jump.seconds
         label += f" · server clock {'+' if step > 0 else '−'}{seconds(abs(step))}"
     if v.reaped_at is None:

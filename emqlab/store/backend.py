@@ -145,6 +145,18 @@ def store_spec(text: str | None) -> StoreSpec:
     return StoreSpec(url or kind, kind, url)
 
 
+def not_our_clock(what: str = "a server it did not start") -> BadParameter:
+    """The refusal of a clock jump on a store emqlab did not start (`what`: that store, in words)."""
+    return BadParameter(f"a clock jump needs a server emqlab starts itself (--backend valkey): emqlab will not move "
+                        f"the clock of {what}")
+
+
+def not_a_virtual_clock() -> BadParameter:
+    """The refusal of a clock jump on fakeredis run on a real clock."""
+    return BadParameter("a clock jump on fakeredis needs its virtual clock: on a real clock fakeredis reads the "
+                        "machine's own time, which emqlab will not move")
+
+
 class Backend:
     """One store, one client, one clock. Use `connect()` to make one; close it (or use `with`)."""
 
@@ -250,10 +262,9 @@ class Backend:
         (`connect(..., server_clock=True)`). Any other store is refused: emqlab moves no clock it did not start."""
         if self.kind == "fake":
             return self._jump_fake_clock(model_ms)
-        server_clock = getattr(self, "server_clock", None)
+        server_clock = self.server_clock
         if server_clock is None:
-            raise BadParameter(f"a clock jump needs a server emqlab starts itself (--backend valkey): emqlab will not "
-                               f"move the clock of {self.describe()}")
+            raise not_our_clock(self.describe())
         if self._server is None:
             raise StoreError("this backend is closed: its server, and the clock a jump would step, are gone")
         # returns once the server shows the step (Valkey reads its clock about once a millisecond): the run's
@@ -272,8 +283,7 @@ class Backend:
         """Step fakeredis's clock by `model_ms` (negative: back) while the workers' clock goes on as it was:
         what the store reads from then on (TIME, every key's expiry) is that much later."""
         if self.clock.real:
-            raise BadParameter("a clock jump on fakeredis needs its virtual clock (--clock virtual): "
-                               "on a real clock fakeredis reads the machine's own time, which emqlab will not move")
+            raise not_a_virtual_clock()
         self.clock.server_offset_ms += float(model_ms)
 
     def drop_connections(self) -> None:
@@ -322,8 +332,7 @@ def connect(spec: str | None = None, *, clock: str | VirtualClock | None = None,
     alone); refused on any other store, and where libfaketime is missing (one line naming what to install)."""
     kind, url = (spec.kind, spec.url) if isinstance(spec, StoreSpec) else parse_backend(spec)
     if server_clock and kind != "valkey":
-        raise BadParameter("a clock jump needs a server emqlab starts itself (--backend valkey): emqlab will not "
-                           "move the clock of a server it did not start")
+        raise not_our_clock()
     scale = check("scale", scale)  # even where the clock is virtual: a bad number is refused, not ignored
     if not re.fullmatch(r"[A-Za-z0-9_.-]+:", prefix):
         raise BadParameter(f"key prefix {prefix!r} must be letters, digits, '_', '.', '-' followed by ':'")
