@@ -4,13 +4,18 @@ controls (enqueue a burst, crash a learner's worker, pause it, fencing on/off).
 Everything here runs with the instructor's credential (`emqlab.classroom.server.open_class` on the line of
 `FILE.instructor`); the dashboard and `emqlab class status|enqueue|crash|pause|fence` call it.
 
-Invariants (`Board.status()["invariants"]`: {name: the jobs that break it}), the queue's own
-(`emqlab.queue.invariants`), checked over every job j1 … jN the instructor enqueued:
+Invariants (`Board.status()["invariants"]`: {name: the jobs that break it}, for each invariant one snapshot
+can judge), the queue's own (`emqlab.queue.invariants`), checked over every job j1 … jN the instructor
+enqueued:
 - one_place: no job in two of pending, active, schedule, done, dead; its hash's `state` names its set;
 - never_lost: each job in one of them (the jobs in none are `lost`);
 - attempts_grow: a job's attempts never went down since the last check (kept in `P seen`);
 - one_effect: with fencing on for the whole class, no job's effect was applied more than once;
-- no_resurrection: (a history's invariant; a snapshot alone shows no refusal).
+- sessions_agree: each worker's session index agrees with the active set;
+- no_resurrection, lease_kept, current_fence: a history's invariants (a snapshot alone shows no refusal,
+  no granted deadline, no accepted operation): not evaluated here, and not in `invariants`;
+- done_has_effect: not judged either: a learner may complete a job by hand, with no effect written (the
+  queue's own `complete`), and the class counts that job completed.
 A learner can break them with the plain commands the queue's functions need (see classroom.py):
 the check is how that damage is seen, not silent.
 """
@@ -176,8 +181,11 @@ class Board:
         seen, was_off, reaped = pipe.execute()
         # attempts "never go down" since the last check: the last check's values are what was handed out
         facts = invariants.Facts(snapshot=snap, issued={job: int(a) for job, a in seen.items()})
-        broken: dict[str, list[str]] = {name: [] for name in invariants.INVARIANTS}
-        for b in invariants.check(facts):
+        # only what one snapshot (and the last check's attempts) can judge: the rest is left out, not "held";
+        # done_has_effect too: a learner may complete a job by hand (the queue's own operation, no effect written)
+        judged = tuple(n for n in invariants.evaluable(facts) if n != "done_has_effect")
+        broken: dict[str, list[str]] = {name: [] for name in judged}
+        for b in invariants.check(facts, judged):
             if b.invariant == "one_effect" and was_off:
                 continue  # duplicates are expected once fencing was off for the class
             if b.job not in broken[b.invariant]:

@@ -10,6 +10,8 @@ from pathlib import Path
 from ..core.errors import BadParameter
 from ..lease.designs import NONE, design_names
 from ..queue.invariants import INVARIANTS
+from ..scenarios.explore.world import CHECKS, PROGRESS, PROGRESS_RULE
+from ..scenarios.explore.search import DEFAULT_STATES
 from ..store.backend import store_spec
 from .options import help_text, number, output_file
 
@@ -31,9 +33,10 @@ def cmd_explore(args) -> None:
 
     found = explore(workers=args.explore_workers, jobs=args.explore_jobs, depth=args.depth, states=args.states, lease=args.lease,
                     beat=args.beat, design=args.design, fencing=args.fencing, scripts=_scripts(args.script),
-                    invariants=args.invariant or None, scale=args.scale)
+                    invariants=args.invariant or None, scale=args.scale, exact=args.exact,
+                    symmetry=not args.no_symmetry, sleep=not args.no_sleep)
     replayed = None
-    if args.replay and found.verdict.counterexample:
+    if args.replay and found.verdict.counterexample and found.verdict.invariant != PROGRESS:
         spec = args.backend or store_spec(None)
         replayed = replay(found, backend=spec if spec.kind != "fake" else "valkey")
     if args.plot:  # drawn here, after the runs: the scenarios never import plotting
@@ -54,14 +57,20 @@ def cmd_explore(args) -> None:
             print("the shortest schedule:\n" + steps_told(found.verdict))
         if replayed is not None:
             print(replayed.summary)
+        elif args.replay and found.verdict.invariant == PROGRESS:
+            print("(a progress counterexample is a state no fair schedule settles, not a break: nothing to replay)")
         elif args.replay:
             print("(no counterexample: nothing to replay)")
 
 
 def cmd_check(args) -> int:
+    """Exit 1 if an invariant broke; 0 if at least one was evaluated and none broke; a history on which
+    none could be evaluated is refused in one line (exit 2), before anything is printed or drawn."""
     from ..scenarios.history import check
 
     checked = check(args.file, invariants=args.invariant or None)
+    if not checked.evaluated:
+        raise BadParameter(checked.nothing_checkable())
     if args.plot and checked.found:
         from ..view.figures import check_figure
 
@@ -94,8 +103,8 @@ def add_verbs(sub, common) -> None:
                    help=help_text("explore_jobs", "jobs (default 1)"))
     p.add_argument("--depth", type=number("depth"), default=12,
                    help=help_text("depth", "the longest schedule tried, in steps (default 12)"))
-    p.add_argument("--states", type=number("states"), default=8_000,
-                   help=help_text("states", "the state budget: the search stops there, incomplete (default 8000)"))
+    p.add_argument("--states", type=number("states"), default=DEFAULT_STATES,
+                   help=help_text("states", f"the state budget: the search stops there, incomplete (default {DEFAULT_STATES})"))
     p.add_argument("--lease", type=number("lease"), default=30.0, help=help_text("lease", "lease, model seconds (default 30)"))
     p.add_argument("--beat", type=number("beat"), default=20.0,
                    help=help_text("beat", "how far the clock moves at a reaper's beat, model seconds (default 20)"))
@@ -106,8 +115,16 @@ def add_verbs(sub, common) -> None:
                         "then a completion")
     p.add_argument("--script", action="append", metavar="NAME=FILE",
                    help="run FILE (Lua) instead of the package's script NAME, e.g. extend_active=model.lua (repeat)")
-    p.add_argument("--invariant", action="append", choices=list(INVARIANTS), metavar="NAME",
-                   help=f"check only this invariant (repeat; default all): {INVARIANT_HELP}")
+    p.add_argument("--invariant", action="append", choices=list(CHECKS), metavar="NAME",
+                   help=f"check only this invariant (repeat; default all, and progress): {INVARIANT_HELP}; "
+                        f"progress: {PROGRESS_RULE}")
+    p.add_argument("--exact", action="store_true",
+                   help="compare states exactly (absolute times, raw values), not on the canonical form; always so "
+                        "when --script replaces a script")
+    p.add_argument("--no-symmetry", action="store_true",
+                   help="count two states that differ only by which worker is which as two (the full search)")
+    p.add_argument("--no-sleep", action="store_true",
+                   help="try independent steps in every order (no sleep sets: the full search)")
     p.add_argument("--replay", action="store_true", help="play the counterexample on a live server and say whether "
                                                           "it breaks the same invariant")
     p.add_argument("--plot", default=None, metavar="FILE", type=output_file(("png", "svg")),
@@ -115,9 +132,13 @@ def add_verbs(sub, common) -> None:
     p.set_defaults(func=cmd_explore)
 
     p = sub.add_parser("check", parents=[common],
-                       help="the queue's invariants over any history (a Timeline JSON): exit 1 if one broke",
-                       epilog="The history format is in README (a history any system can write). Each violation "
-                              "is printed with the smallest window of events that shows it.")
+                       help="the queue's invariants over any history (a Timeline JSON): each held, broken or not "
+                            "evaluated; exit 1 if one broke, 2 if the history gives none anything to judge",
+                       epilog="The history format is in docs/explore-and-check.md (a history any system can write). "
+                              "Each invariant is reported held, broken, or not evaluated with what the history "
+                              "lacks (no snapshot events, no fencing values, ...); each violation is printed with "
+                              "the smallest window of events that shows it. Exit 0 only when at least one "
+                              "invariant was evaluated and none broke.")
     p.add_argument("file", metavar="FILE.json", help="a history: a run's JSON (emqlab … --json), or any system's")
     p.add_argument("--invariant", action="append", choices=list(INVARIANTS), metavar="NAME",
                    help=f"check only this invariant (repeat; default all): {INVARIANT_HELP}")

@@ -141,6 +141,8 @@ MARKS: dict[str, Mark] = _marks(
     Mark("active", "line", "jobs active", P["blue"], "-"),
     Mark("done-count", "line", "jobs done", P["green"], "-."),
     Mark("dead", "line", "jobs dead (out of attempts)", P["vermillion"], ":"),
+    Mark("step-tried", "line", "a step tried: to the state it leads to", P["grey"], "-"),
+    Mark("counterexample", "line", "the shortest counterexample, step by step", P["orange"], "--"),
     # arrows
     Mark("moved", "arrow", "an extend moves the deadline", P["orange"], "-|>"),
     Mark("write", "arrow", "a write to the store", P["black"], "-|>"),
@@ -175,6 +177,8 @@ MARKS: dict[str, Mark] = _marks(
     Mark("freeze", "marker", "freeze: a lease and a beat pass", P["grey"], "s"),
     Mark("other", "marker", "another event", P["grey"], "."),
     Mark("broke", "marker", "broke at that K: part of a tick", P["black"], "o", hollow=True),
+    Mark("state", "marker", "a state the search reached", P["grey"], "o"),
+    Mark("broken-state", "marker", "an invariant broke on the step into it", P["vermillion"], "s"),
     # furniture: named by a tick label, never in a legend
     Mark("lane-line", "line", "a lane's line", INK["rule"], "-", legend=False),
     Mark("divider", "line", "a divider", INK["rule"], ":", legend=False),

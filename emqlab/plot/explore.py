@@ -15,6 +15,10 @@ each step. `breaks` {mode: (step, invariant)}: the step shaded (`breaks`) where 
 (a line), one look per run (`growth_looks`): no look a course mark already has, so no run reads as an
 event (a purple diamond is a job taken back, a green dot a job done, wherever it appears).
 
+`draw_space(space, words, fig=None)`: the explored graph itself (`scenarios.explore.state_space`), a column
+per depth, every state a mode (`state <id>`) with a tile under its dot as its lane, the steps tried from it
+its lines, the shortest counterexample's path over them, and the state its last step broke marked.
+
 Every artist of a mode carries `gid = "mode:<name>"`, each panel one `lane:<name>` patch; the legend is
 built from the marks (`legend_of_marks`); titles are the words' labels and static verdicts.
 """
@@ -318,3 +322,120 @@ def draw_growth(timelines: Any, words: FigureWords, fig: Figure | None = None, *
     readout = fig.text(0.01, 0.01, words.prompt, fontsize=style.FONT["readout"], ha="left", va="bottom",
                        gid="readout")
     return Drawing(fig, words, dict(modes), readout)
+
+
+# -- the state space, walkable ---------------------------------------------------------------------------------
+STATE = "state {}".format  # a state's mode: "state 23"
+CURVE = 0.22  # how far a step back to a state met before bends away from the straight line (axes height)
+
+
+def space_layout(states: list) -> dict[int, tuple[float, float]]:
+    """Where each state sits: x its depth, y its place in its depth's column (0 at the bottom, 1 at the top),
+    the states of a column in the order of their parents' places, then of the steps that reached them, so the
+    steps from a parent to the states it found first never cross."""
+    columns: dict[int, list] = {}
+    for s in states:
+        columns.setdefault(s["depth"], []).append(s)
+    place: dict[int, tuple[float, float]] = {}
+    order: dict[int, float] = {}
+    for depth in sorted(columns):
+        col = columns[depth]
+
+        def rank(s: dict) -> tuple:
+            parent = s["parent"]
+            if parent is None:
+                return (0.0, 0)
+            steps = [e["step"] for e in states[parent]["next"]]
+            return (-order.get(parent, 0.0), steps.index(s["step"]) if s["step"] in steps else len(steps))
+
+        col.sort(key=rank)
+        n = len(col)
+        for k, s in enumerate(col):
+            y = 0.5 if n == 1 else 1 - k / (n - 1)
+            place[s["id"]] = (float(depth), y)
+            order[s["id"]] = y
+    return place
+
+
+def _edge(a: tuple[float, float], b: tuple[float, float], right: float) -> tuple[list[float], list[float]]:
+    """A step's line from state a to state b: straight to the next column; curved to a state met before (in
+    its own column or an earlier one), so it does not run over the states between, bowed toward the middle of
+    the figure (or to the right, between two states of one column) and never past y 0..1 nor x `right`."""
+    (x0, y0), (x1, y1) = a, b
+    if x1 == x0 + 1:
+        return [x0, x1], [y0, y1]
+    dx, dy = x1 - x0, y1 - y0
+    norm = max((dx * dx + dy * dy) ** 0.5, 1e-9)
+    nx, ny = -dy / norm, dx / norm  # the left normal
+    mx, my = (x0 + x1) / 2, (y0 + y1) / 2
+    sign = (1 if ny * (0.5 - my) >= 0 else -1) if abs(ny) > 1e-6 else (1 if nx > 0 else -1)
+    cx = min(max(mx + sign * nx * CURVE, -0.3), right)
+    cy = min(max(my + sign * ny * CURVE, 0.0), 1.0)
+    ts = [k / 16 for k in range(17)]
+    return ([(1 - t) ** 2 * x0 + 2 * (1 - t) * t * cx + t * t * x1 for t in ts],
+            [(1 - t) ** 2 * y0 + 2 * (1 - t) * t * cy + t * t * y1 for t in ts])
+
+
+def draw_space(space: Any, words: FigureWords, fig: Figure | None = None, *,
+               figsize: tuple[float, float] = (12, 7.2)) -> Drawing:
+    """The explored graph (`emqlab.scenarios.explore.state_space`): a column per depth, a `state` mark per
+    state reached, a `step-tried` line per step tried from it (straight to the next column, curved to a state
+    met before; a step that leads back to its own state is in its words only), a step that broke an invariant
+    a short line to a `broken-state` mark (the search does not go on from it), the shortest counterexample a
+    `counterexample` line over its states. Each state is a mode (`STATE(id)`): its dot, its lane (a tile
+    under the dot) and the steps from it carry its gid, so pointing at it lights it and the steps that lead
+    on, and the readout says its keys, what each worker believes and where each step leads (`words`)."""
+    fig = figure_for(fig, figsize)
+    ax = fig.subplots()
+    states = space.states
+    place = space_layout(states)
+    depth = max(p[0] for p in place.values())
+    counts = dict(enumerate(space.timeline.verdict.levels))  # the states the search counted at each depth
+    tallest = max(sum(1 for s in states if s["depth"] == d) for d in range(int(depth) + 1))
+    tile_h = min(0.9 / max(tallest - 1, 1), 0.08)
+    for s in states:  # the lanes first, in the order of the states' ids: Tab walks the search's own order
+        x, y = place[s["id"]]
+        tile = style.lane(ax, STATE(s["id"]), transform=ax.transData, xy=(x - 0.12, y - tile_h / 2),
+                          size=(0.24, tile_h))
+        tile.set_zorder(1.5)  # over the steps' lines (a line crossing a tile would take the pointer), under the path
+    for s in states:
+        gid = f"mode:{STATE(s['id'])}"
+        a = place[s["id"]]
+        stubs = [e for e in s["next"] if e["to"] is None]
+        for e in s["next"]:
+            if e["to"] is None or e["to"] == s["id"]:
+                continue
+            xs, ys = _edge(a, place[e["to"]], depth + 0.3)
+            style.line(ax, "step-tried", xs, ys, lw=0.7, alpha=0.6, gid=gid, zorder=1)
+        for k, _ in enumerate(stubs):  # a broken step: a short line, fanned, to where the search stopped
+            dy = (k - (len(stubs) - 1) / 2) * tile_h * 0.8
+            end = (a[0] + 0.32, a[1] + dy)
+            style.line(ax, "step-tried", [a[0], end[0]], [a[1], end[1]], lw=0.7, alpha=0.6, gid=gid, zorder=1)
+            style.marker(ax, "broken-state", [end[0]], [end[1]], size=4.5, gid=gid, zorder=3)
+        name = "broken-state" if s.get("broken") else "state"
+        style.marker(ax, name, [a[0]], [a[1]], size=9 if s.get("broken") else 6, gid=gid, zorder=4)
+    if len(space.path) > 1:
+        xs, ys = zip(*(place[i] for i in space.path))
+        style.line(ax, "counterexample", xs, ys, lw=3, zorder=2)
+    end = states[space.path[-1]] if space.path else None
+    if end is not None and end.get("broken"):
+        x, y = place[end["id"]]
+        ax.annotate(f"{end['broken']['invariant']} breaks", (x, y), xytext=(0, 12), textcoords="offset points",
+                    ha="center", va="bottom", fontsize=style.FONT["tick"], fontweight="bold", color=style.INK["text"],
+                    zorder=5)  # with the path: lit whatever state is
+    ticks = list(range(int(depth) + 1))
+    ax.set_xticks(ticks, [f"{'start' if d == 0 else d}\n{counts.get(d, 0)} state{'s' * (counts.get(d, 0) != 1)}"
+                          for d in ticks])
+    ax.set_yticks([])
+    ax.set_xlim(-0.45, depth + 0.5)
+    ax.set_ylim(-0.06, 1.06)
+    ax.tick_params(labelsize=style.FONT["tick"], length=0)
+    for side in ("top", "right", "left"):
+        ax.spines[side].set_visible(False)
+    ax.set_xlabel("steps from the start (depth), and the states the search met there", fontsize=style.FONT["label"])
+    v = space.timeline.verdict
+    ax.set_title(f"{v.label}\n{v.static}", fontsize=style.FONT["label"], loc="left")
+    legend_of_marks(fig, loc="outside upper center", fontsize=style.FONT["tick"], frameon=False)
+    readout = fig.text(0.01, 0.01, words.prompt, fontsize=style.FONT["readout"], ha="left", va="bottom",
+                       gid="readout")
+    return Drawing(fig, words, {}, readout)

@@ -3,8 +3,11 @@ JSON, whichever system wrote it: an emqlab run, a history written by hand, one e
 queue in the format README describes ("A history any system can write").
 
 `check(history)` returns a `Checked`: the history read back as a Timeline, what broke (each violation
-with the smallest window of events that shows it) and the verdict in words. `Checked.windows()` gives
-each violation's window as a Timeline of its own, which `emqlab.view.figures.check_figure` draws.
+with the smallest window of events that shows it), each invariant's status (held, broken, or not
+evaluated and why: a history without snapshot events cannot show where each job is) and the verdict
+in words. `Checked.windows()` gives each violation's window as a Timeline of its own, which
+`emqlab.view.figures.check_figure` draws. A history on which no invariant could be evaluated is still
+a `Checked` here (`evaluated` empty); `emqlab check` refuses it in one line, exit 2.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Any
 
 from ..core.errors import BadParameter
 from ..core.timeline import Timeline, Verdict
-from ..core.words import ModeWords, plural, seconds
+from ..core.words import HEADLINE_WORDS, ModeWords, headline_words, plural, seconds
 from ..queue import invariants as inv
 from .base import mode_words
 
@@ -27,13 +30,19 @@ MAX_BYTES = 50_000_000  # a history file larger than this is refused before it i
 @dataclass(frozen=True, kw_only=True)
 class CheckVerdict(Verdict):
     """What the check found: the history's own scenario name, how many events it read, each violation
-    ({invariant, job, what, first, last, t_first, t_last}: the window's event indices and times), and
-    the invariants checked."""
+    ({invariant, job, what, first, last, t_first, t_last}: the window's event indices and times), the
+    invariants asked for (`checked`), and each one's status (`statuses`: {name: {"status": "held",
+    "broken" or "not evaluated", "why": what the history lacks, or None}})."""
 
     scenario: str
     events: int
     violations: list
     checked: list
+    statuses: dict = field(default_factory=dict)
+
+    def named(self, status: str) -> list[str]:
+        """The invariants with this status, in the table's order."""
+        return [name for name, s in self.statuses.items() if s["status"] == status]
 
 
 @dataclass(frozen=True)
@@ -46,7 +55,19 @@ class Checked:
 
     @property
     def ok(self) -> bool:
+        """Nothing broke (see `evaluated`: whether anything could)."""
         return not self.found
+
+    @property
+    def evaluated(self) -> list[str]:
+        """The invariants the history let the check judge (held or broken)."""
+        return [n for n, s in self.verdict.statuses.items() if s["status"] != NOT_EVALUATED]
+
+    def nothing_checkable(self) -> str:
+        """One sentence on why no invariant could be evaluated (what the history lacks)."""
+        lacks = list(dict.fromkeys(s["why"] for s in self.verdict.statuses.values()))
+        return (f"{history_name(self.verdict.scenario)} ({plural(self.verdict.events, 'event')}) gives no invariant "
+                f"anything to judge: {'; '.join(lacks)} (the history format: docs/explore-and-check.md)")
 
     def window_events(self, found: inv.Found) -> list:
         return self.history.events[found.first: found.last + 1]
@@ -109,6 +130,13 @@ def _valid(data: dict[str, Any]) -> dict[str, Any]:
             raise BadParameter(f"event {k} of the history has t = {e['t']!r}; t is a number of seconds")
         if not isinstance(e["actor"], str) or not isinstance(e["kind"], str):
             raise BadParameter(f"event {k} of the history has a non-text actor or kind")
+        if e["kind"] == "snapshot":
+            try:
+                inv.Snapshot.from_dict(e)
+            except (AttributeError, TypeError, ValueError) as exc:
+                raise BadParameter(f"snapshot event {k} of the history is not a snapshot ({exc.__class__.__name__}: "
+                                   f"{str(exc).splitlines()[0] if str(exc) else 'bad field'}; see the history "
+                                   "format: docs/explore-and-check.md)") from None
     return {"scenario": str(data.get("scenario") or "history"), "params": data.get("params") or {},
             "backend": str(data.get("backend", "")), "clock": str(data.get("clock", "")),
             "events": sorted(events, key=lambda e: e["t"]), "intervals": []}
@@ -123,26 +151,84 @@ def check(history: Any, invariants: Any = None) -> Checked:
         raise BadParameter(str(exc)) from None
     data = read_history(history)
     tl = Timeline.from_dict(data)
-    found = tuple(inv.check_history(data["events"], names))
+    judged = inv.judge_history(data["events"], names)
+    found = judged.found
     events = tl.events
     violations = [{**f.to_dict(), "t_first": events[f.first].t, "t_last": events[f.last].t} for f in found]
-    v = CheckVerdict(scenario=tl.scenario, events=len(events), violations=violations, checked=list(names))
+    v = CheckVerdict(scenario=tl.scenario, events=len(events), violations=violations, checked=list(names),
+                     statuses=statuses(names, judged, snapshots=any(e.kind == "snapshot" for e in events)))
     return Checked(tl, v.worded(words(v)), found)
 
 
+HELD, BROKEN, NOT_EVALUATED = "held", "broken", "not evaluated"  # an invariant's status in a checked history
+NO_SNAPSHOTS = "no snapshot events"
+
+
+def statuses(names: tuple[str, ...], judged: inv.Judged, snapshots: bool = True) -> dict[str, dict[str, Any]]:
+    """{name: {"status": held | broken | not evaluated, "why": what the history lacks (None unless not
+    evaluated)}} for each invariant asked for, in the table's order. `snapshots`: whether the history has
+    any snapshot event (without one, what a snapshot lacked is simply "no snapshot events")."""
+    broke = {f.broken.invariant for f in judged.found}
+    out = {}
+    for name in (n for n in inv.INVARIANTS if n in names):
+        if name in broke:
+            out[name] = {"status": BROKEN, "why": None}
+        elif name in judged.evaluated:
+            out[name] = {"status": HELD, "why": None}
+        else:
+            why = inv.INVARIANTS[name].needs
+            out[name] = {"status": NOT_EVALUATED,
+                         "why": NO_SNAPSHOTS if not snapshots and why.startswith(NO_SNAPSHOTS) else why}
+    return out
+
+
+def _and(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def history_name(scenario: str) -> str:
+    """A history by its scenario's name ("the reaper history"), or "the history" when it names none."""
+    return "the history" if scenario == "history" else f"the {scenario} history"
+
+
 def words(v: CheckVerdict) -> ModeWords:
-    """A check in words: the headline says whether anything broke; each violation a fact."""
-    label = f"the {v.scenario} history"
-    if not v.violations:
-        return ModeWords(label, f"{label} ({plural(v.events, 'event')}): every invariant checked held.",
-                         f"{len(v.checked)} invariants held", (f"checked: {', '.join(v.checked)}",))
-    broke = sorted({x["invariant"] for x in v.violations}, key=[*inv.INVARIANTS].index)
-    first = v.violations[0]
-    more = f"; and {plural(len(v.violations) - 1, 'more violation')}" if len(v.violations) > 1 else ""
-    headline = f"{label}: {first['invariant']} broke: {first['what']}{more}."
-    facts = tuple(f"{x['invariant']}: {x['what']} (events {x['first']}–{x['last']}, {seconds(x['t_first'])} to "
-                  f"{seconds(x['t_last'])})" for x in v.violations)
-    return ModeWords(label, headline, f"{len(v.violations)} broken: {', '.join(broke)}", facts)
+    """A check in words: the headline says whether anything broke and, if nothing did, which invariants
+    held and which could not be evaluated; the facts give each violation, what held, and each invariant
+    not evaluated with what the history lacks. Every name and number is read from `v.statuses`."""
+    label = history_name(v.scenario)
+    held, unjudged = v.named(HELD), v.named(NOT_EVALUATED)
+    facts: list[str] = []
+    if v.violations:
+        broke = v.named(BROKEN)
+        first = v.violations[0]
+        more = f"; and {plural(len(v.violations) - 1, 'more violation')}" if len(v.violations) > 1 else ""
+        headline = f"{label}: {first['invariant']} broke: {first['what']}{more}."
+        if headline_words(headline) > HEADLINE_WORDS:  # the sentence is in the facts, whole
+            headline = f"{label}: {first['invariant']} broke, for job {first['job']}{more}."
+        facts += [f"{x['invariant']}: {x['what']} (events {x['first']}–{x['last']}, {seconds(x['t_first'])} to "
+                  f"{seconds(x['t_last'])})" for x in v.violations]
+        static = f"{len(v.violations)} broken: {', '.join(broke)}"
+    else:
+        events = plural(v.events, "event")
+        if not held:
+            headline = (f"{label} ({events}): nothing could be checked; "
+                        f"{plural(len(unjudged), 'invariant')} not evaluated.")
+        elif not unjudged:
+            headline = (f"{label} ({events}): {_and(held)} held." if len(held) <= 3 else
+                        f"{label} ({events}): all {len(held)} invariants checked held.")
+        else:
+            headline = f"{label} ({events}): {_and(held)} held; {_and(unjudged)} not evaluated."
+            if headline_words(headline) > HEADLINE_WORDS:
+                headline = (f"{label} ({events}): {plural(len(held), 'invariant')} held; "
+                            f"{len(unjudged)} not evaluated.")
+        static = f"{len(held)} held, {len(unjudged)} not evaluated"
+    if held:
+        facts.append(f"held: {', '.join(held)}")
+    whys: dict[str, list[str]] = {}
+    for name in unjudged:
+        whys.setdefault(v.statuses[name]["why"], []).append(name)
+    facts += [f"not evaluated ({why}): {', '.join(names)}" for why, names in whys.items()]
+    return ModeWords(label, headline, static, tuple(facts))
 
 
 def window_words(found: inv.Found, history: Timeline) -> ModeWords:

@@ -43,7 +43,7 @@ class Stored:
     server_ms: int
 
 
-def _queue_read(pipe, key: str, kind: str) -> None:
+def _queue_read(pipe, key: str, kind: str, ttl: bool = True) -> None:
     if kind == "hash":
         pipe.hgetall(key)
     elif kind == "zset":
@@ -56,7 +56,8 @@ def _queue_read(pipe, key: str, kind: str) -> None:
         pipe.get(key)
     else:
         raise ValueError(f"key {key!r} has type {kind!r}, which a snapshot does not hold")
-    pipe.pttl(key)
+    if ttl:
+        pipe.pttl(key)
 
 
 def _plain(kind: str, raw: Any) -> Any:
@@ -71,9 +72,12 @@ def _plain(kind: str, raw: Any) -> Any:
     return raw
 
 
-def read(client: redis.Redis, prefix: str, types: dict[str, str] | None = None) -> Stored:
+def read(client: redis.Redis, prefix: str, types: dict[str, str] | None = None, ttl: bool = True) -> Stored:
     """Every key under `prefix` as {key: Entry}, sorted by key, and the server's TIME. `types`: the
-    caller's cache of each key's type, kept up to date here (a key that changed its type is read again)."""
+    caller's cache of each key's type, kept up to date here (a key that changed its type is read again).
+    `ttl=False`: no key's time to live is asked (each Entry's pttl is -1), for a caller whose scripts set
+    none: half the commands."""
+    per = 2 if ttl else 1
     types = {} if types is None else types
     match = glob_escape(prefix) + "*"
     for _ in range(3):  # a key whose type the cache got wrong is typed afresh, and read once more
@@ -82,7 +86,7 @@ def read(client: redis.Redis, prefix: str, types: dict[str, str] | None = None) 
         pipe.scan(0, match=match, count=SCAN_COUNT)
         known = sorted(types)
         for key in known:
-            _queue_read(pipe, key, types[key])
+            _queue_read(pipe, key, types[key], ttl)
         got = pipe.execute(raise_on_error=False)
         sec, usec = got.pop(0)
         cursor, keys = got[0]
@@ -93,7 +97,7 @@ def read(client: redis.Redis, prefix: str, types: dict[str, str] | None = None) 
         out: dict[str, Entry] = {}
         stale = False
         for i, key in enumerate(known):
-            raw, pttl = got[1 + 2 * i], got[2 + 2 * i]
+            raw, pttl = got[1 + per * i], (got[2 + per * i] if ttl else -1)
             if key not in keys:
                 continue
             if isinstance(raw, redis.ResponseError):  # WRONGTYPE: the key holds another type now

@@ -246,6 +246,17 @@ def growth_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None
     return draw_growth(modes, growth_words(modes, labels), fig=fig, **kw)
 
 
+# -- the state space, walkable ------------------------------------------------------------------------------
+def space_figure(space: Any, fig=None, **kw: Any) -> Drawing:
+    """The explored graph (`scenarios.explore.state_space`): states by depth, the steps between them, the shortest
+    counterexample's path lit; each state a mode whose readout says its keys, what each worker believes and where
+    each step leads on (`ModeExplorer(space_figure, state_space(fencing="off"), fold=True)`)."""
+    from ..plot.explore import STATE, draw_space
+    from ..scenarios.explore import space_words
+
+    return draw_space(space, space_words(space, STATE), fig=fig, **kw)
+
+
 def check_figure(checked: Any, fig=None, **kw: Any) -> Drawing:
     """A checked history (`scenarios.history.check`): each violation's window of events, one panel each."""
     from ..plot.explore import draw_schedule

@@ -162,10 +162,11 @@ def _stepper() -> str:
 
 
 def interactive_html(drawing: Drawing, name: str, *, stepper: bool = False, held_back: str | None = None,
-                     slide: bool = False) -> str:
+                     slide: bool = False, fold: bool = False) -> str:
     """One figure as an HTML fragment that lights its modes in the browser (see the module's contract).
     held_back: a figure asked first says this instead of its caption, and keeps the list of verdicts
-    hidden until a mode is lit; slide: set in large type, for a room."""
+    hidden until a mode is lit; slide: set in large type, for a room; fold: a figure of many modes (a state
+    space's states) keeps the list of every mode's words in a box of a few lines that scrolls."""
     words = drawing.words
     modes = {}
     for key, m in words.modes.items():
@@ -187,11 +188,14 @@ def interactive_html(drawing: Drawing, name: str, *, stepper: bool = False, held
                     f'{html.escape(m.verdict)}<br>{m.html()}</li>' for key, m in words.modes.items())
     hidden = " data-held hidden" if held_back else ""
     caption = html.escape(held_back or words.caption)
+    # folded: the list scrolls in a box of its own (still on the page as text, with or without the script)
+    box = ' class="emqlab-fold" style="max-height: 16em; overflow-y: auto"' if fold else ""
+    listed = f"<ul{box}{hidden}>{items}</ul>"
     data = json.dumps({"modes": modes}, ensure_ascii=False).replace("</", "<\\/")
     return (f'<figure class="emqlab-figure{" emqlab-slide" if slide else ""}" data-figure="{html.escape(name, quote=True)}">'
             f'{svg}{_stepper() if stepper else ""}'
             f'<div data-readout aria-live="polite">{html.escape(words.prompt or words.caption)}</div>'
-            f'<figcaption class="emqlab-text">{caption}<ul{hidden}>{items}</ul></figcaption>'
+            f'<figcaption class="emqlab-text">{caption}{listed}</figcaption>'
             f'<script type="application/json" data-modes>{data}</script></figure>')
 
 

@@ -83,16 +83,18 @@ class LitFigure(anywidget.AnyWidget):
 
 class ModeExplorer:
     """Drive any drawing: `ModeExplorer(heartbeat_figure, timelines)`, or with `run` and `sliders`
-    to re-run on change: `ModeExplorer(heartbeat_figure, run=fn, sliders={"lease": (5, 60, 5, 30)})`."""
+    to re-run on change: `ModeExplorer(heartbeat_figure, run=fn, sliders={"lease": (5, 60, 5, 30)})`.
+    `fold=True`: a figure of many modes (`space_figure`'s states) says its caption and notes in its saved
+    text instead of a line per mode, and the page lists every mode's words in a box that scrolls."""
 
     def __init__(self, build: Callable[..., Drawing], data: Any = None, *, run: Callable[..., Any] | None = None,
                  sliders: dict[str, Any] | None = None, stepper: bool = False,
                  figsize: tuple[float, float] = (12, 7.2), dpi: float = 80, slide: bool = False,
-                 name: str | None = None, **build_kw: Any):
+                 name: str | None = None, fold: bool = False, **build_kw: Any):
         if data is None and run is None:
             raise BadParameter("ModeExplorer needs the data to draw, or a `run` function that makes it")
         self.build, self.run, self.build_kw = build, run, build_kw
-        self.stepper, self.slide = stepper, slide
+        self.stepper, self.slide, self.fold = stepper, slide, fold
         self.name = name or f"{build.__name__.removesuffix('_figure')}-{next(_numbers)}"
         self.failures: list[str] = []
         self.errors = w.Output()
@@ -192,7 +194,7 @@ class ModeExplorer:
 
     def _show(self) -> None:
         self.figure.html = interactive_html(self.drawing, self.name, stepper=self.stepper, slide=self.slide,
-                                            held_back=None if self._revealed else self.held_back())
+                                            held_back=None if self._revealed else self.held_back(), fold=self.fold)
         self.figure.pinned = self._pinned
         self.drawing.light(self._pinned)
 
@@ -215,7 +217,10 @@ class ModeExplorer:
 
     def said(self) -> str:
         """The figure in words, for a reader of the saved text (an image's alt): its caption, then each
-        run's verdict line. The readouts behind them are the figure's to show, mode by mode."""
+        run's verdict line. The readouts behind them are the figure's to show, mode by mode. Folded (a
+        figure of many modes, such as a state space's states): the caption, then the figure's notes."""
+        if self.fold:
+            return "\n".join([self.drawing.words.caption, *self.drawing.words.notes])
         return said(self.drawing.words)
 
     def held_back(self) -> str:

@@ -7,7 +7,11 @@ stale or current, and however the clock moves:
 - a completion (or fenced effect) is accepted at most once per job;
 (these three are the queue's own invariants, `emqlab.queue.invariants`, judged on a snapshot read after
 every rule: the same functions the explorer, the chaos runs and the class board use)
-- (session) every job a session holds is active under that worker, and nothing else is indexed.
+- (session) every job a session holds is active under that worker, and nothing else is indexed (and the
+  queue's own `sessions_agree` holds, in every design);
+- no job is taken from its holder before the deadline the store granted it in its reply (`lease_kept`:
+  the claim's deadline, pushed out or pulled in by each extend or session renewal, never past a hard
+  deadline; a holder holds until its completion, fenced effect or retry is accepted or refused).
 
 The machine runs once per design: none (nobody extends), per-job (one extend per job), sweep (a
 batched extend), session (two workers' sessions, renewed or left to lapse, opened again once the
@@ -43,6 +47,8 @@ class QueueMachine(RuleBasedStateMachine):
         self.accepted: dict[str, int] = {}
         self.sessions: dict[str, object] = {}  # worker -> its Session (stale ones kept: they are tried too)
         self.dead: set[str] = set()  # jobs seen in the dead set
+        # (id, attempts) -> [worker, the deadline the store granted it (server ms), its hard deadline (0: none)]
+        self.holders: dict[tuple[str, int], list] = {}
 
     def teardown(self):
         self.backend.delete_prefix(self.q.base)
@@ -67,6 +73,7 @@ class QueueMachine(RuleBasedStateMachine):
             return
         for c in got:
             self.claims.append((c.id, c.attempts))
+            self.holders[(c.id, c.attempts)] = [worker, min(c.deadline, c.hard) if c.hard else c.deadline, c.hard]
 
     @precondition(lambda self: self.DESIGN == "session")
     @rule(worker=WORKERS, lease=st.sampled_from([5_000, 30_000]))
@@ -80,7 +87,11 @@ class QueueMachine(RuleBasedStateMachine):
     @rule(worker=WORKERS, lease=st.sampled_from([5_000, 30_000]))
     def renew_session(self, worker, lease):
         if worker in self.sessions:
-            self.q.renew_session(self.sessions[worker], lease)
+            renewed = self.q.renew_session(self.sessions[worker], lease)
+            if renewed.held:  # every job the session holds now lives to the session's new deadline
+                for holder in self.holders.values():
+                    if holder[0] == worker:
+                        holder[1] = min(renewed.deadline, holder[2]) if holder[2] else renewed.deadline
 
     @rule(ms=st.sampled_from([500, 5_000, 15_000, 45_000]))
     def time_passes(self, ms):
@@ -98,6 +109,7 @@ class QueueMachine(RuleBasedStateMachine):
     @rule(pick=st.integers(0, 1_000), how=st.sampled_from(["complete", "effect", "retry", "retry-later"]))
     def settle(self, pick, how):
         job, attempts = self.claims[pick % len(self.claims)]
+        self.holders.pop((job, attempts), None)  # accepted, given back or refused: it holds nothing after
         try:
             if how == "complete":
                 self.q.complete(job, attempts)
@@ -117,7 +129,15 @@ class QueueMachine(RuleBasedStateMachine):
         held = [self.claims[p % len(self.claims)] for p in picks]
         if self.DESIGN == "per-job":
             held = held[:1]
-        self.q.extend(dict(held).items(), lease)
+        extended = self.q.extend(dict(held).items(), lease)
+        if self.DESIGN == "session":
+            return  # a session's jobs have no lease of their own: a stray extend changes no deadline
+        for pair in dict(held).items():
+            if pair[0] in extended.lost:
+                self.holders.pop(pair, None)
+            elif pair in self.holders:
+                hard = self.holders[pair][2]
+                self.holders[pair][1] = min(extended.deadline, hard) if hard else extended.deadline
 
     # -- invariants: the queue's own (emqlab.queue.invariants), on a snapshot read after every rule ------------
     def _broken(self, *names):
@@ -154,6 +174,22 @@ class QueueMachine(RuleBasedStateMachine):
                 assert row["state"] == "active" and job in self.q.held_by(row["worker"]), (job, row)
                 score = client.zscore(self.q.active, job)
                 assert score == (float(row["hard"]) if "hard" in row else float("inf")), (job, row, score)
+
+    @invariant()
+    def sessions_agree(self):
+        _, broken = self._broken("sessions_agree")
+        assert not broken, broken
+
+    @invariant()
+    def no_lease_is_taken_before_its_deadline(self):
+        sec, usec = self.q.backend.client.time()
+        now = (int(sec) * 1000 + int(usec) // 1000) / 1000
+        holders = tuple(invariants.Holder(w, job, attempts, deadline / 1000)
+                        for (job, attempts), (w, deadline, _) in self.holders.items())
+        facts = invariants.Facts(snapshot=invariants.read(self.q, sorted(self.known)), now=now, holders=holders)
+        assert invariants.evaluable(facts, ["lease_kept"]) == (("lease_kept",) if holders else ())
+        broken = invariants.check(facts, ["lease_kept"])
+        assert not broken, broken
 
     @invariant()
     def accepted_at_most_once(self):

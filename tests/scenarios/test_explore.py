@@ -1,14 +1,16 @@
 """The explorer (`emqlab.scenarios.explore`): every schedule of a small world, on the real scripts.
 
 What it must find, and what it must not: fencing on holds in every order of the bounded space, for every
-design; fencing off breaks, at the shortest, by a freeze past the lease, a reap, a re-claim and two
-effects; a model of EchoMQ's extend (tests/scenarios/echomq_like_extend.lua, in our own words) resurrects a
-reaped job, where emqlab's own extend holds in the same space. The explorer's numbers are its own: a
-deliberately broken copy of a script is caught, and a counterexample played again breaks at its last step,
-on fakeredis and on a live server."""
+design, progress included; fencing off breaks, at the shortest, by a worker that writes after the reaper took
+its job and another claimed it (current_fence); each defect planted in the scripts (tests/planted.py)
+is found, naming the invariant that catches it; a model of EchoMQ's extend (tests/scenarios/echomq_like_extend.lua,
+in our own words) resurrects a reaped job. Each reduction (symmetry, sleep sets) and the canonical form agree
+with the full, exact search on small worlds. A counterexample played again breaks at its last step, on
+fakeredis and on a live server."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -16,14 +18,19 @@ import pytest
 from emqlab.core.errors import BadParameter
 from emqlab.core.words import HEADLINE_WORDS, headline_words
 from emqlab.scenarios import load
-from emqlab.scenarios.explore import Params, explore, explore_params, margin, replay
-from emqlab.store.scripts import source
+from emqlab.scenarios.explore import (CHECKS, PROGRESS, Params, Step, explore, explore_params, independent, replay,
+                                      replay_scale, state_space, steps_told)
+from emqlab.store.scripts import KEY_COUNTS, source
+
+from planted import planted
 
 HERE = Path(__file__).parent
 ECHOMQ_EXTEND = HERE / "echomq_like_extend.lua"
 ECHOMQ_LIKE = {"extend_active": ECHOMQ_EXTEND, "complete": HERE / "echomq_like_complete.lua",
                "claim": HERE / "echomq_like_claim.lua"}
 DEPTH = 12  # the must-hold's bound: every schedule of up to 12 steps
+SAFETY = [n for n in CHECKS if n != PROGRESS]
+PLANTED = planted()
 
 
 def actions(tl) -> list[tuple[str, str]]:
@@ -35,26 +42,58 @@ def test_fencing_on_holds_in_every_order_of_the_bounded_space(design):
     v = explore(workers=2, jobs=1, depth=DEPTH, design=design, fencing="on").verdict
     assert v.complete and v.violations == 0 and v.counterexample is None
     assert v.depth_reached == DEPTH and sum(v.levels) == v.states > 100
+    assert v.progress_checked == v.states  # progress judged from every state reached
     assert f"{v.states:,} states, 0 violations" in v.summary
 
 
-def test_fencing_off_breaks_by_a_freeze_a_reap_a_reclaim_and_two_effects():
+def test_fencing_off_breaks_first_on_the_fencing_rule_without_any_freeze():
+    """A worker need not freeze to be late: it takes no step while the clock passes its deadline."""
     tl = explore(workers=2, jobs=1, depth=8, fencing="off")
     v = tl.verdict
-    assert v.invariant == "one_effect" and v.broken == "job J1's effect was applied twice"
-    assert actions(tl) == [("worker-1", "claim"), ("worker-1", "effect"), ("worker-1", "freeze"), ("reaper", "beat"),
-                           ("worker-2", "claim"), ("worker-2", "effect")]
-    assert v.counterexample[3]["answer"] == [{"kind": "reap", "jobs": ["J1"], "ended": []}]
-    assert v.violations > 1 and v.complete  # every violating state counted, the first kept: a shortest one
+    assert v.invariant == "current_fence"
+    assert v.broken == "the store accepted job J1's holder of attempts 1 after attempts 2 was handed out: a stale fencing value"
+    assert actions(tl) == [("worker-1", "claim"), ("reaper", "beat"), ("reaper", "beat"), ("worker-2", "claim"),
+                           ("worker-1", "effect")]
+    beats = [s for s in v.counterexample if s["action"] == "beat"]
+    assert [b["t"] for b in beats] == [28.0, 32.0]  # near = 2 s before and after the 30 s deadline
+    assert beats[1]["answer"][0] == {"kind": "reap", "jobs": ["J1"], "ended": []}
+    assert v.margin == 2.0 and v.complete and v.violations > 1
+
+
+def test_fencing_off_without_the_fencing_rule_still_lands_a_second_effect():
+    v = explore(workers=2, jobs=1, depth=8, fencing="off", invariants=["one_effect"]).verdict
+    assert v.broken == "job J1's effect was applied twice" and len(v.counterexample) == 6
+
+
+@pytest.mark.parametrize("defect", list(PLANTED))
+def test_each_planted_defect_is_found_naming_the_invariant_that_catches_it(defect):
+    scripts, invariant = PLANTED[defect]
+    # the space of the must-hold (2 workers, 1 job, depth 12, fencing on); a budget, for the exact key is larger:
+    # breadth-first, the first violation found is a shortest one whatever the budget cut later
+    v = explore(workers=2, jobs=1, depth=DEPTH, fencing="on", scripts=scripts, states=3_000).verdict
+    assert v.invariant == invariant, (v.invariant, v.broken)
+    assert len(v.counterexample) <= 4
+    assert "states compared exact" in v.told
+
+
+def test_a_reaper_that_never_reaps_breaks_progress_and_shows_what_it_tried():
+    scripts, _ = PLANTED["the reaper never reaps"]
+    tl = explore(workers=2, jobs=1, depth=DEPTH, scripts=scripts, states=3_000)
+    v = tl.verdict
+    assert actions(tl) == [("worker-1", "claim"), ("worker-1", "crash")]
+    assert v.tried and {s["action"] for s in v.tried} == {"beat"} and len(v.tried) > explore_params().progress_steps
+    assert "the fair schedule tried: the reaper beats ×" in steps_told(v)
+    with pytest.raises(BadParameter, match="no break to replay"):
+        replay(tl, backend="fake")
 
 
 def test_an_echomq_like_extend_resurrects_a_reaped_job_where_emqlabs_does_not():
-    """The same space as the fencing-on sweep above, only extend_active replaced by a model of EchoMQ's."""
-    v = explore(workers=2, jobs=1, depth=DEPTH, design="sweep", fencing="on",
+    """The space of the fencing-on sweep above, only extend_active replaced by a model of EchoMQ's."""
+    v = explore(workers=2, jobs=1, depth=DEPTH, design="sweep", fencing="on", states=3_000,
                 scripts={"extend_active": ECHOMQ_EXTEND}).verdict
     assert v.invariant == "one_place" and v.broken == "job J1 is in pending and active at once"
     assert [(s["actor"], s["action"]) for s in v.counterexample] == [
-        ("worker-1", "claim"), ("worker-1", "freeze"), ("reaper", "beat"), ("worker-1", "extend")]
+        ("worker-1", "claim"), ("reaper", "beat"), ("reaper", "beat"), ("worker-1", "extend")]
 
 
 def test_echomq_like_extend_complete_and_claim_issue_a_fencing_value_twice():
@@ -66,44 +105,123 @@ def test_echomq_like_extend_complete_and_claim_issue_a_fencing_value_twice():
 
 
 def test_a_deliberately_broken_record_effect_is_caught(tmp_path):
-    """record_effect.lua, copied with its fence check taken out: the fenced write of a lapsed holder now
-    settles a job the reaper already put back in pending; and with that invariant set aside, the late
-    write lands a second effect."""
+    """record_effect.lua with its fence check taken out: the lapsed holder's write settles a job the reaper put
+    back in pending."""
     text = source("record_effect")
     broken = text.replace("if job_fence(job_key, attempts) then", "if false then")
     assert broken != text
     copy = tmp_path / "record_effect_unfenced.lua"
     copy.write_text(broken)
     tl = explore(workers=2, jobs=1, depth=8, fencing="on", scripts={"record_effect": copy})
-    assert tl.verdict.broken == "job J1 is in pending and done at once"
-    assert actions(tl) == [("worker-1", "claim"), ("worker-1", "freeze"), ("reaper", "beat"), ("worker-1", "effect")]
-    effects = explore(workers=2, jobs=1, depth=8, fencing="on", scripts={"record_effect": copy},
-                      invariants=["one_effect"]).verdict
-    assert effects.broken == "job J1's effect was applied twice" and effects.violations > 0
+    assert tl.verdict.invariant == "one_place" and tl.verdict.broken == "job J1 is in pending and done at once"
+    assert actions(tl) == [("worker-1", "claim"), ("reaper", "beat"), ("reaper", "beat"), ("worker-1", "effect")]
 
 
+# -- the reductions and the canonical form, each against the full search ------------------------------------------
+def outcome(v) -> tuple:
+    return (v.counterexample is None, None if v.counterexample is None else len(v.counterexample))
+
+
+SMALL_WORLDS = [dict(workers=2, jobs=1, depth=8, design=d, fencing=f) for d in ("none", "per-job", "session")
+                for f in ("on", "off")] + [dict(workers=3, jobs=1, depth=6, fencing="off"),
+                                           dict(workers=2, jobs=2, depth=6, design="sweep", fencing="on")]
+
+
+@pytest.mark.parametrize("world", SMALL_WORLDS, ids=lambda w: "-".join(str(v) for v in w.values()))
+def test_symmetry_and_sleep_sets_find_what_the_full_search_finds(world):
+    full = explore(**world, symmetry=False, sleep=False).verdict
+    for reduced in (explore(**world).verdict, explore(**world, symmetry=False).verdict,
+                    explore(**world, sleep=False).verdict):
+        assert outcome(reduced) == outcome(full) and reduced.invariant == full.invariant
+        assert reduced.states <= full.states and reduced.complete
+    assert explore(**world).verdict.transitions < full.transitions
+
+
+@pytest.mark.parametrize("defect", list(PLANTED))
+def test_sleep_sets_find_each_planted_defect_the_full_search_finds(defect):
+    scripts, invariant = PLANTED[defect]
+    world = dict(workers=2, jobs=1, depth=6, scripts=scripts)
+    full, reduced = explore(**world, sleep=False).verdict, explore(**world).verdict
+    assert outcome(reduced) == outcome(full) and reduced.invariant == full.invariant == invariant
+
+
+@pytest.mark.parametrize("world", [dict(design="none", fencing="off"), dict(design="session", fencing="on"),
+                                   dict(design="per-job", fencing="on")], ids=lambda w: "-".join(w.values()))
+def test_the_canonical_form_agrees_with_the_exact_state_key(world):
+    """The canonical form (deadlines as time left, orders by rank, tokens as current or stale, workers
+    interchangeable) claims equal keys have equal futures: the exact key finds the same."""
+    exact = explore(workers=2, jobs=1, depth=7, exact=True, **world).verdict
+    canonical = explore(workers=2, jobs=1, depth=7, **world).verdict
+    assert outcome(exact) == outcome(canonical) and exact.invariant == canonical.invariant and exact.complete
+    assert canonical.states < exact.states
+    assert "states compared exact" in exact.told and "workers interchangeable" in canonical.told
+
+
+def test_two_steps_commute_only_when_they_touch_nothing_in_common():
+    jobs = {"worker-1": "J1", "worker-2": "J2", "worker-3": None}
+    w1, w2, w3 = (lambda a: Step("worker-1", a)), (lambda a: Step("worker-2", a)), (lambda a: Step("worker-3", a))
+    assert independent(w1("freeze"), w2("claim"), jobs, False)
+    assert not independent(w1("crash"), w2("crash"), jobs, True)  # one may leave the other the last worker
+    assert not independent(w1("effect"), Step("reaper", "beat"), jobs, True)
+    assert not independent(w1("effect"), w1("freeze"), jobs, True)
+    assert independent(w1("effect"), w2("extend"), jobs, True) and not independent(w1("effect"), w2("extend"), jobs, False)
+    assert independent(w1("effect"), w3("claim"), jobs, True)  # J1 is held, not waiting: the claim cannot pop it
+    # a claim may pop a job another worker still believes it holds, and hand out the value its write is judged by
+    assert not independent(w1("effect"), w3("claim"), jobs, True, frozenset({"J1"}))
+    assert not independent(w3("claim"), Step("worker-2", "claim"), {"worker-2": None, "worker-3": None}, True)
+    assert not independent(w1("effect"), w2("effect"), {"worker-1": "J1", "worker-2": "J1"}, True)
+
+
+def test_no_queue_script_sets_a_time_to_live():
+    """The canonical search reads no key's TTL: sound only while no queue script sets one."""
+    for name in KEY_COUNTS:
+        if name in ("extend_lease", "extend_leases", "release_lease"):
+            continue  # the lease family: a bare lease is its TTL
+        assert not re.search(r"'P?EXPIRE(AT)?'|'SET'.*'P[XX]'", source(name), re.I), name
+
+
+def test_both_ways_of_returning_to_a_state_find_the_same_space():
+    restore = explore(depth=5, design="session", invariants=SAFETY).verdict
+    rerun = explore(depth=5, design="session", method="rerun", invariants=SAFETY).verdict
+    assert (restore.states, restore.transitions, restore.levels) == (rerun.states, rerun.transitions, rerun.levels)
+
+
+# -- replay, the state space, the verdict -------------------------------------------------------------------------
 def test_the_counterexample_played_again_on_fakeredis_breaks_at_its_last_step():
     tl = explore(workers=2, jobs=1, depth=8, fencing="off")
     again = replay(tl, backend="fake")
     r = again.verdict
-    assert r.same and r.broke_at == r.steps == len(tl.verdict.counterexample) and r.invariant == "one_effect"
+    assert r.same and r.broke_at == r.steps == len(tl.verdict.counterexample) and r.invariant == "current_fence"
     assert r.scale is None and again.clock == "virtual"
     steps = [e for e in again.events if e.kind not in ("snapshot", "enqueue")]
     assert [(e.actor, e.kind) for e in steps] == [(e.actor, e.kind) for e in tl.events
                                                    if e.kind not in ("snapshot", "enqueue")]
 
 
+@pytest.mark.live
 def test_the_counterexample_breaks_the_same_invariant_on_a_live_server(valkey_url):
     tl = explore(workers=2, jobs=1, depth=8, fencing="off")
     r = replay(tl, backend=valkey_url).verdict
     assert r.same, r.why
-    assert r.scale >= 0.05 and r.store != "fake"  # every race with the server's clock decided by >= 0.5 s real
+    assert r.scale == replay_scale(tl.verdict.margin, tl.params.scale) >= 0.25 and r.store != "fake"
 
 
-def test_both_ways_of_returning_to_a_state_find_the_same_space():
-    restore = explore(depth=5, design="session").verdict
-    rerun = explore(depth=5, design="session", method="rerun").verdict
-    assert (restore.states, restore.transitions, restore.levels) == (rerun.states, rerun.transitions, rerun.levels)
+def test_a_replay_is_slowed_so_each_race_is_decided_by_half_a_second():
+    assert replay_scale(2.0, 0.05) == 0.25 and replay_scale(None, 0.05) == 0.05
+    with pytest.raises(BadParameter, match="exactly at a deadline"):
+        replay_scale(0.0, 0.05)
+
+
+def test_the_state_space_keeps_each_state_readable_and_lights_the_path():
+    space = state_space(fencing="off", depth=6)
+    ids = space.path
+    assert ids[0] == 0 and space.states[ids[-1]]["broken"]["invariant"] == "current_fence"
+    for a, b in zip(ids, ids[1:]):
+        assert space.states[b]["parent"] == a and any(e["to"] == b for e in space.states[a]["next"])
+    claimed = space.states[ids[1]]["state"]
+    assert claimed["workers"]["worker-1"] == {"alive": True, "job": "J1", "attempts": 1, "lease_to": 30.0}
+    assert claimed["keys"]["active"] == {"J1": 30.0}  # a deadline in model seconds, not a raw score
+    assert all(s["depth"] <= 6 + 1 for s in space.states)
 
 
 def test_the_budget_cuts_the_search_and_says_so():
@@ -112,7 +230,7 @@ def test_the_budget_cuts_the_search_and_says_so():
 
 
 def test_a_run_reads_back_typed_and_replays_from_its_json():
-    tl = explore(depth=8, fencing="off", scripts={"extend_active": ECHOMQ_EXTEND})
+    tl = explore(depth=8, fencing="off", scripts={"extend_active": ECHOMQ_EXTEND}, states=2_000)
     back = load(tl.to_dict())
     assert isinstance(back.params, Params) and back.params == tl.params and back.verdict == tl.verdict
     assert replay(back, backend="fake").verdict.same
@@ -122,27 +240,29 @@ def test_a_run_reads_back_typed_and_replays_from_its_json():
     ({"design": "bogus"}, "unknown design 'bogus'; allowed: none, per-job, sweep, session"),
     ({"depth": 25}, "depth must be a whole number from 1 to 24 steps, got 25"),
     ({"workers": 4}, "explore_workers must be a whole number from 1 to 3 workers"),
-    ({"states": 0}, "states must be a whole number from 1 to 8000 states"),
+    ({"states": 0}, "states must be a whole number from 1 to 40000 states"),
     ({"fencing": "maybe"}, "fencing must be one of on, off"),
     ({"scripts": {"extend": "x.lua"}}, "no script named 'extend' to replace"),
     ({"scripts": {"claim": "missing.lua"}}, "is not a readable file"),
     ({"invariants": ["fast"]}, "unknown invariant 'fast'"),
+    ({"exact": "yes"}, "exact must be True or False"),
+    ({"symmetry": 1}, "symmetry must be True or False"),
 ])
 def test_bad_input_is_refused_before_anything_runs(kw, says):
     with pytest.raises(BadParameter, match=says.replace("(", r"\(")):
         explore_params(**kw)
 
 
-def test_a_replay_refuses_a_lease_a_reap_could_land_on():
-    p = explore_params(lease=30, beat=5)
-    assert margin(p) == 0
-    tl = explore(lease=30, beat=5, depth=8, fencing="off")
-    with pytest.raises(BadParameter, match="whole number of 5 s beats"):
-        replay(tl, backend="valkey")  # refused before any server starts
+def test_the_verdict_says_what_it_searched_and_how():
+    told = explore(depth=6).verdict.told
+    assert "the clock stopped 2 s before and after each deadline" in told
+    assert "reached only by adding up these steps" in told and "progress: a fair schedule of up to" in told
+    assert "a bounded search of a small world, at the time points it tried" in told
 
 
 def test_every_readout_headline_is_short():
-    runs = [explore(depth=8), explore(depth=8, fencing="off"), explore(depth=12, states=40)]
+    runs = [explore(depth=8), explore(depth=8, fencing="off"), explore(depth=12, states=40),
+            explore(depth=4, scripts=PLANTED["the reaper never reaps"][0])]
     runs.append(replay(runs[1], backend="fake"))
     for tl in runs:
         assert headline_words(tl.verdict.summary) <= HEADLINE_WORDS, tl.verdict.summary
