@@ -34,7 +34,7 @@ def cmd_explore(args) -> None:
     found = explore(workers=args.explore_workers, jobs=args.explore_jobs, depth=args.depth, states=args.states, lease=args.lease,
                     beat=args.beat, design=args.design, fencing=args.fencing, scripts=_scripts(args.script),
                     invariants=args.invariant or None, scale=args.scale, exact=args.exact,
-                    symmetry=not args.no_symmetry, sleep=not args.no_sleep)
+                    symmetry=not args.no_symmetry, sleep=not args.no_sleep, max_runtime=args.max_runtime)
     replayed = None
     if args.replay and found.verdict.counterexample and found.verdict.invariant != PROGRESS:
         spec = args.backend or store_spec(None)
@@ -118,6 +118,9 @@ def add_verbs(sub, common) -> None:
     p.add_argument("--invariant", action="append", choices=list(CHECKS), metavar="NAME",
                    help=f"check only this invariant (repeat; default all, and progress): {INVARIANT_HELP}; "
                         f"progress: {PROGRESS_RULE}")
+    p.add_argument("--max-runtime", dest="max_runtime", type=number("max_runtime"), default=0.0,
+                   help=help_text("max_runtime", "a hard deadline this long after each claim, model seconds: a hung "
+                                                 "job's limit, which no renewal passes (default: none)"))
     p.add_argument("--exact", action="store_true",
                    help="compare states exactly (absolute times, raw values), not on the canonical form; always so "
                         "when --script replaces a script")

@@ -78,7 +78,7 @@ RANGES: dict[str, Range] = dict([
        "(--clock-jump AT:SECONDS); never 0", template="20:{}"),
     _r("clock_jump_at", 0, 3600, MODEL_S, bounds="when the server's clock steps", template="{}:60"),
     _r("latency", 0, 600, MODEL_S, bounds="the one-way delay of the holder's link (heartbeat --latency)"),
-    _r("max_runtime", 1, 3600, MODEL_S, bounds="a job's hard deadline, set once at claim (stuck --max-runtime); "
+    _r("max_runtime", 1, 3600, MODEL_S, bounds="a job's hard deadline, set once at claim (stuck and explore --max-runtime); "
        "the run watches it + 2 leases"),
     _r("cadence", 0.05, 2, "× the lease", bounds="time between renewals (half = 0.5)"),
     _r("scale", 0.0001, 1, "real seconds per model second", bounds="real clock speed (1e-4: a 30 s lease is 3 ms)"),

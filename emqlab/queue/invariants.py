@@ -124,6 +124,18 @@ class Holder:
 
 
 @dataclass(frozen=True)
+class Grant:
+    """A lease the store granted a holder on a claim or a renewal: what the holder asked for (its lease from the
+    store's now, or the job's hard deadline if that comes first) and what the reply granted, in the unit of
+    `Facts.now`; `what` names it ("job J1's lease", "its session")."""
+
+    worker: str
+    what: str
+    asked: float
+    granted: float
+
+
+@dataclass(frozen=True)
 class Facts:
     """What is known at one point of a run. `snapshot`: the store, if it was read here. `effects`:
     accepted effects so far per effect (a job, or a (job, part) when the work writes in parts).
@@ -146,6 +158,7 @@ class Facts:
     finished: bool = False  # a history whose effects are its job's finishes (a bare lease): "ran twice"
     now: float | None = None
     holders: tuple[Holder, ...] = ()
+    grants: tuple[Grant, ...] = ()  # the leases granted at this point (a claim, a renewal) and what was asked
 
 
 @dataclass(frozen=True)
@@ -254,6 +267,17 @@ def done_has_effect(f: Facts) -> list[Broken]:
         return []
     return [Broken("done_has_effect", job, f"job {job} is done but its effect was never applied: the work was dropped")
             for job, row in s.jobs.items() if SETTLED in row.places and s.effects.get(job, 0) < 1]
+
+
+def lease_granted(f: Facts) -> list[Broken]:
+    """A claim or renewal the store accepts grants the lease asked for (to the hard deadline, if earlier)."""
+    return [Broken("lease_granted", g.what, f"{g.worker} asked for {g.what} to {seconds(g.asked)} and the store "
+                                            f"granted it to {seconds(g.granted)}: {seconds(g.asked - g.granted)} short")
+            for g in f.grants if g.granted < g.asked - 0.0005]
+
+
+def _grants(f: Facts) -> bool:
+    return bool(f.grants)
 
 
 def lease_kept(f: Facts) -> list[Broken]:
@@ -397,6 +421,8 @@ INVARIANTS: dict[str, Invariant] = {i.name: i for i in (
               "no fencing values accepted after one was handed out"),
     Invariant("sessions_agree", "each worker's session keys agree with the active set", sessions_agree,
               _session_keys, "no snapshot events with held and sessions"),
+    Invariant("lease_granted", "a claim or renewal the store accepts grants the lease asked for (to the job's hard "
+              "deadline, if that comes first)", lease_granted, _grants, "no lease asked for and granted"),
 )}
 
 # the explorer's bounded progress: a property of the explored graph (its search judges it), not of one point

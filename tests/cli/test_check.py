@@ -200,6 +200,7 @@ def test_explore_json_has_the_issue_fields(capsys):
     (["--states", "40001"], "states must be a whole number from 1 to 40000 states, got 40001"),
     (["--invariant", "liveness"], "argument --invariant: invalid choice: 'liveness'"),
     (["--exact=yes"], "argument --exact: ignored explicit argument 'yes'"),
+    (["--max-runtime", "-3"], "max_runtime must be"),
 ])
 def test_explore_bad_input_is_one_line_exit_2(capsys, argv, says):
     code, out, err = run(capsys, "explore", *argv)

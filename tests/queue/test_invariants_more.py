@@ -232,3 +232,12 @@ def test_snapshot_events_judge_done_has_effect_and_sessions_agree_when_they_carr
     plain = [events[0], ev(1, "store", "snapshot", jobs={"J": {"places": ["done"], "state": "done", "attempts": 1}})]
     judged = inv.judge_history(plain)
     assert judged.found == () and not {"done_has_effect", "sessions_agree"} & set(judged.evaluated)
+
+
+def test_a_lease_granted_short_of_what_was_asked_breaks_lease_granted():
+    short = inv.Facts(grants=(inv.Grant("w1", "job J1's lease", 30.0, 15.0),))
+    whole = inv.Facts(grants=(inv.Grant("w1", "job J1's lease", 30.0, 30.0),))
+    [b] = inv.check(short, ["lease_granted"])
+    assert b.what == "w1 asked for job J1's lease to 30 s and the store granted it to 15 s: 15 s short"
+    assert inv.check(whole, ["lease_granted"]) == []
+    assert "lease_granted" in inv.evaluable(short) and "lease_granted" not in inv.evaluable(inv.Facts())

@@ -247,6 +247,7 @@ def test_a_run_reads_back_typed_and_replays_from_its_json():
     ({"invariants": ["fast"]}, "unknown invariant 'fast'"),
     ({"exact": "yes"}, "exact must be True or False"),
     ({"symmetry": 1}, "symmetry must be True or False"),
+    ({"max_runtime": 0.5}, "max_runtime must be a number from 1 to 3600"),
 ])
 def test_bad_input_is_refused_before_anything_runs(kw, says):
     with pytest.raises(BadParameter, match=says.replace("(", r"\(")):
@@ -266,3 +267,25 @@ def test_every_readout_headline_is_short():
     runs.append(replay(runs[1], backend="fake"))
     for tl in runs:
         assert headline_words(tl.verdict.summary) <= HEADLINE_WORDS, tl.verdict.summary
+
+
+def test_a_replaced_script_that_fails_is_named_in_one_line():
+    with pytest.raises(BadParameter, match=r"the replaced script \(claim\) failed on a step \(worker-1 claim\): "):
+        explore(depth=3, scripts={"claim": "return {1}"})
+    with pytest.raises(BadParameter, match=r"the replaced script \(reap\) failed on a step \(reaper beat\): "):
+        explore(depth=3, scripts={"reap": "return redis.call('NOSUCHCOMMAND')"})
+
+
+@pytest.mark.parametrize("design", ["none", "per-job", "session"])
+def test_a_hung_jobs_limit_is_a_deadline_the_search_stops_at_and_keeps(design):
+    """A hard deadline 45 s after each claim: a holder is told the earlier of its lease and that limit, a renewal
+    never passes it, and the fenced world still keeps every invariant."""
+    tl = explore(workers=2, jobs=1, depth=8, design=design, max_runtime=45)
+    v = tl.verdict
+    assert v.complete and v.violations == 0 and "a hard deadline 45 s after each claim" in v.told
+    space = state_space(depth=6, design=design, max_runtime=45)
+    held = [(w["lease_to"], s["state"]["keys"][f"job:{w['job']}"]) for s in space.states
+            for w in s["state"]["workers"].values() if w.get("job") and w.get("alive")]
+    current = [(told, float(row["hard"])) for told, row in held if "hard" in row]
+    assert current and all(told <= hard for told, hard in current)  # no holder told a lease past the hard deadline
+

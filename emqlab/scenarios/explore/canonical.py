@@ -57,7 +57,7 @@ def exact_form(base: str, stored: store_snapshot.Stored, hands: Sequence[Hand], 
     def token(value: str | None) -> str | None:
         return None if value is None else tokens.setdefault(value, f"t{len(tokens) + 1}")
 
-    held = tuple((h.name, h.alive, h.job, h.attempts, h.written, token(h.token), h.deadline, h.frozen_until)
+    held = tuple((h.name, h.alive, h.job, h.attempts, h.written, token(h.token), h.deadline, h.frozen_until, h.hard)
                  for h in hands)
     keys = []
     for key, entry in stored.entries.items():
@@ -84,7 +84,8 @@ def canonical_form(base: str, stored: store_snapshot.Stored, hands: Sequence[Han
             return (False, h.job, h.attempts, deadline) if deadline not in (None, "due") else (False,)
         session = None if h.token is None else ("current" if tokens.get(h.name) == h.token else "stale")
         frozen = None if h.frozen_until is None else max(0.0, h.frozen_until - now_ms)
-        return True, h.job, h.attempts, h.written, session, deadline, frozen
+        hard = _due(h.hard, now) if h.hard else None
+        return True, h.job, h.attempts, h.written, session, deadline, frozen, hard
 
     if symmetric:
         def signature(h: Hand) -> str:

@@ -86,7 +86,8 @@ def words(p: Params, v: Any) -> ModeWords:
     """The exploration in words: a headline with the outcome, the world and the search as facts, and the
     static line; every number read from `v`."""
     world = (f"{plural(p.workers, 'worker')}, {plural(p.jobs, 'job')}, lease {seconds(p.lease)}, "
-             f"a freeze {seconds(p.freeze)}")
+             f"a freeze {seconds(p.freeze)}" + (f", a hard deadline {seconds(p.max_runtime)} after each claim"
+                                                if p.max_runtime else ""))
     searched = (f"{v.states:,} states and {v.transitions:,} steps tried, to depth {v.depth_reached} "
                 f"of {p.depth}, in {v.seconds:.1f} s")
     key = f"states compared {differs(p.abstract, p.symmetric)}"

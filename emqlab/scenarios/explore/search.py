@@ -193,7 +193,15 @@ class Search:
         if step.action in FAILING:  # a freeze or a crash touches no key and moves no clock: no store call
             hands, outcome = self.world.step(c.hands, step, c.stored, now_ms=c.now_ms)
             return Concrete(c.stored, c.now_ms, hands, c.seen.after(outcome)), outcome
-        hands, outcome = self.world.step(self.goto(node, c), step, c.stored)
+        try:
+            hands, outcome = self.world.step(self.goto(node, c), step, c.stored)
+        except (BadParameter, StoreError):
+            raise
+        except Exception as exc:  # a replaced script that fails, or replies in a form the queue cannot read
+            if not self.p.scripts:
+                raise
+            raise BadParameter(f"the replaced script ({', '.join(self.p.replaced)}) failed on a step "
+                               f"({step.actor} {step.action}): {type(exc).__name__}: {str(exc)[:160]}") from None
         if outcome.quiet and self.p.abstract and self.method == "restore":  # the package's script wrote nothing: only the server's time moved
             stored = store_snapshot.Stored(c.stored.entries, c.stored.server_ms + round(self.clock.now_ms - c.now_ms))
         else:
@@ -493,7 +501,7 @@ def check_names(names: Any) -> tuple[str, ...]:
 def explore_params(workers: int = 2, jobs: int = 1, depth: int = 12, states: int = DEFAULT_STATES, lease: float = 30,
                    beat: float = 20, design: str = NONE, fencing: str = "on", scripts: Mapping[str, Any] | None = None,
                    invariants: Any = None, scale: float = DEFAULT_SCALE, exact: bool = False, symmetry: bool = True,
-                   sleep: bool = True) -> Params:
+                   sleep: bool = True, max_runtime: float = 0) -> Params:
     """The world's parameters, each checked once against its range (BadParameter names what is allowed)."""
     return Params(workers=ranges.check("explore_workers", workers), jobs=ranges.check("explore_jobs", jobs),
                   depth=ranges.check("depth", depth), states=ranges.check("states", states),
@@ -501,13 +509,14 @@ def explore_params(workers: int = 2, jobs: int = 1, depth: int = 12, states: int
                   design=lookup_design(design).name, fencing=_choice("fencing", fencing, ("on", "off")),
                   scripts=_read_scripts(scripts), invariants=check_names(invariants),
                   exact=_flag("exact", exact), symmetry=_flag("symmetry", symmetry), sleep=_flag("sleep", sleep),
+                  max_runtime=float(ranges.check("max_runtime", max_runtime)) if max_runtime else 0.0,
                   scale=float(ranges.check("scale", scale)))
 
 
 def explore(workers: int = 2, jobs: int = 1, depth: int = 12, states: int = DEFAULT_STATES, lease: float = 30,
             beat: float = 20, design: str = NONE, fencing: str = "on", scripts: Mapping[str, Any] | None = None,
             invariants: Any = None, method: str = "restore", scale: float = DEFAULT_SCALE, exact: bool = False,
-            symmetry: bool = True, sleep: bool = True) -> Timeline:
+            symmetry: bool = True, sleep: bool = True, max_runtime: float = 0) -> Timeline:
     """Explore every schedule of up to `depth` steps of the world (`emqlab.scenarios.explore.world`) on
     fakeredis, on the virtual clock, breadth-first, until `states` distinct states; return a Timeline whose
     verdict holds the counts and the shortest counterexample, and whose events are that counterexample
@@ -518,10 +527,11 @@ def explore(workers: int = 2, jobs: int = 1, depth: int = 12, states: int = DEFA
     exactly. invariants: the names checked (default: every one of `emqlab.queue.invariants`, and progress).
     method: restore (write the parent's keys back before each step) or rerun (replay the parent's schedule
     from an empty store; progress is then not checked). exact: compare states exactly even on the
-    package's scripts. symmetry, sleep: the two reductions (`search`'s doc). scale: the real clock's scale
+    package's scripts. symmetry, sleep: the two reductions (`search`'s doc). max_runtime: a hard deadline this
+    many model seconds after each claim (a hung job's limit; 0: none). scale: the real clock's scale
     a `replay` of this run starts from (it slows down further for its margins)."""
     params = explore_params(workers, jobs, depth, states, lease, beat, design, fencing, scripts, invariants, scale,
-                            exact, symmetry, sleep)
+                            exact, symmetry, sleep, max_runtime)
     _choice("method", method, ("restore", "rerun"))
     with connect("fake", scripts=dict(params.scripts)) as backend:
         with run_on(backend, "explore", params, cost=params.cost()) as run:

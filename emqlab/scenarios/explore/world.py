@@ -86,13 +86,14 @@ class Hand:
     session: Any = None
     deadline: int | None = None
     frozen_until: float | None = None
+    hard: int = 0  # the job's hard deadline the claim's reply gave (server ms; 0: none): no renewal passes it
 
     @property
     def token(self) -> str | None:
         return None if self.session is None else self.session.token
 
     def idle(self) -> "Hand":
-        return replace(self, job=None, attempts=None, written=False, deadline=None)
+        return replace(self, job=None, attempts=None, written=False, deadline=None, hard=0)
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,7 @@ class Outcome:
     accepted: tuple[tuple[str, int], ...] = ()
     refused: tuple[tuple[str, int], ...] = ()
     quiet: bool = False  # the package's script wrote nothing, by its own reply (a search need not read the store)
+    grants: tuple[tuple[str, str, int, int], ...] = ()  # (worker, what, asked, granted): server ms
 
 
 @dataclass(frozen=True)
@@ -153,6 +155,7 @@ class Params(Record):
     fencing: str
     scripts: tuple[tuple[str, str], ...] = field(default=(), metadata=json_name("scripts", load=_scripts_tuple))
     invariants: tuple[str, ...] = field(default=CHECKS, metadata=json_name("invariants", load=tuple))
+    max_runtime: float = 0.0  # a hard deadline this long after each claim (model s; 0: none): a hung job's limit
     exact: bool = False
     symmetry: bool = True
     sleep: bool = True
@@ -331,7 +334,7 @@ class World:
                 return h, Outcome()
             self._event(h.name, "session_open")
         try:
-            got = self.q.claim(self.lease_ms, 1, **keeper.claim_options())
+            got = self.q.claim(self.lease_ms, 1, max_runtime_ms=self.p.max_runtime * MS, **keeper.claim_options())
         except StaleToken:
             keeper.forget()
             self._event(h.name, "claim_refused", reason="its session is gone")
@@ -340,9 +343,19 @@ class World:
             self._event(h.name, "claim_empty")
             return replace(h, session=keeper.session), Outcome(quiet=not opened)
         c = got[0]
-        self._event(h.name, "claim", job=c.id, attempts=c.attempts, deadline=self._at(c.deadline, c.server_now))
-        return (replace(h, job=c.id, attempts=c.attempts, written=False, session=keeper.session, deadline=c.deadline),
-                Outcome(claimed=((c.id, c.attempts),)))
+        granted = min(c.deadline, c.hard) if c.hard else c.deadline  # a session's deadline, capped by the hard one
+        asked_hard = c.server_now + self._ms(self.p.max_runtime * MS) if self.p.max_runtime else 0
+        if self.design.per_worker:  # the session's lease is the session's: the claim asks only for the hard deadline
+            grants = ((h.name, f"job {c.id}'s hard deadline", asked_hard, c.hard),) if asked_hard else ()
+        else:
+            asked = c.server_now + self._ms(self.lease_ms)
+            grants = ((h.name, f"job {c.id}'s lease", min(asked, asked_hard) if asked_hard else asked, granted),)
+        self._event(h.name, "claim", job=c.id, attempts=c.attempts, deadline=self._at(granted, c.server_now))
+        return (replace(h, job=c.id, attempts=c.attempts, written=False, session=keeper.session, deadline=granted,
+                        hard=c.hard), Outcome(claimed=((c.id, c.attempts),), grants=grants))
+
+    def _ms(self, model_ms: float) -> int:
+        return int(self.clock.to_server_ms(model_ms))
 
     def _at(self, server_ms: int, server_now: int) -> float:
         """A deadline the store replied with, as model seconds from the run's start (the reply's own TIME)."""
@@ -351,7 +364,7 @@ class World:
     def _extend(self, h: Hand) -> tuple[Hand, Outcome]:
         keeper = self.keepers[h.name]
         keeper.session = h.session
-        held = [_Held(h.job, h.attempts)] if h.job is not None else []
+        held = [_Held(h.job, h.attempts, h.hard)] if h.job is not None else []
         renewed = keeper.renew(held)
         session = keeper.session
         if renewed is None:  # nothing to renew (a session already gone)
@@ -360,13 +373,22 @@ class World:
         if h.job is not None and h.job in renewed.lost:
             self._event(h.name, "extend", job=h.job, attempts=h.attempts, held=False)
             return replace(h.idle(), session=session), Outcome(refused=(pair,))
+        asked = renewed.server_now + self._ms(self.lease_ms)
+        session_grant = ((h.name, "its session", asked, renewed.score),) if (
+            self.design.per_worker and renewed.score is not None and renewed.session) else ()
         if h.job is None:
             self._event(h.name, "extend", held=renewed.session is not False)
-            return replace(h, session=session), Outcome()
+            return replace(h, session=session), Outcome(grants=session_grant)
         deadline = renewed.deadlines.get(h.job, h.deadline)
+        if h.hard and deadline is not None:
+            deadline = min(deadline, h.hard)  # a session's renewal does not move a job past its hard deadline
         self._event(h.name, "extend", job=h.job, attempts=h.attempts, held=True,
                     deadline=self._at(deadline, renewed.server_now))
-        return replace(h, session=session, deadline=deadline), Outcome(accepted=(pair,))
+        # a session's renewal is the session's, not an operation on the job: it checks no job's attempts
+        if self.design.per_worker:
+            return replace(h, session=session, deadline=deadline), Outcome(grants=session_grant)
+        job_grant = (h.name, f"job {h.job}'s lease", min(asked, h.hard) if h.hard else asked, deadline)
+        return replace(h, session=session, deadline=deadline), Outcome(accepted=(pair,), grants=(job_grant,))
 
     def _effect(self, h: Hand) -> tuple[Hand, Outcome]:
         pair = (h.job, h.attempts)
@@ -400,7 +422,7 @@ class World:
 
     def _crash(self, h: Hand) -> tuple[Hand, Outcome]:
         self._event(h.name, "crash", holding=[h.job])
-        return Hand(h.name, alive=False, job=h.job, attempts=h.attempts, deadline=h.deadline), Outcome()
+        return Hand(h.name, alive=False, job=h.job, attempts=h.attempts, deadline=h.deadline, hard=h.hard), Outcome()
 
     # -- reading the store ---------------------------------------------------------------------------
     def read(self, types: dict[str, str]) -> store_snapshot.Stored:
@@ -419,9 +441,12 @@ class World:
         deadline the store granted it (model seconds from the run's start, as `now`)."""
         holders = tuple(inv.Holder(h.name, h.job, h.attempts, round(self.model_s(h.deadline, stored, now_ms), 3))
                         for h in hands if h.job is not None and h.deadline is not None)
+        grants = tuple(inv.Grant(who, what, round(self.model_s(asked, stored, now_ms), 3),
+                                 round(self.model_s(granted, stored, now_ms), 3))
+                       for who, what, asked, granted in outcome.grants)
         return inv.Facts(snapshot=inv.from_contents(self.q, self.ids, stored.entries), issued=dict(seen.issued),
                          claimed=outcome.claimed, refused=seen.refused | frozenset(outcome.refused),
-                         accepted=outcome.accepted, now=round(now_ms / MS, 3), holders=holders)
+                         accepted=outcome.accepted, now=round(now_ms / MS, 3), holders=holders, grants=grants)
 
     def describe(self, stored: store_snapshot.Stored, hands: Sequence[Hand], now_ms: float) -> dict[str, Any]:
         """A state as a reader reads it: each key of the queue (without its prefix) and what it holds, and what
