@@ -121,7 +121,8 @@ def test_a_history_with_no_snapshot_events_never_says_every_invariant_held(capsy
     headline = out.splitlines()[0]
     assert code == 0 and "every" not in headline
     assert headline == ("the fenced history (3 events): attempts_grow and current_fence held; one_place, never_lost, "
-                        "one_effect, no_resurrection, done_has_effect, lease_kept and sessions_agree not evaluated.")
+                        "one_effect, no_resurrection, done_has_effect, lease_kept, sessions_agree and lease_granted not "
+                        "evaluated.")
     assert "· not evaluated (no effects recorded): one_effect" in out
 
 

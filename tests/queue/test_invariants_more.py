@@ -11,7 +11,7 @@ from emqlab.queue import invariants as inv
 from emqlab.queue.jobs import Queue
 from emqlab.store import snapshot
 
-NEW = ("done_has_effect", "lease_kept", "current_fence", "sessions_agree")
+NEW = ("done_has_effect", "lease_kept", "current_fence", "sessions_agree", "lease_granted")
 
 
 def row(*places, state=None, attempts=1, worker=None, session=None):
@@ -22,7 +22,7 @@ def names(broken):
     return [(b.invariant, b.job) for b in broken]
 
 
-def test_the_table_names_nine_each_with_a_rule_a_test_of_when_and_what_it_needs():
+def test_the_table_names_ten_each_with_a_rule_a_test_of_when_and_what_it_needs():
     assert tuple(inv.INVARIANTS) == ("one_place", "never_lost", "attempts_grow", "one_effect", "no_resurrection",
                                      *NEW)
     for i in inv.INVARIANTS.values():
@@ -163,7 +163,7 @@ def test_both_readers_see_the_session_keys_alike_and_see_them_disagree(fake):
     assert snap.held == {"w1": ("A", "B")} and snap.sessions == ("w1",) and snap.jobs["A"].session == "1"
     assert snap.jobs["C"].worker == "w2" and snap.effects == {"C": 1}
     facts = inv.Facts(snapshot=snap)
-    assert set(NEW) - set(inv.evaluable(facts)) == {"lease_kept", "current_fence"}  # a snapshot alone
+    assert set(NEW) - set(inv.evaluable(facts)) == {"lease_kept", "current_fence", "lease_granted"}  # a snapshot alone
     assert inv.check(facts) == []
     fake.client.zrem(q.held_key("w1"), "B")  # damage: the session's index loses a job it holds
     assert [b.what for b in inv.check(inv.Facts(snapshot=both()))] == [
