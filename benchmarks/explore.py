@@ -1,18 +1,28 @@
-"""The explorer (`emqlab explore`): how fast it searches, how its space grows, and whether its
-counterexample breaks the same invariant on a live server, run after run.
+"""The explorer (`emqlab explore`): whether it kills mutants of the shipped scripts, what its reductions save,
+and whether its counterexample breaks the same invariant on a live server, run after run.
 
-    .venv/bin/python benchmarks/explore.py [--replays 10] [--quick]
+    taskset -c 1 .venv/bin/python benchmarks/explore.py [--replays 10] [--full] [--only SECTION,...]
 
-Measures, on fakeredis on the virtual clock: the fencing-on space of 2 workers × 1 job to depth 12 for
-every design (states, steps tried, seconds, states per second: the goal is the whole space in 60 s or
-less on this 2-core machine); the two ways back to a parent state (write its keys back and rewind the
-clock, or replay its schedule from an empty store); how the state count grows with depth, with a third
-worker and with a second job. Then replays the fencing-off counterexample `--replays` times on an
-embedded Valkey (the real clock, scaled so every race with the server's clock is decided by 0.5 s of real
-time or more) and counts how often it broke the same invariant at the same, last step.
+Sections (all by default; `--only` picks some: designs, mutants, reductions, replays, ways, growth):
+
+- designs: the fencing-on space of 2 workers × 1 job to depth 12, every design (states, steps tried, seconds);
+- mutants: every mutant of the shipped scripts (benchmarks/mutants.py: flipped comparisons, dropped writes,
+  shifted constants, lease math, removed checks), each on the worlds that run its line (2 workers × 1 job,
+  fencing on, each design that calls the script, and for claim, reap and extend_active the same with a hard
+  deadline 45 s after each claim; complete with fencing off), to depth 6 (`--full`: then to depth 12): killed
+  (the invariant that broke, in how many steps) or survived, the share killed, and for every survivor why
+  (`SURVIVORS`): equivalent in this world, or a gap the explorer does not see;
+- reductions: 3 workers × 2 jobs, depth 12, fencing on, the state budget lifted (`search` with the
+  parameters replaced, as the range stops at 40,000): every design with both reductions on (symmetry, sleep
+  sets), and design none with each off; `--full` adds every design with each and both off (an hour or more);
+- replays: the fencing-off counterexample replayed `--replays` times on an embedded Valkey (the real clock,
+  scaled so every race with the server's clock is decided by 0.5 s of real time or more), counting the
+  replays that broke the same invariant at the same, last step;
+- ways, growth (`--full`, or named): the two ways back to a parent state (restore its keys, or rerun its
+  schedule), and the growth of the space with depth.
 
 Prints the tables and writes them to benchmarks/results/explore.md. A benchmark, not a test: it measures,
-it asserts nothing.
+it asserts nothing. The default sections run in about 15 minutes on this 2-core machine, pinned to one core.
 """
 
 from __future__ import annotations
@@ -20,18 +30,205 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import signal
+import sys
 import time
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from emqlab.lease.designs import design_names
-from emqlab.scenarios.explore import explore, replay
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 
-OUT = Path(__file__).resolve().parent / "results"
+from emqlab.lease.designs import design_names  # noqa: E402
+from emqlab.scenarios.base import run_on  # noqa: E402
+from emqlab.scenarios.explore import explore, explore_params, replay, search  # noqa: E402
+from emqlab.store.backend import connect  # noqa: E402
+
+import mutants as mut  # noqa: E402
+
+OUT = HERE / "results"
+DEFAULT = ("designs", "mutants", "reductions", "replays")
+SECTIONS = (*DEFAULT, "ways", "growth")
+LIFTED = 1_000_000  # the reductions' state budget: far above any space measured here
+
+# Why each survivor survives, by (script, the line before, the line after). "equivalent": no behaviour the
+# world can reach changes; "gap": behaviour changes and no invariant (or no step of the world) sees it.
+SURVIVORS: dict[tuple[str, str, str], str] = {
+    ('claim', 'if max_ms > 0 then',
+     'if max_ms > 1 then'):
+        'equivalent: `max_ms` is 0, or 45,000 in the worlds with a hard deadline: `> 1` and `> 0` '
+        'agree on both',
+    ('claim', 'return {now, -1, hard}',
+     'return {now, -2, hard}'):
+        'equivalent: the caller reads any negative deadline as the session gone',
+    ('claim', 'if hard > 0 then',
+     'if hard > 1 then'):
+        'equivalent: `hard` is 0, or a server time in ms: `> 1` and `> 0` agree on both',
+    ('claim', 'elseif hard > 0 and hard < deadline then',
+     'elseif hard > 0 and hard <= deadline then'):
+        "equivalent: the hard deadline (45 s after the claim) never equals the lease's (30 s)",
+    ('claim', 'elseif hard > 0 and hard < deadline then',
+     'elseif hard > 1 and hard < deadline then'):
+        'equivalent: `hard` is 0, or a server time in ms',
+    ('claim', 'for i = 1, #popped, 2 do',
+     'for i = 1, #popped, 3 do'):
+        'equivalent: every claim of the world takes one job (count 1), so the loop runs once either '
+        'way',
+    ('claim', "if redis.call('EXISTS', job_key) == 1 then",
+     'if true then'):
+        "equivalent: no job's hash is ever deleted in the world, so every popped id has one",
+    ('claim', "local attempts = redis.call('HINCRBY', job_key, 'attempts', 1)",
+     "local attempts = redis.call('HINCRBY', job_key, 'attempts', 2)"):
+        'equivalent: fencing values 2, 4, … still grow and are never handed out twice, so every fence'
+        ' holds as before (nothing says attempts counts the claims)',
+    ('claim', 'if hard > 0 then',
+     'if hard > 1 then'):
+        'equivalent: `hard` is 0, or a server time in ms',
+    ('claim', "redis.call('HSET', job_key, 'hard', hard)",
+     'do end  -- mutant: HSET dropped'):
+        "gap: the job's `hard` field is read by extend_active alone, which then renews the lease past"
+        " the hung job's limit; the holder is told the earlier of the two (the claim's reply carries "
+        'the hard deadline) and the reaper takes the job later than its limit: no invariant says a '
+        'job leaves its holder by its hard deadline',
+    ('claim', "redis.call('HDEL', job_key, 'hard')",
+     'do end  -- mutant: HDEL dropped'):
+        'equivalent: without a hard deadline no row ever has one to delete; with one every claim sets'
+        ' it',
+    ('claim', "redis.call('HDEL', job_key, 'session')",
+     'do end  -- mutant: HDEL dropped'):
+        'equivalent: in designs none and per-job no row ever has a `session` field to delete (design '
+        'session does not run the line)',
+    ('reap', 'scored[#scored + 1] = 0',
+     'scored[#scored + 1] = 1'):
+        "equivalent: a reaped job's pending score 1 still puts it ahead of every arrival (scored by "
+        'server ms); with one job there is no order anyway',
+    ('reap', 'if held then',
+     'if true then'):
+        'equivalent: a lease-held job reaped gets `session 0`, which nothing reads differently from '
+        "no field (sessions_agree and the scripts look for '1'; the next claim rewrites it)",
+    ('reap', "if session == '1' then  -- a session holder's job past its hard deadline leaves the worker's index",
+     "if true then  -- a session holder's job past its hard deadline leaves the worker's index"):
+        'equivalent: for a lease-held job the ZREM from `held:<worker>` is a no-op; a session-held '
+        'job (reaped at its hard deadline) leaves the index as before',
+    ('reap', "back_to_pending(id, job_key, session == '1')",
+     "back_to_pending(id, job_key, session ~= '1')"):
+        'equivalent: a lease-held job gets `session 0` (as above) and a session-held one reaped at '
+        'its hard deadline keeps `session 1` while pending; nothing reads the mark of a job that is '
+        'not active, and the next claim rewrites it',
+    ('reap', 'while left > 0 and turns > 0 do',
+     'while left >= 0 and turns > 0 do'):
+        'equivalent: the reap limit is 100 and a world holds 1 job and 2 sessions: no slice ever '
+        "fills, so the loop's bounds never bind (a world with more jobs than the limit would tell)",
+    ('reap', 'while left > 0 and turns > 0 do',
+     'while left > 0 and turns >= 0 do'):
+        'equivalent: the reap limit is 100 and a world holds 1 job and 2 sessions: no slice ever '
+        "fills, so the loop's bounds never bind (a world with more jobs than the limit would tell)",
+    ('reap', 'while left > 0 and turns > 0 do',
+     'while left > 1 and turns > 0 do'):
+        'equivalent: the reap limit is 100 and a world holds 1 job and 2 sessions: no slice ever '
+        "fills, so the loop's bounds never bind (a world with more jobs than the limit would tell)",
+    ('reap', 'while left > 0 and turns > 0 do',
+     'while left > 0 and turns > 1 do'):
+        'equivalent: the reap limit is 100 and a world holds 1 job and 2 sessions: no slice ever '
+        "fills, so the loop's bounds never bind (a world with more jobs than the limit would tell)",
+    ('reap', 'turns = turns - 1',
+     'turns = turns - 2'):
+        'equivalent: the reap limit is 100 and a world holds 1 job and 2 sessions: no slice ever '
+        "fills, so the loop's bounds never bind (a world with more jobs than the limit would tell)",
+    ('reap', "local lapsed = redis.call('ZRANGEBYSCORE', sessions_key, '-inf', now, 'LIMIT', 0, 1)",
+     "local lapsed = redis.call('ZRANGEBYSCORE', sessions_key, '-inf', now, 'LIMIT', 0, 2)"):
+        'equivalent: two lapsed sessions are read where one was, and only the first is used',
+    ('reap', "local held = redis.call('ZRANGE', held_key, 0, left - 1)",
+     "local held = redis.call('ZRANGE', held_key, 0, left - 2)"):
+        'equivalent: the reap limit is 100 and a world holds 1 job and 2 sessions: no slice ever '
+        "fills, so the loop's bounds never bind (a world with more jobs than the limit would tell)",
+    ('reap', "if state == 'active' and holder == worker then",
+     'if true and holder == worker then'):
+        'equivalent: every id in `held:<w>` is an active job held by w in the shipped scripts (claim '
+        'adds it so; every settle and reap removes it), so the check never fails',
+    ('reap', "if state == 'active' and holder == worker then",
+     "if state == 'active' and true then"):
+        "equivalent: as above: the index and the job's worker always agree",
+    ('reap', "if redis.call('EXISTS', held_key) == 0 then",
+     'if true then'):
+        'equivalent: the reap limit is 100 and a world holds 1 job and 2 sessions: no slice ever '
+        "fills, so the loop's bounds never bind (a world with more jobs than the limit would tell): a"
+        " lapsed session's index is always emptied in one slice",
+    ('reap', 'ended[#ended + 1] = worker',
+     'ended[#ended + 2] = worker'):
+        'gap: the reply loses the names of the sessions it ended; the keys are as before, and no '
+        "invariant reads the reaper's reply",
+    ('reap', "redis.call('INCRBY', reaped_key, #ids)",
+     'do end  -- mutant: INCRBY dropped'):
+        'gap: the `reaped` counter (what chaos reads) is judged by no invariant, and the canonical '
+        'form leaves it out by design',
+    ('reap', 'reply[#reply + 1] = id',
+     'reply[#reply + 2] = id'):
+        'gap: the reply loses the reaped ids (what `Queue.reap()` returns); the keys are as before, '
+        'and no invariant reads the reply',
+    ('reap', 'reply[#reply + 1] = worker',
+     'reply[#reply + 2] = worker'):
+        "gap: as reap:101, the ended sessions' names lost from the reply",
+    ('record_effect', "if base and redis.call('HGET', job_key, 'session') == '1' then",
+     'if base and true then'):
+        'equivalent: for a lease-held job the ZREM from `held:<worker>` and the HDEL of `session` are'
+        ' no-ops',
+    ('record_effect', "redis.call('HDEL', job_key, 'session')",
+     'do end  -- mutant: HDEL dropped'):
+        'equivalent: a settled session job keeps `session 1` in its row, but it is done and never '
+        "active again, and sessions_agree asks only active jobs' rows",
+    ('record_effect', 'if fenced then',
+     'if true then'):
+        'equivalent: every effect in a fencing-on world is fenced already (with fencing off it would '
+        'make the write fenced: safer)',
+    ('record_effect', 'return -1',
+     'return -2'):
+        'equivalent: the caller reads any negative reply as refused',
+    ('complete', "if base and redis.call('HGET', job_key, 'session') == '1' then",
+     'if base and true then'):
+        'equivalent: as record_effect:49',
+    ('complete', "redis.call('HDEL', job_key, 'session')",
+     'do end  -- mutant: HDEL dropped'):
+        'equivalent: as record_effect:51',
+    ('extend_active', 'for i = 3, #ARGV, 2 do',
+     'for i = 3, #ARGV, 3 do'):
+        'equivalent: a worker holds one job in the world, so each extend carries one pair and the '
+        'loop runs once either way',
+    ('extend_active', "if state == 'active' and current == attempts and redis.call('ZSCORE', active_key, id) then",
+     "if true and current == attempts and redis.call('ZSCORE', active_key, id) then"):
+        "equivalent: a job still in active under the caller's attempt is always state active (every "
+        'script that changes the state takes the job out of active in the same call), so the ZSCORE '
+        'check covers it',
+    ('session_open', 'return {now, 0}',
+     'return {now, 1}'):
+        'equivalent: the line never runs: the reaper ends a lapsed session (token and entry) in one '
+        'call, before its worker can learn it is gone, so no worker opens over an entry still there',
+    ('session_open', 'local deadline = now + tonumber(ARGV[3])',
+     'local deadline = now + tonumber(ARGV[3]) / 2'):
+        'gap: a session opens with half the lease asked for; lease_granted judges claims and renewals'
+        " but not a session's opening (the world's start and a claim's re-open), and the claim then "
+        "tells the worker the session's own short deadline, which the reaper keeps",
+    # kept in case a world no longer kills them (survivors before lease_granted)
+    ('claim', 'local deadline = now + lease_ms',
+     'local deadline = now + lease_ms / 2'):
+        'gap: the store grants half the lease asked for and says so (lease_granted kills it where it '
+        'runs)',
+    ('extend_active', 'local deadline = now + lease_ms',
+     'local deadline = now + lease_ms / 2'):
+        'gap: as claim:37',
+    ('session_renew', 'local deadline = now + tonumber(ARGV[3])',
+     'local deadline = now + tonumber(ARGV[3]) / 2'):
+        'gap: as claim:37',
+}
 
 
-def row_of(name: str, tl) -> dict:
-    v = tl.verdict
+def reason(m: mut.Mutant) -> str:
+    return SURVIVORS.get((m.script, m.before, m.after), "(no reason written yet: look at it)")
+
+
+# -- the tables ---------------------------------------------------------------------------------------------------
+def row_of(name: str, v) -> dict:
     return {"case": name, "states": v.states, "transitions": v.transitions, "depth": v.depth_reached,
             "complete": v.complete, "violations": v.violations, "seconds": v.seconds,
             "states_per_s": v.states / v.seconds if v.seconds else float("inf"),
@@ -47,64 +244,212 @@ def table(title: str, rows: list[dict]) -> str:
     return f"### {title}\n\n{head}{body}\n"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--replays", type=int, default=10)
-    parser.add_argument("--quick", action="store_true", help="smaller depths (a smoke run)")
-    args, _ = parser.parse_known_args()
-    deep = 8 if args.quick else 12
-    explore(depth=2)  # the first Lua calls compile the scripts
-    sections = []
+def designs_section(deep: int) -> str:
+    rows = [row_of(f"design {d}, fencing on, 2 workers × 1 job, depth {deep}", explore(depth=deep, design=d).verdict)
+            for d in design_names()]
+    return table("The fencing-on space, explored whole", rows)
 
-    designs = [row_of(f"design {d}, fencing on, 2 workers × 1 job, depth {deep}", explore(depth=deep, design=d))
-               for d in design_names()]
-    sections.append(table(f"The fencing-on space, explored whole (goal: ≤ 60 s each)", designs))
 
-    ways = []
-    for d, depth in (("none", deep), ("session", 6 if args.quick else 8)):
+def ways_section(deep: int) -> str:
+    rows = []
+    for d, depth in (("none", deep), ("session", 8)):
         for method in ("restore", "rerun"):
-            ways.append(row_of(f"design {d}, depth {depth}: {method}", explore(depth=depth, design=d, method=method)))
-    sections.append(table("Back to a parent state: write its keys back and rewind (restore), or replay its "
-                          "schedule from an empty store (rerun)", ways))
+            rows.append(row_of(f"design {d}, depth {depth}: {method}",
+                               explore(depth=depth, design=d, method=method).verdict))
+    return table("Back to a parent state: write its keys back and rewind (restore), or replay its schedule from "
+                 "an empty store (rerun)", rows)
 
-    growth = []
-    for depth in range(4, (12 if args.quick else 20) + 1, 2):
-        growth.append(row_of(f"design none, 2 workers × 1 job, depth {depth}", explore(depth=depth)))
-    for depth in range(4, (8 if args.quick else 12) + 1, 2):
-        growth.append(row_of(f"design session, 2 workers × 1 job, depth {depth}", explore(depth=depth, design="session")))
-    sections.append(table("Growth with depth", growth))
 
-    wider = []
-    for workers, jobs in ((2, 1), (3, 1), (2, 2), (3, 2)):
-        for d in ("none", "session"):
-            tl = explore(workers=workers, jobs=jobs, depth=deep, design=d)
-            wider.append(row_of(f"design {d}, {workers} workers × {jobs} job{'s' if jobs > 1 else ''}, depth {deep}", tl))
-    sections.append(table("A third worker, a second job (the budget is the range's largest, 8,000 states)", wider))
+def growth_section() -> str:
+    rows = [row_of(f"design none, 2 workers × 1 job, depth {depth}", explore(depth=depth).verdict)
+            for depth in range(4, 21, 4)]
+    rows += [row_of(f"design session, 2 workers × 1 job, depth {depth}", explore(depth=depth, design="session").verdict)
+             for depth in range(4, 13, 4)]
+    return table("Growth with depth", rows)
 
+
+# -- mutants -------------------------------------------------------------------------------------------------------
+def mutants_section(full: bool, log) -> tuple[str, list[dict]]:
+    started = time.perf_counter()
+    cov = mut.coverage()
+    cov_s = time.perf_counter() - started
+    ms = mut.all_mutants()
+    depths = (6, 12) if full else (6,)
+
+    def progress(i: int, r: dict) -> None:
+        log(f"  mutant {i + 1}/{len(ms)} {r['mutant'].name}: {r['killed'] or 'survived'} ({r['wall']:.1f} s)")
+
+    results = mut.judge_all(ms, timeout=1800 if full else 120, cov=cov, depths=depths, progress=progress)
+    seconds = time.perf_counter() - started
+    n = len(results)
+    by_invariant = [r for r in results if r["killed"] and r["killed"] != "script error"]
+    by_error = [r for r in results if r["killed"] == "script error"]
+    survivors = [r for r in results if not r["killed"]]
+    equivalent = [r for r in survivors if reason(r["mutant"]).startswith("equivalent")]
+    killed = len(by_invariant) + len(by_error)
+    share = killed / n
+    share_ne = killed / (n - len(equivalent)) if n > len(equivalent) else 1.0
+    kinds = sorted({m.kind for m in ms})
+    counts = ", ".join(f"{sum(1 for m in ms if m.kind == k)} {k}" for k in kinds)
+    scripts = ", ".join(f"{s} {sum(1 for m in ms if m.script == s)}" for s in mut.SCRIPTS)
+    lines = [
+        "### Mutants of the shipped scripts\n",
+        f"{n} mutants ({counts}; by script: {scripts}), made mechanically by benchmarks/mutants.py, each run on the "
+        f"worlds whose search runs its line (2 workers × 1 job, fencing on, each design that calls the script, "
+        f"and for claim, reap and extend_active the same with a hard deadline {mut.HARD:g} s after each claim; "
+        f"complete with fencing off, judged by every invariant the shipped scripts keep there), "
+        f"{' then '.join(f'to depth {d}' for d in depths)}, states compared exactly (a script is replaced). "
+        f"Which lines each world runs was found by one search per world with every script instrumented "
+        f"({cov_s:.0f} s). Wall time {seconds:.0f} s.\n",
+        f"**Killed: {killed} of {n} ({share:.0%})**: {len(by_invariant)} by an invariant, {len(by_error)} by the "
+        f"call itself failing (a Lua error, or a reply the caller cannot read: the search stops there). "
+        f"Survived: {len(survivors)}, of which {len(equivalent)} equivalent in this world (no reachable behaviour "
+        f"changes) and {len(survivors) - len(equivalent)} gaps. Killed among the mutants not equivalent: "
+        f"{share_ne:.0%}.\n",
+        "| # | script | line | kind | change | verdict | world | steps | seconds |",
+        "|---:|---|---:|---|---|---|---|---:|---:|",
+    ]
+    for k, r in enumerate(results, start=1):
+        m = r["mutant"]
+        change = m.change.replace("|", "\\|")
+        if r["killed"]:
+            verdict = f"killed: {r['killed']}" if r["killed"] != "script error" else \
+                f"killed: script error ({r['error'].split(':')[0]})"
+            world, steps = r["world"], "" if r["steps"] is None else str(r["steps"])
+        elif r.get("hung"):
+            verdict, world, steps = "hung (stopped)", "", ""
+        elif not r["reached"]:
+            verdict, world, steps = "survived: line never runs", "", ""
+        else:
+            verdict = f"survived (depth {r['depth']}{'' if r['complete'] else ', budget cut'})"
+            world, steps = ", ".join(f"{x['design']}" + (" (hard deadline)" if x.get("max_runtime") else "")
+                                     for x in r["runs"] if x["depth"] == r["depth"]), ""
+        lines.append(f"| {k} | {m.script} | {m.line} | {m.kind} | {change} | {verdict} | {world} | {steps} | "
+                     f"{r['wall']:.1f} |")
+    lines.append("\n#### Every survivor, and why\n")
+    for r in survivors:
+        m = r["mutant"]
+        lines.append(f"- {m.name.replace('|', '/')}: {reason(m)}")
+    by = {}
+    for r in by_invariant:
+        by[r["killed"]] = by.get(r["killed"], 0) + 1
+    lines.append("\nKilled by: " + ", ".join(f"{k} {v}" for k, v in sorted(by.items(), key=lambda kv: -kv[1]))
+                 + f", script error {len(by_error)}.\n")
+    return "\n".join(lines) + "\n", results
+
+
+# -- reductions ----------------------------------------------------------------------------------------------------
+def reduced(design: str, symmetry: bool, sleep: bool, workers: int = 3, jobs: int = 2, depth: int = 12) -> dict:
+    p = replace(explore_params(workers=workers, jobs=jobs, depth=depth, design=design, symmetry=symmetry, sleep=sleep),
+                states=LIFTED)
+    with connect("fake") as backend:
+        with run_on(backend, "explore", p, cost=p.cost()) as run:
+            return search(backend, run.prefix, p, "restore")
+
+
+def reductions_section(full: bool, log) -> str:
+    combos = [(True, True), (False, True), (True, False), (False, False)]
+    plan = [(d, True, True) for d in design_names()]
+    plan += [("none", False, True), ("none", True, False)]
+    if full:
+        plan += [(d, s, z) for d in design_names() for s, z in combos if (d, s, z) not in plan]
+    rows = []
+    for d, sym, slp in plan:
+        f = reduced(d, sym, slp)
+        log(f"  reductions {d} symmetry {sym} sleep {slp}: {f['states']:,} states, {f['seconds']:.1f} s")
+        rows.append((d, sym, slp, f))
+    on = {d: f for d, s, z, f in rows if s and z}
+    lines = ["### Reductions: 3 workers × 2 jobs, depth 12, fencing on (state budget lifted)\n",
+             "Symmetry: states that differ only by which worker is which are one. Sleep sets: of two independent "
+             "steps, one order tried. Each row a whole search (`complete`), progress judged from every state.\n",
+             "| design | symmetry | sleep sets | states | steps tried | complete | violations | progress checked | "
+             "seconds | states vs both on | steps vs both on |",
+             "|---|:-:|:-:|---:|---:|:-:|---:|---:|---:|---:|---:|"]
+    order = {d: i for i, d in enumerate(design_names())}
+    for d, sym, slp, f in sorted(rows, key=lambda x: (order[x[0]], not x[1], not x[2])):
+        base = on[d]
+        lines.append(f"| {d} | {'on' if sym else 'off'} | {'on' if slp else 'off'} | {f['states']:,} | "
+                     f"{f['transitions']:,} | {'yes' if f['complete'] else 'no'} | {f['violations']} | "
+                     f"{f['progress_checked']:,} | {f['seconds']:.1f} | {f['states'] / base['states']:.2f}× | "
+                     f"{f['transitions'] / base['transitions']:.2f}× |")
+    if not full:
+        lines.append("\nOnly design none is searched with a reduction off here (per-job, sweep and session with "
+                     "symmetry off take several minutes each): `--full` adds them.")
+    return "\n".join(lines) + "\n"
+
+
+# -- replays -------------------------------------------------------------------------------------------------------
+def replays_section(n: int) -> str:
     found = explore(depth=8, fencing="off")
     replays = []
-    for _ in range(args.replays):
+    for _ in range(n):
         started = time.perf_counter()
         r = replay(found, backend="valkey").verdict
         replays.append((r.same, r.broke_at, r.invariant, r.scale, time.perf_counter() - started, r.why))
     same = sum(1 for s, *_ in replays if s)
-    lines = [f"### The fencing-off counterexample replayed on an embedded Valkey\n",
+    lines = ["### The fencing-off counterexample replayed on an embedded Valkey\n",
              f"Schedule ({len(found.verdict.counterexample)} steps): "
              + "; ".join(f"{s['actor']} {s['action']}" for s in found.verdict.counterexample) + "\n",
              f"**{same} of {len(replays)} replays broke {found.verdict.invariant} at the last step**, as the search "
              f"did on fakeredis (scale {replays[0][3]:g} real s per model s: every race with the server's clock "
-             f"decided by ≥ 0.5 s of real time).\n",
+             f"decided by ≥ 0.5 s of real time).\n" if replays else "No replays asked for.\n",
              "| replay | same break | broke at | invariant | wall s (server start included) |",
              "|---:|:-:|---:|---|---:|"]
     lines += [f"| {k} | {'yes' if s else 'no'} | {b} | {i} | {w:.2f} |" for k, (s, b, i, _, w, _) in
               enumerate(replays, start=1)]
     lines += [f"\nwhy not, replay {k}: {why}" for k, (s, *_, why) in enumerate(replays, start=1) if not s]
-    sections.append("\n".join(lines) + "\n")
+    return "\n".join(lines) + "\n"
 
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--replays", type=int, default=10)
+    parser.add_argument("--full", action="store_true", help="mutants to depth 12, every reduction off for every "
+                        "design, the ways back and the growth tables (an hour or more)")
+    parser.add_argument("--only", default=None, help=f"comma-separated sections: {', '.join(SECTIONS)}")
+    args = parser.parse_args()
+    chosen = tuple(SECTIONS if args.full else DEFAULT) if args.only is None else tuple(args.only.split(","))
+    unknown = [s for s in chosen if s not in SECTIONS]
+    if unknown:
+        parser.error(f"unknown section {', '.join(unknown)}; known: {', '.join(SECTIONS)}")
+
+    def log(text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+    # stopped: exit through the interpreter, so multiprocessing stops a mutant's process too
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+
+    started = time.perf_counter()
+    explore(depth=2)  # the first Lua calls compile the scripts
+    sections, took = [], {}
+    for name in SECTIONS:
+        if name not in chosen:
+            continue
+        t = time.perf_counter()
+        log(f"{name} …")
+        if name == "designs":
+            sections.append(designs_section(12))
+        elif name == "mutants":
+            sections.append(mutants_section(args.full, log)[0])
+        elif name == "reductions":
+            sections.append(reductions_section(args.full, log))
+        elif name == "replays":
+            sections.append(replays_section(args.replays))
+        elif name == "ways":
+            sections.append(ways_section(12))
+        elif name == "growth":
+            sections.append(growth_section())
+        took[name] = time.perf_counter() - t
+        log(f"{name}: {took[name]:.0f} s")
+    total = time.perf_counter() - started
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    head = (f"# benchmarks/explore.py\n\nMeasured {when} on {platform.machine()}, {os.cpu_count()} cores, "
-            f"Python {platform.python_version()}; fakeredis on the virtual clock for every search (lease 30 s, "
-            f"beat 20 s, a freeze 50 s).\n\n")
+    pinned = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    head = (f"# benchmarks/explore.py\n\nMeasured {when} on {platform.machine()}, {os.cpu_count()} cores "
+            f"({pinned} allowed to this run), Python {platform.python_version()}; fakeredis on the virtual clock for "
+            f"every search (lease 30 s, beat 20 s, a freeze 50 s). Command: `benchmarks/explore.py"
+            f"{' --full' if args.full else ''}{' --only ' + args.only if args.only else ''}`; "
+            f"{total / 60:.1f} minutes in all ("
+            + ", ".join(f"{k} {v:.0f} s" for k, v in took.items()) + ").\n\n")
     text = head + "\n".join(sections)
     print(text)
     OUT.mkdir(exist_ok=True)
