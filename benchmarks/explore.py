@@ -52,12 +52,15 @@ DEFAULT = ("designs", "mutants", "reductions", "replays")
 SECTIONS = (*DEFAULT, "ways", "growth")
 LIFTED = 1_000_000  # the reductions' state budget: far above any space measured here
 
-# Why each survivor survives, by (script, the line before, the line after). "equivalent": no behaviour the
-# world can reach changes; "gap": behaviour changes and no invariant (or no step of the world) sees it.
+# Why each survivor survives, by (script, the line before, the line after), in one of three classes:
+# "equivalent": no world of the lab can tell it from the shipped script (the values the line sees, or how its
+# caller reads its reply, make the change invisible); "unreached": a behaviour changes, in a world larger than the
+# ones searched (named), never in these; "gap": a behaviour these worlds reach changes, and no invariant sees it.
+ROOM = "the slice's room"
 SURVIVORS: dict[tuple[str, str, str], str] = {
     ('claim', 'if max_ms > 0 then',
      'if max_ms > 1 then'):
-        'equivalent: `max_ms` is 0, or 45,000 in the worlds with a hard deadline: `> 1` and `> 0` '
+        'equivalent: `max_ms` is 0 or at least 1,000 (a hard deadline is at least 1 s): `> 1` and `> 0` '
         'agree on both',
     ('claim', 'return {now, -1, hard}',
      'return {now, -2, hard}'):
@@ -67,50 +70,45 @@ SURVIVORS: dict[tuple[str, str, str], str] = {
         'equivalent: `hard` is 0, or a server time in ms: `> 1` and `> 0` agree on both',
     ('claim', 'elseif hard > 0 and hard < deadline then',
      'elseif hard > 0 and hard <= deadline then'):
-        "equivalent: the hard deadline (45 s after the claim) never equals the lease's (30 s)",
+        "equivalent: when the hard deadline equals the lease's, both branches give the same deadline",
     ('claim', 'elseif hard > 0 and hard < deadline then',
      'elseif hard > 1 and hard < deadline then'):
         'equivalent: `hard` is 0, or a server time in ms',
     ('claim', 'for i = 1, #popped, 2 do',
      'for i = 1, #popped, 3 do'):
-        'equivalent: every claim of the world takes one job (count 1), so the loop runs once either '
-        'way',
+        'unreached: every claim of the world takes one job, so the loop runs once either way; a claim of '
+        'two jobs at once (a consumer\'s batch) would lose the second',
     ('claim', "if redis.call('EXISTS', job_key) == 1 then",
      'if true then'):
-        "equivalent: no job's hash is ever deleted in the world, so every popped id has one",
+        "equivalent: no script of the lab deletes a pending job's row, so every popped id has one",
     ('claim', "local attempts = redis.call('HINCRBY', job_key, 'attempts', 1)",
      "local attempts = redis.call('HINCRBY', job_key, 'attempts', 2)"):
-        'equivalent: fencing values 2, 4, … still grow and are never handed out twice, so every fence'
-        ' holds as before (nothing says attempts counts the claims)',
+        'gap: fencing values 2, 4, … still grow and are never handed out twice, so every fence holds; '
+        'attempts no longer counts the claims, which no invariant says (a history from another system may '
+        'number its fencing tokens any way that grows, so attempts_grow asks only that)',
     ('claim', 'if hard > 0 then',
      'if hard > 1 then'):
         'equivalent: `hard` is 0, or a server time in ms',
-    ('claim', "redis.call('HSET', job_key, 'hard', hard)",
-     'do end  -- mutant: HSET dropped'):
-        "gap: the job's `hard` field is read by extend_active alone, which then renews the lease past"
-        " the hung job's limit; the holder is told the earlier of the two (the claim's reply carries "
-        'the hard deadline) and the reaper takes the job later than its limit: no invariant says a '
-        'job leaves its holder by its hard deadline',
     ('claim', "redis.call('HDEL', job_key, 'hard')",
      'do end  -- mutant: HDEL dropped'):
-        'equivalent: without a hard deadline no row ever has one to delete; with one every claim sets'
-        ' it',
+        'unreached: every worker of a world has the same hung-job limit, so a claim without one never '
+        'follows a claim with one; with mixed limits a stale `hard` would cut the next lease short',
     ('claim', "redis.call('HDEL', job_key, 'session')",
      'do end  -- mutant: HDEL dropped'):
-        'equivalent: in designs none and per-job no row ever has a `session` field to delete (design '
-        'session does not run the line)',
+        "equivalent: a job a lease worker claims carries no session mark, or the reaper's `session 0`, "
+        "which nothing reads differently from none (the scripts and sessions_agree look for '1')",
     ('reap', 'scored[#scored + 1] = 0',
      'scored[#scored + 1] = 1'):
         "equivalent: a reaped job's pending score 1 still puts it ahead of every arrival (scored by "
-        'server ms); with one job there is no order anyway',
+        'server ms), and reaped jobs tie among themselves either way',
     ('reap', 'if held then',
      'if true then'):
         'equivalent: a lease-held job reaped gets `session 0`, which nothing reads differently from '
         "no field (sessions_agree and the scripts look for '1'; the next claim rewrites it)",
     ('reap', "if session == '1' then  -- a session holder's job past its hard deadline leaves the worker's index",
      "if true then  -- a session holder's job past its hard deadline leaves the worker's index"):
-        'equivalent: for a lease-held job the ZREM from `held:<worker>` is a no-op; a session-held '
-        'job (reaped at its hard deadline) leaves the index as before',
+        'equivalent: a lease-held job is in no `held:` index, so the ZREM is a no-op; a session-held '
+        'job leaves the index as before',
     ('reap', "back_to_pending(id, job_key, session == '1')",
      "back_to_pending(id, job_key, session ~= '1')"):
         'equivalent: a lease-held job gets `session 0` (as above) and a session-held one reaped at '
@@ -118,58 +116,32 @@ SURVIVORS: dict[tuple[str, str, str], str] = {
         'not active, and the next claim rewrites it',
     ('reap', 'while left > 0 and turns > 0 do',
      'while left >= 0 and turns > 0 do'):
-        'equivalent: the reap limit is 100 and a world holds 1 job and 2 sessions: no slice ever '
-        "fills, so the loop's bounds never bind (a world with more jobs than the limit would tell)",
-    ('reap', 'while left > 0 and turns > 0 do',
-     'while left > 0 and turns >= 0 do'):
-        'equivalent: the reap limit is 100 and a world holds 1 job and 2 sessions: no slice ever '
-        "fills, so the loop's bounds never bind (a world with more jobs than the limit would tell)",
-    ('reap', 'while left > 0 and turns > 0 do',
-     'while left > 1 and turns > 0 do'):
-        'equivalent: the reap limit is 100 and a world holds 1 job and 2 sessions: no slice ever '
-        "fills, so the loop's bounds never bind (a world with more jobs than the limit would tell)",
-    ('reap', 'while left > 0 and turns > 0 do',
-     'while left > 0 and turns > 1 do'):
-        'equivalent: the reap limit is 100 and a world holds 1 job and 2 sessions: no slice ever '
-        "fills, so the loop's bounds never bind (a world with more jobs than the limit would tell)",
+        'unreached: it takes a lapsed session into a call whose slice expired leases already filled; in '
+        'these worlds (reap limit 1 with 2 jobs included) no lapsed session holding a job meets a full '
+        'slice in one call: a session renewed at the time points tried never lapses at a job\'s hard deadline',
     ('reap', 'turns = turns - 1',
      'turns = turns - 2'):
-        'equivalent: the reap limit is 100 and a world holds 1 job and 2 sessions: no slice ever '
-        "fills, so the loop's bounds never bind (a world with more jobs than the limit would tell)",
+        'unreached: a call ends at most half its limit of idle lapsed sessions; these worlds never hold '
+        'more lapsed sessions than one call ends either way (it slows the reaper, and never breaks a rule)',
     ('reap', "local lapsed = redis.call('ZRANGEBYSCORE', sessions_key, '-inf', now, 'LIMIT', 0, 1)",
      "local lapsed = redis.call('ZRANGEBYSCORE', sessions_key, '-inf', now, 'LIMIT', 0, 2)"):
         'equivalent: two lapsed sessions are read where one was, and only the first is used',
     ('reap', "local held = redis.call('ZRANGE', held_key, 0, left - 1)",
      "local held = redis.call('ZRANGE', held_key, 0, left - 2)"):
-        'equivalent: the reap limit is 100 and a world holds 1 job and 2 sessions: no slice ever '
-        "fills, so the loop's bounds never bind (a world with more jobs than the limit would tell)",
+        f'unreached: a worker holds one job in these worlds, so its index never exceeds {ROOM}; a '
+        'session holding two jobs, with one place left in the slice, would have both taken (or none)',
     ('reap', "if state == 'active' and holder == worker then",
      'if true and holder == worker then'):
         'equivalent: every id in `held:<w>` is an active job held by w in the shipped scripts (claim '
-        'adds it so; every settle and reap removes it), so the check never fails',
+        'adds it so; every settle and reap removes it; sessions_agree holds), so the check never fails',
     ('reap', "if state == 'active' and holder == worker then",
      "if state == 'active' and true then"):
         "equivalent: as above: the index and the job's worker always agree",
     ('reap', "if redis.call('EXISTS', held_key) == 0 then",
      'if true then'):
-        'equivalent: the reap limit is 100 and a world holds 1 job and 2 sessions: no slice ever '
-        "fills, so the loop's bounds never bind (a world with more jobs than the limit would tell): a"
-        " lapsed session's index is always emptied in one slice",
-    ('reap', 'ended[#ended + 1] = worker',
-     'ended[#ended + 2] = worker'):
-        'gap: the reply loses the names of the sessions it ended; the keys are as before, and no '
-        "invariant reads the reaper's reply",
-    ('reap', "redis.call('INCRBY', reaped_key, #ids)",
-     'do end  -- mutant: INCRBY dropped'):
-        'gap: the `reaped` counter (what chaos reads) is judged by no invariant, and the canonical '
-        'form leaves it out by design',
-    ('reap', 'reply[#reply + 1] = id',
-     'reply[#reply + 2] = id'):
-        'gap: the reply loses the reaped ids (what `Queue.reap()` returns); the keys are as before, '
-        'and no invariant reads the reply',
-    ('reap', 'reply[#reply + 1] = worker',
-     'reply[#reply + 2] = worker'):
-        "gap: as reap:101, the ended sessions' names lost from the reply",
+        f'unreached: a worker holds one job in these worlds, so a lapsed session\'s index always fits {ROOM} '
+        'and is emptied in one call; with two held and a limit of 1 the session would end with a job '
+        'still in its index',
     ('record_effect', "if base and redis.call('HGET', job_key, 'session') == '1' then",
      'if base and true then'):
         'equivalent: for a lease-held job the ZREM from `held:<worker>` and the HDEL of `session` are'
@@ -180,8 +152,8 @@ SURVIVORS: dict[tuple[str, str, str], str] = {
         "active again, and sessions_agree asks only active jobs' rows",
     ('record_effect', 'if fenced then',
      'if true then'):
-        'equivalent: every effect in a fencing-on world is fenced already (with fencing off it would '
-        'make the write fenced: safer)',
+        'unreached: every effect in a fencing-on world is fenced already; with fencing off (a world '
+        'record_effect is not judged in) it would fence the write: safer, not a defect',
     ('record_effect', 'return -1',
      'return -2'):
         'equivalent: the caller reads any negative reply as refused',
@@ -193,8 +165,8 @@ SURVIVORS: dict[tuple[str, str, str], str] = {
         'equivalent: as record_effect:51',
     ('extend_active', 'for i = 3, #ARGV, 2 do',
      'for i = 3, #ARGV, 3 do'):
-        'equivalent: a worker holds one job in the world, so each extend carries one pair and the '
-        'loop runs once either way',
+        'unreached: a worker holds one job in these worlds, so each extend carries one pair and the '
+        'loop runs once either way; a batch of two would renew only the first',
     ('extend_active', "if state == 'active' and current == attempts and redis.call('ZSCORE', active_key, id) then",
      "if true and current == attempts and redis.call('ZSCORE', active_key, id) then"):
         "equivalent: a job still in active under the caller's attempt is always state active (every "
@@ -202,24 +174,9 @@ SURVIVORS: dict[tuple[str, str, str], str] = {
         'check covers it',
     ('session_open', 'return {now, 0}',
      'return {now, 1}'):
-        'equivalent: the line never runs: the reaper ends a lapsed session (token and entry) in one '
-        'call, before its worker can learn it is gone, so no worker opens over an entry still there',
-    ('session_open', 'local deadline = now + tonumber(ARGV[3])',
-     'local deadline = now + tonumber(ARGV[3]) / 2'):
-        'gap: a session opens with half the lease asked for; lease_granted judges claims and renewals'
-        " but not a session's opening (the world's start and a claim's re-open), and the claim then "
-        "tells the worker the session's own short deadline, which the reaper keeps",
-    # kept in case a world no longer kills them (survivors before lease_granted)
-    ('claim', 'local deadline = now + lease_ms',
-     'local deadline = now + lease_ms / 2'):
-        'gap: the store grants half the lease asked for and says so (lease_granted kills it where it '
-        'runs)',
-    ('extend_active', 'local deadline = now + lease_ms',
-     'local deadline = now + lease_ms / 2'):
-        'gap: as claim:37',
-    ('session_renew', 'local deadline = now + tonumber(ARGV[3])',
-     'local deadline = now + tonumber(ARGV[3]) / 2'):
-        'gap: as claim:37',
+        'unreached: the line never runs here: a lapsed session whose index one call empties loses its '
+        'token and its entry together, before its worker can learn it is gone; a session holding more '
+        'jobs than a slice takes keeps its entry a while, and its worker would open over it',
 }
 
 
@@ -286,6 +243,7 @@ def mutants_section(full: bool, log) -> tuple[str, list[dict]]:
     by_error = [r for r in results if r["killed"] == "script error"]
     survivors = [r for r in results if not r["killed"]]
     equivalent = [r for r in survivors if reason(r["mutant"]).startswith("equivalent")]
+    unreached = [r for r in survivors if reason(r["mutant"]).startswith("unreached")]
     killed = len(by_invariant) + len(by_error)
     share = killed / n
     share_ne = killed / (n - len(equivalent)) if n > len(equivalent) else 1.0
@@ -296,16 +254,19 @@ def mutants_section(full: bool, log) -> tuple[str, list[dict]]:
         "### Mutants of the shipped scripts\n",
         f"{n} mutants ({counts}; by script: {scripts}), made mechanically by benchmarks/mutants.py, each run on the "
         f"worlds whose search runs its line (2 workers × 1 job, fencing on, each design that calls the script, "
-        f"and for claim, reap and extend_active the same with a hard deadline {mut.HARD:g} s after each claim; "
+        f"and for claim, reap and extend_active the same with a hard deadline {mut.HARD:g} s after each claim; for "
+        f"reap also 2 jobs with a reap limit of {mut.SLICE}, so its slices fill; "
         f"complete with fencing off, judged by every invariant the shipped scripts keep there), "
         f"{' then '.join(f'to depth {d}' for d in depths)}, states compared exactly (a script is replaced). "
         f"Which lines each world runs was found by one search per world with every script instrumented "
         f"({cov_s:.0f} s). Wall time {seconds:.0f} s.\n",
         f"**Killed: {killed} of {n} ({share:.0%})**: {len(by_invariant)} by an invariant, {len(by_error)} by the "
         f"call itself failing (a Lua error, or a reply the caller cannot read: the search stops there). "
-        f"Survived: {len(survivors)}, of which {len(equivalent)} equivalent in this world (no reachable behaviour "
-        f"changes) and {len(survivors) - len(equivalent)} gaps. Killed among the mutants not equivalent: "
-        f"{share_ne:.0%}.\n",
+        f"Survived: {len(survivors)}: {len(equivalent)} equivalent (no world of the lab can tell them from the "
+        f"shipped script), {len(unreached)} unreached (they change what a larger world than these would do) and "
+        f"{len(survivors) - len(equivalent) - len(unreached)} gaps (a change these worlds reach that no invariant "
+        f"sees). **Killed among the {n - len(equivalent)} mutants not equivalent: {killed} "
+        f"({share_ne:.0%})**; the unreached and the gaps count as not killed.\n",
         "| # | script | line | kind | change | verdict | world | steps | seconds |",
         "|---:|---|---:|---|---|---|---|---:|---:|",
     ]
@@ -322,8 +283,11 @@ def mutants_section(full: bool, log) -> tuple[str, list[dict]]:
             verdict, world, steps = "survived: line never runs", "", ""
         else:
             verdict = f"survived (depth {r['depth']}{'' if r['complete'] else ', budget cut'})"
-            world, steps = ", ".join(f"{x['design']}" + (" (hard deadline)" if x.get("max_runtime") else "")
-                                     for x in r["runs"] if x["depth"] == r["depth"]), ""
+            deepest = {}
+            for x in r["runs"]:
+                deepest[x["world"]] = max(deepest.get(x["world"], 0), x["depth"])
+            world = ", ".join(w.short + ("" if d == r["depth"] else f" to depth {d}") for w, d in deepest.items())
+            steps = ""
         lines.append(f"| {k} | {m.script} | {m.line} | {m.kind} | {change} | {verdict} | {world} | {steps} | "
                      f"{r['wall']:.1f} |")
     lines.append("\n#### Every survivor, and why\n")

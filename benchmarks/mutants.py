@@ -18,9 +18,10 @@ Only code is changed, never a comment or a string. The scripts are those the exp
 (`emqlab.scenarios.explore.world`): claim, reap, record_effect, complete, extend_active, session_open,
 session_renew (enqueue runs once, before the search; session_close is never called by the world).
 
-Each mutant is judged on the worlds where its script runs (`WORLDS`, then `HARD_WORLDS`: the same with a
-hung job's limit, a hard deadline 45 s after each claim, so the scripts' hard-deadline lines run): 2 workers
-× 1 job, fencing on, each design that calls the script; complete runs only with fencing off, so its world is
+Each mutant is judged on the worlds where its script runs (`WORLDS`; then `HARD_WORLDS`: the same with a
+hung job's limit, a hard deadline 45 s after each claim, so the scripts' hard-deadline lines run; then for reap
+`SLICE_WORLDS`: 2 jobs and a reap limit of 1, so its slices fill and its bounds bind): 2 workers × 1 job,
+fencing on, each design that calls the script; complete runs only with fencing off, so its world is
 fencing off, judged by the invariants the shipped scripts keep there (every one but current_fence and
 one_effect). Of those, only the worlds that run the mutated line (`coverage`: each world searched once with
 every script instrumented; a mutant of a line a world never runs changes nothing there). `judge` runs
@@ -37,7 +38,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from emqlab.scenarios.explore import CHECKS, PROGRESS, explore
+from emqlab.queue.jobs import REAP_LIMIT
+from emqlab.scenarios.explore import CHECKS, explore
 from emqlab.store.scripts import source
 
 SCRIPTS = ("claim", "reap", "record_effect", "complete", "extend_active", "session_open", "session_renew")
@@ -65,6 +67,46 @@ HARD_WORLDS: dict[str, tuple[tuple[str, str, tuple[str, ...] | None], ...]] = {
     "reap": (("none", "on", None), ("session", "on", None)),
     "extend_active": (("per-job", "on", None),),
 }
+
+# reap with its slices filled: 2 jobs, one job a call (the course's LIMIT is 100: one job and two sessions never fill it)
+SLICE = 1
+SLICE_DEPTH = 8
+SLICE_WORLDS: dict[str, tuple[tuple[str, str, tuple[str, ...] | None, float], ...]] = {
+    "reap": (("none", "on", None, 0.0), ("session", "on", None, 0.0), ("session", "on", None, HARD)),
+}
+
+
+@dataclass(frozen=True)
+class World:
+    """One world a mutant is judged on: the design, fencing, the invariants judged (None: all), a hung job's
+    limit (0: none), how many jobs and the reap call's limit (2 workers always)."""
+
+    design: str
+    fencing: str = "on"
+    invariants: tuple[str, ...] | None = None
+    max_runtime: float = 0.0
+    jobs: int = 1
+    reap_limit: int = REAP_LIMIT
+    deepest: int = 12  # searched no deeper (2 jobs, exact states: depth 8 is 4,000-13,000 states, 10-45 s)
+
+    @property
+    def label(self) -> str:
+        """The world in a few words: "session, fencing on, hard deadline 45 s, 2 jobs, reap limit 1"."""
+        return (f"{self.design}, fencing {self.fencing}" + (f", hard deadline {self.max_runtime:g} s" if self.max_runtime
+                                                               else "")
+                + (f", {self.jobs} jobs, reap limit {self.reap_limit}" if self.reap_limit != REAP_LIMIT else ""))
+
+    @property
+    def short(self) -> str:
+        """The design, and what sets the world apart: "session (hard deadline, reap limit 1)"."""
+        extra = [w for w, on in (("hard deadline", self.max_runtime), (f"reap limit {self.reap_limit}",
+                                                                        self.reap_limit != REAP_LIMIT)) if on]
+        return self.design + (f" ({', '.join(extra)})" if extra else "")
+
+    def explore(self, **kw: Any):
+        return explore(workers=2, jobs=self.jobs, design=self.design, fencing=self.fencing,
+                       invariants=self.invariants, max_runtime=self.max_runtime, reap_limit=self.reap_limit, **kw)
+
 
 WRITES = ("ZREM", "ZADD", "HSET", "HDEL", "SADD", "INCRBY", "HINCRBY", "ZPOPMIN")
 FLIP = {"<=": "<", "<": "<=", ">=": ">", ">": ">=", "==": "~=", "~=": "=="}
@@ -347,8 +389,7 @@ def instrumented(script: str) -> tuple[str, dict[int, int]]:
     return "\n".join(out), probe_of
 
 
-def cover(design: str, fencing: str, invariants: Any = None, depth: int = 12, workers: int = 2,
-          jobs: int = 1, max_runtime: float = 0) -> set[tuple[str, int]]:
+def cover(world: World, depth: int = 12) -> set[tuple[str, int]]:
     """The (script, line) pairs the world runs: every script instrumented (`instrumented`) on one store,
     searched on the package's canonical form (the probes touch no key of the queue, so the form is as
     sound for them as for the package's scripts), each line counted when its probe ran."""
@@ -359,8 +400,8 @@ def cover(design: str, fencing: str, invariants: Any = None, depth: int = 12, wo
     texts, probes = {}, {}
     for name in SCRIPTS:
         texts[name], probes[name] = instrumented(name)
-    p = explore_params(workers=workers, jobs=jobs, depth=depth, design=design, fencing=fencing,
-                       invariants=invariants, max_runtime=max_runtime)
+    p = explore_params(workers=2, jobs=world.jobs, depth=depth, design=world.design, fencing=world.fencing,
+                       invariants=world.invariants, max_runtime=world.max_runtime, reap_limit=world.reap_limit)
     with connect("fake", scripts=texts) as backend:
         with run_on(backend, "explore", p, cost=p.cost()) as run:
             search(backend, run.prefix, p)
@@ -371,17 +412,18 @@ def cover(design: str, fencing: str, invariants: Any = None, depth: int = 12, wo
             if probe is not None and (name, probe) in ran}
 
 
-def all_worlds(script: str) -> list[tuple[str, str, Any, float]]:
-    """The worlds `script` is judged on, cheapest first: (design, fencing, invariants, max_runtime): its
-    `WORLDS`, then its `HARD_WORLDS` with a hung job's limit of `HARD` seconds."""
-    return ([(d, f, inv, 0.0) for d, f, inv in WORLDS[script]]
-            + [(d, f, inv, HARD) for d, f, inv in HARD_WORLDS.get(script, ())])
+def all_worlds(script: str) -> list[World]:
+    """The worlds `script` is judged on, cheapest first: its `WORLDS`, then its `HARD_WORLDS` with a hung job's
+    limit of `HARD` seconds, then its `SLICE_WORLDS` (2 jobs, a reap limit of `SLICE`)."""
+    return ([World(d, f, inv) for d, f, inv in WORLDS[script]]
+            + [World(d, f, inv, HARD) for d, f, inv in HARD_WORLDS.get(script, ())]
+            + [World(d, f, inv, mr, 2, SLICE, SLICE_DEPTH) for d, f, inv, mr in SLICE_WORLDS.get(script, ())])
 
 
-def coverage() -> dict[tuple[str, str, float], set[tuple[str, int]]]:
-    """(design, fencing, max_runtime) -> the lines that world runs, for every world of `all_worlds`."""
+def coverage() -> dict[World, set[tuple[str, int]]]:
+    """Each world of `all_worlds` -> the lines it runs."""
     worlds = {w for script in SCRIPTS for w in all_worlds(script)}
-    return {(d, f, mr): cover(d, f, inv, max_runtime=mr) for d, f, inv, mr in sorted(worlds, key=str)}
+    return {w: cover(w, depth=w.deepest) for w in sorted(worlds, key=str)}
 
 
 # -- judging one ---------------------------------------------------------------------------------------------
@@ -389,29 +431,25 @@ DEPTHS = (6, 12)  # each world searched to depth 6 first (every kill the benchma
 STATES = 40_000  # the state budget of each search: the range's largest
 
 
-def judge_world(m: Mutant, design: str, fencing: str, invariants: Any, depth: int, states: int = STATES,
-                workers: int = 2, jobs: int = 1, max_runtime: float = 0) -> dict[str, Any]:
+def judge_world(m: Mutant, world: World, depth: int, states: int = STATES) -> dict[str, Any]:
     """One search of the world with the mutant in place: what it found, or the error the call raised (a Lua
     error, or a reply the caller cannot read)."""
     started = time.perf_counter()
     try:
-        v = explore(workers=workers, jobs=jobs, depth=depth, design=design, fencing=fencing, scripts=m.scripts,
-                    invariants=invariants, states=states, max_runtime=max_runtime).verdict
+        v = world.explore(depth=depth, scripts=m.scripts, states=states).verdict
     except Exception as e:  # the mutant breaks the call itself: the search cannot go on
-        return {"design": design, "fencing": fencing, "max_runtime": max_runtime, "depth": depth, "invariant": None,
+        return {"world": world, "depth": depth, "invariant": None,
                 "error": f"{type(e).__name__}: {e}"[:200], "steps": None, "states": None, "complete": False,
                 "seconds": round(time.perf_counter() - started, 2)}
-    return {"design": design, "fencing": fencing, "max_runtime": max_runtime, "depth": depth, "invariant": v.invariant,
-            "error": None,
+    return {"world": world, "depth": depth, "invariant": v.invariant, "error": None,
             "broken": v.broken, "steps": None if v.counterexample is None else len(v.counterexample),
             "states": v.states, "complete": v.complete, "seconds": round(time.perf_counter() - started, 2)}
 
 
-def worlds_of(m: Mutant, cov: dict[tuple[str, str, float], set[tuple[str, int]]] | None) -> list[tuple[str, str, Any, float]]:
-    """The worlds of the mutant's script (`all_worlds`: without, then with a hung job's limit) that run its
-    line (`cov`, from `coverage`; None: every world)."""
-    return [(d, f, inv, mr) for d, f, inv, mr in all_worlds(m.script)
-            if cov is None or (m.script, m.line) in cov[(d, f, mr)]]
+def worlds_of(m: Mutant, cov: dict[World, set[tuple[str, int]]] | None) -> list[World]:
+    """The worlds of the mutant's script (`all_worlds`) that run its line (`cov`, from `coverage`; None: every
+    world)."""
+    return [w for w in all_worlds(m.script) if cov is None or (m.script, m.line) in cov[w]]
 
 
 def judge(m: Mutant, cov: dict | None = None, depths: tuple[int, ...] = DEPTHS, states: int = STATES) -> dict[str, Any]:
@@ -422,15 +460,16 @@ def judge(m: Mutant, cov: dict | None = None, depths: tuple[int, ...] = DEPTHS, 
     runs = []
     worlds = worlds_of(m, cov)
     for depth in depths:
-        for design, fencing, invariants, hard in worlds:
-            r = judge_world(m, design, fencing, invariants, depth, states, max_runtime=hard)
+        for world in worlds:
+            if any(x["world"] == world and x["depth"] >= min(depth, world.deepest) for x in runs):
+                continue  # searched as deep as this world goes already
+            r = judge_world(m, world, min(depth, world.deepest), states)
             runs.append(r)
             if r["invariant"] or r["error"]:
-                world = f"{design}, fencing {fencing}" + (f", hard deadline {hard:g} s" if hard else "")
-                return {"mutant": m, "killed": r["invariant"] or "script error", "world": world,
+                return {"mutant": m, "killed": r["invariant"] or "script error", "world": world.label,
                         "steps": r["steps"], "error": r["error"], "broken": r.get("broken"), "runs": runs,
-                        "reached": True, "depth": depth, "seconds": round(sum(x["seconds"] for x in runs), 2)}
-    deepest = [r for r in runs if r["depth"] == max(depths)]
+                        "reached": True, "depth": r["depth"], "seconds": round(sum(x["seconds"] for x in runs), 2)}
+    deepest = [max((r for r in runs if r["world"] == w), key=lambda r: r["depth"]) for w in worlds]
     return {"mutant": m, "killed": None, "world": None, "steps": None, "runs": runs, "reached": bool(worlds),
             "depth": max(depths) if worlds else None, "complete": all(r["complete"] for r in deepest),
             "seconds": round(sum(x["seconds"] for x in runs), 2)}

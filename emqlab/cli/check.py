@@ -10,6 +10,7 @@ from pathlib import Path
 from ..core.errors import BadParameter
 from ..lease.designs import NONE, design_names
 from ..queue.invariants import INVARIANTS
+from ..queue.jobs import REAP_LIMIT
 from ..scenarios.explore.world import CHECKS, PROGRESS, PROGRESS_RULE
 from ..scenarios.explore.search import DEFAULT_STATES
 from ..store.backend import store_spec
@@ -34,9 +35,10 @@ def cmd_explore(args) -> None:
     found = explore(workers=args.explore_workers, jobs=args.explore_jobs, depth=args.depth, states=args.states, lease=args.lease,
                     beat=args.beat, design=args.design, fencing=args.fencing, scripts=_scripts(args.script),
                     invariants=args.invariant or None, scale=args.scale, exact=args.exact,
-                    symmetry=not args.no_symmetry, sleep=not args.no_sleep, max_runtime=args.max_runtime)
+                    symmetry=not args.no_symmetry, sleep=not args.no_sleep, max_runtime=args.max_runtime,
+                    reap_limit=args.reap_limit)
     replayed = None
-    if args.replay and found.verdict.counterexample and found.verdict.invariant != PROGRESS:
+    if args.replay and found.verdict.invariant not in (None, PROGRESS):
         spec = args.backend or store_spec(None)
         replayed = replay(found, backend=spec if spec.kind != "fake" else "valkey")
     if args.plot:  # drawn here, after the runs: the scenarios never import plotting
@@ -53,7 +55,7 @@ def cmd_explore(args) -> None:
         print(json.dumps(payload))
     else:
         print(found.summary)
-        if found.verdict.counterexample:
+        if found.verdict.invariant is not None:
             print("the shortest schedule:\n" + steps_told(found.verdict))
         if replayed is not None:
             print(replayed.summary)
@@ -121,6 +123,9 @@ def add_verbs(sub, common) -> None:
     p.add_argument("--max-runtime", dest="max_runtime", type=number("max_runtime"), default=0.0,
                    help=help_text("max_runtime", "a hard deadline this long after each claim, model seconds: a hung "
                                                  "job's limit, which no renewal passes (default: none)"))
+    p.add_argument("--reap-limit", dest="reap_limit", type=number("reap_limit"), default=REAP_LIMIT,
+                   help=help_text("reap_limit", f"the most jobs one reap call takes back (default {REAP_LIMIT}, the "
+                                                "course's LIMIT; 1 makes the slices bind in a small world)"))
     p.add_argument("--exact", action="store_true",
                    help="compare states exactly (absolute times, raw values), not on the canonical form; always so "
                         "when --script replaces a script")

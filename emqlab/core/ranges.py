@@ -106,6 +106,8 @@ RANGES: dict[str, Range] = dict([
     # the explorer's small world (emqlab explore): every order of every step, so the world stays small
     _r("explore_workers", 1, 3, "workers", True, "workers in the explorer's world: each one multiplies the orders"),
     _r("explore_jobs", 1, 2, "jobs", True, "jobs in the explorer's world"),
+    _r("reap_limit", 1, 1000, "jobs", True, "the most jobs one reap call takes back (explore --reap-limit; the "
+       "course's LIMIT is 100)"),
     _r("depth", 1, 24, "steps", True, "the longest schedule the explorer tries (every shorter one too)"),
     _r("states", 1, 40_000, "states", True, "the explorer's state budget: it stops (incomplete) at this many "
        "distinct states; the largest budget runs in about 90 s on fakeredis here (benchmarks/explore.py)"),

@@ -88,8 +88,10 @@ def _text(e: Event) -> str:
         return f"claim {job} · attempts {d.get('attempts')}"
     if kind in ("extend", "extend-lost"):
         return f"extend {job}: {'held' if kind == 'extend' else 'lost'}".replace("  ", " ")
-    if kind == "effect":
-        return f"effect {job} · ×{d.get('applied')}"
+    if kind == "effect":  # under which attempts it was written: what the fence judges
+        applied = d.get("applied")
+        return f"effect {job} · attempts {d.get('attempts')}" + (f" · applied ×{applied}" if applied and applied > 1
+                                                                 else "")
     if kind == "write":
         return f"write · ×{d['applied']}" if d.get("applied") else "write accepted"
     if kind in ("effect_refused", "complete_refused", "write-refused"):
@@ -209,7 +211,8 @@ def _panel(ax, name: str, tl: Timeline, words: FigureWords, n_max: int, brk: tup
         y = ys[e.actor]
         style.marker(ax, mark, [k], [y], size=15 if mark == "crash" else 12, gid=gid, zorder=3)
         if e.actor.startswith("worker"):  # under the mark: the lane below starts with a band, clear of it
-            ax.annotate(textwrap.fill(_text(e), chars), (k, y), xytext=(0, -11), textcoords="offset points",
+            label = "\n".join(textwrap.fill(part, chars) for part in _text(e).split(" · "))  # a part a line
+            ax.annotate(label, (k, y), xytext=(0, -11), textcoords="offset points",
                         ha="center", va="top", fontsize=style.FONT["tick"], gid=gid)
         else:  # beside the mark: the lane below may be the store's, whose words sit right under its edge
             ax.annotate(_text(e), (k, y), xytext=(10, 0), textcoords="offset points", ha="left", va="center",

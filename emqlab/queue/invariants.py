@@ -1,6 +1,6 @@
 """The queue's invariants, stated once: what must hold of the store in every order of every step.
 
-Nine of them, each one function over `Facts` (what is known at one point of a run):
+Twelve of them, each one function over `Facts` (what is known at one point of a run):
 
 - `one_place`: no job is in two of pending, active, schedule, done and dead at once, and a job in
   one of them has that place's state in its row (a row gone is allowed only in done: EchoMQ retires
@@ -18,7 +18,13 @@ Nine of them, each one function over `Facts` (what is known at one point of a ru
 - `current_fence`: the store accepts an operation (an effect, a completion, an extend) only from the
   holder of the job's current fencing value: never a value below the highest handed out;
 - `sessions_agree`: each worker's session keys agree with the active set (`held:<w>`, the rows'
-  `worker` and `session` fields, the `sessions` entries).
+  `worker` and `session` fields, the `sessions` entries);
+- `lease_granted`: a claim, a renewal or a session's opening grants exactly the lease asked for: not
+  shorter, and not past the job's hard deadline;
+- `reap_told`: a reap call's reply names exactly the jobs it took back and the sessions it ended, its
+  `reaped` count grows by as many jobs, and it stays within its limit;
+- `limit_kept`: a job past its hard deadline (a hung job's limit) leaves its holder at the first reap
+  after it that does not fill its limit.
 
 Not every point can judge every invariant: each `Invariant` says when it is `evaluable` on given
 Facts and, in words, what it `needs` when it is not (no snapshot, no fencing values, ...). A checker
@@ -114,13 +120,15 @@ class Snapshot:
 @dataclass(frozen=True)
 class Holder:
     """A holder the store granted a job: the worker, the job, its fencing value (attempts), and the
-    deadline the store granted it in its reply (None: not known), in the unit of `Facts.now` (model
-    seconds from the run's start, so a sentence can quote them)."""
+    deadline the store granted it in its reply (None: not known) and the job's hard deadline the claim's reply
+    named (None: none), in the unit of `Facts.now` (model seconds from the run's start, so a sentence can
+    quote them)."""
 
     worker: str
     job: str
     attempts: int
     deadline: float | None = None
+    hard: float | None = None
 
 
 @dataclass(frozen=True)
@@ -133,6 +141,21 @@ class Grant:
     what: str
     asked: float
     granted: float
+
+
+@dataclass(frozen=True)
+class Reaped:
+    """One reap call, as its reply told it and as the store shows it: the ids the reply returned (`told`) and
+    the sessions it said it ended (`told_ended`); the jobs that left active in the call (`moved`) and the
+    workers whose `sessions` entry went (`ended`); how much the `reaped` count grew (`counted`); the call's
+    `limit`."""
+
+    told: tuple[str, ...]
+    told_ended: tuple[str, ...]
+    moved: tuple[str, ...]
+    ended: tuple[str, ...]
+    counted: int
+    limit: int
 
 
 @dataclass(frozen=True)
@@ -159,6 +182,7 @@ class Facts:
     now: float | None = None
     holders: tuple[Holder, ...] = ()
     grants: tuple[Grant, ...] = ()  # the leases granted at this point (a claim, a renewal) and what was asked
+    reaps: tuple[Reaped, ...] = ()  # the reap calls made at this point, told and seen
 
 
 @dataclass(frozen=True)
@@ -270,10 +294,77 @@ def done_has_effect(f: Facts) -> list[Broken]:
 
 
 def lease_granted(f: Facts) -> list[Broken]:
-    """A claim or renewal the store accepts grants the lease asked for (to the hard deadline, if earlier)."""
-    return [Broken("lease_granted", g.what, f"{g.worker} asked for {g.what} to {seconds(g.asked)} and the store "
-                                            f"granted it to {seconds(g.granted)}: {seconds(g.asked - g.granted)} short")
-            for g in f.grants if g.granted < g.asked - 0.0005]
+    """A claim, renewal or session opening the store accepts grants exactly the lease asked for (to the job's
+    hard deadline, if earlier): a shorter lease is taken back early, a longer one keeps a hung job past its
+    limit."""
+    out = []
+    for g in f.grants:
+        if abs(g.granted - g.asked) <= 0.0005:
+            continue
+        how = "short" if g.granted < g.asked else "too long"
+        out.append(Broken("lease_granted", g.what, f"{g.worker} asked for {g.what} to {seconds(g.asked)} and the "
+                                                   f"store granted it to {seconds(g.granted)}: "
+                                                   f"{seconds(abs(g.asked - g.granted))} {how}"))
+    return out
+
+
+def reap_told(f: Facts) -> list[Broken]:
+    """A reap call's reply names exactly the jobs that left active in it and the sessions it ended, its
+    `reaped` count grows by as many jobs, and it takes back no more jobs, and ends no more sessions, than its
+    limit."""
+    out = []
+    for r in f.reaps:
+        unsaid = sorted(set(r.moved) - set(r.told))
+        untrue = sorted(set(r.told) - set(r.moved))
+        if unsaid:
+            out.append(Broken("reap_told", unsaid[0], f"the reaper took {', '.join(unsaid)} out of active and its "
+                                                      "reply did not name it"))
+        if untrue:
+            out.append(Broken("reap_told", untrue[0], f"the reaper's reply named {', '.join(untrue)}, which it "
+                                                      "did not take out of active"))
+        if sorted(r.ended) != sorted(r.told_ended):
+            said = ", ".join(r.told_ended) or "none"
+            out.append(Broken("reap_told", (r.ended or r.told_ended)[0], f"the reaper ended the sessions of "
+                                                                         f"{', '.join(r.ended) or 'none'} and its "
+                                                                         f"reply named {said}"))
+        if r.counted != len(r.moved):
+            out.append(Broken("reap_told", (r.moved or ("reaped",))[0], f"the reaper took back {len(r.moved)} "
+                                                                        f"and its reaped count grew by {r.counted}"))
+        if len(r.moved) > r.limit or len(r.ended) > r.limit:
+            out.append(Broken("reap_told", (r.moved or r.ended)[0], f"one reap call with a limit of {r.limit} took "
+                                                                    f"back {len(r.moved)} and ended "
+                                                                    f"{len(r.ended)} sessions: past its limit"))
+    return out
+
+
+def _reaps(f: Facts) -> bool:
+    return bool(f.reaps)
+
+
+def limit_kept(f: Facts) -> list[Broken]:
+    """A job past its hard deadline (a hung job's limit) leaves its holder at the first reap call at or after
+    that deadline: after a reap at a point past a holder's hard deadline, the job is no longer active under the
+    holder's attempts."""
+    if not f.reaps or f.now is None or f.snapshot is None:
+        return []
+    if any(len(r.moved) >= r.limit for r in f.reaps):  # a full slice may leave the rest to the next call
+        return []
+    out = []
+    for h in f.holders:
+        row = f.snapshot.jobs.get(h.job)
+        if h.hard is None or f.now < h.hard or row is None:
+            continue
+        if "active" in row.places and row.attempts == h.attempts:
+            out.append(Broken("limit_kept", h.job, f"job {h.job} is still active under {h.worker}'s attempts "
+                                                   f"{h.attempts} after a reap {seconds(f.now - h.hard)} past its "
+                                                   "hard deadline: a hung job kept past its limit"))
+    return out
+
+
+def _reaped_past_limit(f: Facts) -> bool:
+    return (bool(f.reaps) and f.now is not None and f.snapshot is not None
+            and all(len(r.moved) < r.limit for r in f.reaps)
+            and any(h.hard is not None and f.now >= h.hard for h in f.holders))
 
 
 def _grants(f: Facts) -> bool:
@@ -421,8 +512,14 @@ INVARIANTS: dict[str, Invariant] = {i.name: i for i in (
               "no fencing values accepted after one was handed out"),
     Invariant("sessions_agree", "each worker's session keys agree with the active set", sessions_agree,
               _session_keys, "no snapshot events with held and sessions"),
-    Invariant("lease_granted", "a claim or renewal the store accepts grants the lease asked for (to the job's hard "
-              "deadline, if that comes first)", lease_granted, _grants, "no lease asked for and granted"),
+    Invariant("lease_granted", "a claim, a renewal or a session's opening grants exactly the lease asked for (to "
+              "the job's hard deadline, if that comes first)", lease_granted, _grants, "no lease asked for and granted"),
+    Invariant("reap_told", "a reap call's reply names exactly the jobs it took back and the sessions it ended, its "
+              "reaped count grows by as many, and it stays within its limit", reap_told, _reaps,
+              "no reap call with the store read before and after"),
+    Invariant("limit_kept", "a job past its hard deadline (a hung job's limit) leaves its holder at the first reap "
+              "after it with room to spare", limit_kept, _reaped_past_limit,
+              "no reap call with room to spare past a holder's hard deadline"),
 )}
 
 # the explorer's bounded progress: a property of the explored graph (its search judges it), not of one point

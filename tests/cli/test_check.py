@@ -121,8 +121,8 @@ def test_a_history_with_no_snapshot_events_never_says_every_invariant_held(capsy
     headline = out.splitlines()[0]
     assert code == 0 and "every" not in headline
     assert headline == ("the fenced history (3 events): attempts_grow and current_fence held; one_place, never_lost, "
-                        "one_effect, no_resurrection, done_has_effect, lease_kept, sessions_agree and lease_granted not "
-                        "evaluated.")
+                        "one_effect, no_resurrection, done_has_effect, lease_kept, sessions_agree, lease_granted, "
+                        "reap_told and limit_kept not evaluated.")
     assert "· not evaluated (no effects recorded): one_effect" in out
 
 
@@ -202,6 +202,7 @@ def test_explore_json_has_the_issue_fields(capsys):
     (["--invariant", "liveness"], "argument --invariant: invalid choice: 'liveness'"),
     (["--exact=yes"], "argument --exact: ignored explicit argument 'yes'"),
     (["--max-runtime", "-3"], "max_runtime must be"),
+    (["--reap-limit", "0"], "reap_limit must be a whole number from 1 to 1000 jobs, got 0"),
 ])
 def test_explore_bad_input_is_one_line_exit_2(capsys, argv, says):
     code, out, err = run(capsys, "explore", *argv)

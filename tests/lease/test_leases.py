@@ -12,28 +12,38 @@ def test_tokens_are_fresh_and_random():
     assert all(len(t) == 32 for t in tokens)
 
 
+def lag_ms(backend, since_ms: float) -> float:
+    """How far a TTL read now may fall short of what was set at `since_ms` (model ms): the model time passed
+    since (0 on the virtual clock; on a real clock whatever this host took), and one server millisecond of
+    rounding."""
+    return backend.clock.now_ms - since_ms + backend.clock.from_server_ms(1)
+
+
 def test_acquire_is_exclusive_and_reports_the_servers_ttl(backend):
-    leases, key = Leases(backend), backend.key("t", "lock")
+    leases, key = Leases(backend), backend.key("t", "lock-acquire")
+    sent = backend.clock.now_ms
     grant = leases.acquire(key, 30_000)
     assert grant is not None
     assert backend.client.get(key) == grant.token
-    # the TTL is what the server reported, in model ms (real mode: scaled back from real ms)
-    assert 29_000 <= grant.ttl_ms <= 30_000  # not an event count: a TTL the server reported, model ms
+    # the TTL is what the server reported, in model ms (real mode: scaled back from real ms), short of the
+    # 30 s asked by no more than the time the call took on this host
+    assert 30_000 - lag_ms(backend, sent) <= grant.ttl_ms <= 30_000  # not an event count: a TTL, model ms
     assert leases.acquire(key, 30_000) is None
     leases.release(key, grant.token)
 
 
 def test_extend_with_the_token_pushes_the_lease_out(backend):
-    leases, key = Leases(backend), backend.key("t", "lock")
+    leases, key = Leases(backend), backend.key("t", "lock-extend")
     grant = leases.acquire(key, 30_000)  # long enough on a real clock that the extend finds it held on any host
+    sent = backend.clock.now_ms
     extended = leases.extend(key, grant.token, 60_000)
-    assert 59_000 <= extended.ttl_ms <= 60_000  # not an event count: the TTL the extend reported, model ms
-    assert 59_000 <= leases.ttl_ms(key) <= 60_000  # not an event count: a TTL read back, model ms
+    assert 60_000 - lag_ms(backend, sent) <= extended.ttl_ms <= 60_000  # not an event count: a TTL, model ms
+    assert 60_000 - lag_ms(backend, sent) <= leases.ttl_ms(key) <= 60_000  # not an event count: a TTL read back
     leases.release(key, grant.token)
 
 
 def test_extend_with_a_stale_token_replies_0_and_changes_nothing(backend):
-    leases, key = Leases(backend), backend.key("t", "lock")
+    leases, key = Leases(backend), backend.key("t", "lock-stale-extend")
     grant = leases.acquire(key, 30_000)
     before = backend.client.pttl(key)
     with pytest.raises(LeaseLost) as lost:
@@ -48,7 +58,7 @@ def test_extend_with_a_stale_token_replies_0_and_changes_nothing(backend):
 
 
 def test_release_with_a_stale_token_changes_nothing_and_says_so(backend):
-    leases, key = Leases(backend), backend.key("t", "lock")
+    leases, key = Leases(backend), backend.key("t", "lock-stale-release")
     grant = leases.acquire(key, 30_000)
     with pytest.raises(StaleToken, match="refused") as refused:
         leases.release(key, new_token())

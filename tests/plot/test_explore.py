@@ -44,6 +44,8 @@ def test_the_step_that_breaks_is_shaded_and_named(drawings):
     texts = [t.get_text() for ax in d.figure.axes for t in ax.texts]
     assert invariant == "current_fence"  # fencing off: a stale holder's write is accepted before any double effect
     assert texts.count(f"{invariant} breaks") == 2  # the search's panel and the replay's
+    # the stale write says under which attempts it was written, the claim before it which it was handed
+    assert "effect J1\nattempts 1" in texts and "claim J1\nattempts 2" in texts
 
 
 def test_the_growth_figure_has_a_lane_and_a_card_per_mode(drawings):

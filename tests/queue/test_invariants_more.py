@@ -1,5 +1,5 @@
-"""The four invariants issue 37 adds to `emqlab.queue.invariants` (done_has_effect, lease_kept, current_fence,
-sessions_agree): each breaks on a planted fact and holds on a good one, each is judged only where the facts
+"""The invariants issue 37 adds to `emqlab.queue.invariants` (done_has_effect, lease_kept, current_fence,
+sessions_agree, lease_granted, reap_told, limit_kept): each breaks on a planted fact and holds on a good one, each is judged only where the facts
 can judge it (`evaluable`, `needs`), both store readers see the session keys alike, and a history's events
 are read by the same rules (a granted deadline, an accepted stale value, a snapshot's session keys)."""
 
@@ -11,7 +11,7 @@ from emqlab.queue import invariants as inv
 from emqlab.queue.jobs import Queue
 from emqlab.store import snapshot
 
-NEW = ("done_has_effect", "lease_kept", "current_fence", "sessions_agree", "lease_granted")
+NEW = ("done_has_effect", "lease_kept", "current_fence", "sessions_agree", "lease_granted", "reap_told", "limit_kept")
 
 
 def row(*places, state=None, attempts=1, worker=None, session=None):
@@ -22,7 +22,7 @@ def names(broken):
     return [(b.invariant, b.job) for b in broken]
 
 
-def test_the_table_names_ten_each_with_a_rule_a_test_of_when_and_what_it_needs():
+def test_the_table_names_twelve_each_with_a_rule_a_test_of_when_and_what_it_needs():
     assert tuple(inv.INVARIANTS) == ("one_place", "never_lost", "attempts_grow", "one_effect", "no_resurrection",
                                      *NEW)
     for i in inv.INVARIANTS.values():
@@ -163,7 +163,8 @@ def test_both_readers_see_the_session_keys_alike_and_see_them_disagree(fake):
     assert snap.held == {"w1": ("A", "B")} and snap.sessions == ("w1",) and snap.jobs["A"].session == "1"
     assert snap.jobs["C"].worker == "w2" and snap.effects == {"C": 1}
     facts = inv.Facts(snapshot=snap)
-    assert set(NEW) - set(inv.evaluable(facts)) == {"lease_kept", "current_fence", "lease_granted"}  # a snapshot alone
+    assert set(NEW) - set(inv.evaluable(facts)) == {"lease_kept", "current_fence", "lease_granted", "reap_told",
+                                                        "limit_kept"}  # a snapshot alone
     assert inv.check(facts) == []
     fake.client.zrem(q.held_key("w1"), "B")  # damage: the session's index loses a job it holds
     assert [b.what for b in inv.check(inv.Facts(snapshot=both()))] == [
@@ -241,3 +242,52 @@ def test_a_lease_granted_short_of_what_was_asked_breaks_lease_granted():
     assert b.what == "w1 asked for job J1's lease to 30 s and the store granted it to 15 s: 15 s short"
     assert inv.check(whole, ["lease_granted"]) == []
     assert "lease_granted" in inv.evaluable(short) and "lease_granted" not in inv.evaluable(inv.Facts())
+    too_long = inv.Facts(grants=(inv.Grant("w1", "job J1's lease", 45.0, 60.0),))
+    [b] = inv.check(too_long, ["lease_granted"])
+    assert b.what == "w1 asked for job J1's lease to 45 s and the store granted it to 60 s: 15 s too long"
+
+
+# -- reap_told -------------------------------------------------------------------------------------------------
+def reap(told=("J1",), told_ended=(), moved=("J1",), ended=(), counted=1, limit=100):
+    return inv.Facts(reaps=(inv.Reaped(tuple(told), tuple(told_ended), tuple(moved), tuple(ended), counted, limit),))
+
+
+def test_reap_told_holds_when_the_reply_the_count_and_the_store_agree():
+    assert inv.check(reap(), ["reap_told"]) == []
+    assert inv.check(reap((), ("worker-1",), (), ("worker-1",), 0), ["reap_told"]) == []
+    assert "reap_told" in inv.evaluable(reap()) and "reap_told" not in inv.evaluable(inv.Facts())
+    assert inv.INVARIANTS["reap_told"].needs == "no reap call with the store read before and after"
+
+
+@pytest.mark.parametrize("facts, what", [
+    (reap(told=()), "the reaper took J1 out of active and its reply did not name it"),
+    (reap(moved=(), counted=0), "the reaper's reply named J1, which it did not take out of active"),
+    (reap(ended=("worker-2",)), "the reaper ended the sessions of worker-2 and its reply named none"),
+    (reap(counted=0), "the reaper took back 1 and its reaped count grew by 0"),
+    (reap(("J1", "J2"), moved=("J1", "J2"), counted=2, limit=1),
+     "one reap call with a limit of 1 took back 2 and ended 0 sessions: past its limit"),
+])
+def test_reap_told_names_each_way_a_reply_or_a_count_can_lie(facts, what):
+    assert [b.what for b in inv.check(facts, ["reap_told"])] == [what]
+
+
+# -- limit_kept ------------------------------------------------------------------------------------------------
+def hung(job_row, now=46.0, hard=45.0, moved=(), limit=100):
+    return inv.Facts(snapshot=inv.Snapshot({"J": job_row}), now=now,
+                     holders=(inv.Holder("w1", "J", 1, hard, hard),),
+                     reaps=(inv.Reaped(tuple(moved), (), tuple(moved), (), len(moved), limit),))
+
+
+def test_limit_kept_breaks_when_a_reap_past_the_hard_deadline_leaves_the_job_with_its_holder():
+    [b] = inv.check(hung(row("active", state="active")), ["limit_kept"])
+    assert b.what == ("job J is still active under w1's attempts 1 after a reap 1 s past its hard deadline: "
+                      "a hung job kept past its limit")
+    assert inv.check(hung(row("pending", state="pending")), ["limit_kept"]) == []  # taken back: kept
+
+
+def test_limit_kept_waits_for_the_deadline_and_for_a_reap_with_room():
+    early = hung(row("active", state="active"), now=44.0)
+    full = hung(row("active", state="active"), moved=("K",), limit=1)  # the slice was full: the next call's turn
+    for facts in (early, full):
+        assert inv.check(facts, ["limit_kept"]) == [] and "limit_kept" not in inv.evaluable(facts)
+    assert "limit_kept" in inv.evaluable(hung(row("active", state="active")))

@@ -46,6 +46,17 @@ def test_fencing_on_holds_in_every_order_of_the_bounded_space(design):
     assert f"{v.states:,} states, 0 violations" in v.summary
 
 
+@pytest.mark.parametrize("design", ["none", "session"])
+def test_with_a_reap_limit_of_1_and_two_jobs_the_shipped_scripts_hold_and_each_slice_stays_in_it(design):
+    """The reaper's slices fill in this world (a small world never fills 100): reap_told judges every beat,
+    limit_kept every beat past a hard deadline."""
+    tl = explore(workers=2, jobs=2, depth=6, design=design, reap_limit=1, max_runtime=45)
+    v = tl.verdict
+    assert v.complete and v.violations == 0 and tl.params.reap_limit == 1
+    with pytest.raises(BadParameter, match="reap_limit must be a whole number from 1 to 1000 jobs, got 0"):
+        explore(reap_limit=0)
+
+
 def test_fencing_off_breaks_first_on_the_fencing_rule_without_any_freeze():
     """A worker need not freeze to be late: it takes no step while the clock passes its deadline."""
     tl = explore(workers=2, jobs=1, depth=8, fencing="off")
@@ -289,3 +300,15 @@ def test_a_hung_jobs_limit_is_a_deadline_the_search_stops_at_and_keeps(design):
     current = [(told, float(row["hard"])) for told, row in held if "hard" in row]
     assert current and all(told <= hard for told, hard in current)  # no holder told a lease past the hard deadline
 
+
+
+def test_a_progress_failure_at_the_start_is_told_as_a_break_not_as_a_pass():
+    """A claim that never hands a job out: the fair schedule settles nothing from the start state itself, so the
+    counterexample has no steps; the words still say progress broke."""
+    never = "local t = redis.call('TIME')\nreturn {tonumber(t[1]) * 1000, 0, 0}"
+    tl = explore(depth=3, scripts={"claim": never})
+    v = tl.verdict
+    assert v.invariant == "progress" and v.counterexample == [] and v.violations >= 1
+    assert "0 violations" not in v.summary and "from the start, the fair schedule took" in v.summary
+    with pytest.raises(BadParameter, match="no break to replay"):
+        replay(tl, backend="fake")

@@ -61,7 +61,7 @@ def test_every_mutant_is_valid_lua():
 
 
 def test_coverage_tells_which_world_runs_which_line():
-    none = mut.cover("none", "on", depth=4)
+    none = mut.cover(mut.World("none"), depth=4)
     claim = source("claim").split("\n")
     popped = next(k for k, line in enumerate(claim, start=1) if "ZPOPMIN" in line)
     token = next(k for k, line in enumerate(claim, start=1) if "redis.call('HGET', base .. 'session_tokens'" in line)
@@ -82,6 +82,12 @@ KILLS = [
     # a session job reaped at its hard deadline stays in its worker's `held:` index
     ("reap", "dropped write", "ZREM', base .. 'held:' .. worker, id)", "ZREM dropped", "session", mut.HARD, 6,
      "sessions_agree"),
+    ("reap", "dropped write", "INCRBY', reaped_key", "INCRBY dropped", "none", 0, 4, "reap_told"),  # uncounted
+    ("reap", "constant", "reply[#reply + 1] = id", "+ 2", "none", 0, 4, "reap_told"),  # the reply loses the id
+    # the hard deadline kept from extend_active: a renewal carries the hung job past its limit
+    ("claim", "dropped write", "HSET', job_key, 'hard', hard", "HSET dropped", "per-job", mut.HARD, 6, "limit_kept"),
+    # a session opened with half its lease: the start itself breaks, before any step
+    ("session_open", "lease math", "tonumber(ARGV[3])", "/ 2", "session", 0, 3, "lease_granted"),
 ]
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from ...core import ranges
 from ...core.errors import BadParameter
-from ...core.timeline import Timeline, Verdict
+from ...core.timeline import Timeline
 from ...queue import invariants as inv
 from ...store import snapshot as store_snapshot
 from ...store.backend import Backend, connect, store_spec
@@ -45,6 +45,9 @@ def play(backend: Backend, prefix: str, p: Params, steps: Sequence[Step], run: A
     world.record_snapshot(stored, 0)
     seen, out = Seen(), Played()
     checked = tuple(n for n in p.invariants if n != PROGRESS)
+    opened = inv.check(world.facts(stored, hands, seen, world.opened, backend.clock.now_ms), checked)
+    if opened:  # the start broke already (a session opened short of what it asked)
+        out.broke_at, out.invariant, out.broken = 0, opened[0].invariant, opened[0].what
     for k, step in enumerate(steps, start=1):
         if step.actor != REAPER and step.actor not in world.names:
             raise BadParameter(f"step {k} names {step.actor!r}, who is not in this world ({', '.join(world.names)})")
@@ -69,12 +72,10 @@ def play(backend: Backend, prefix: str, p: Params, steps: Sequence[Step], run: A
     return out
 
 
-def schedule_span(p: Params, steps: Sequence[Step], answers: Sequence[Mapping[str, Any]] | None = None) -> float:
-    """The model seconds a schedule moves the clock: its last step's time (each step's `t`, as the search
-    recorded it), or a beat's length a step when no times are known."""
-    if answers:
-        return max(float(a.get("t", 0.0)) for a in answers) + p.beat
-    return sum(p.beat + p.freeze for s in steps if s.action in (BEAT, "freeze"))
+def schedule_span(p: Params, counterexample: Sequence[Mapping[str, Any]]) -> float:
+    """The model seconds a recorded schedule moves the clock: its last step's time (`t`, as the search recorded
+    it), and a beat more."""
+    return max((float(a.get("t", 0.0)) for a in counterexample), default=0.0) + p.beat
 
 
 def replay_scale(margin_s: float | None, scale: float) -> float:
@@ -100,7 +101,7 @@ def replay(source: Timeline, backend: Any = "valkey", scale: float | None = None
     v, p = source.verdict, source.params
     if not isinstance(v, ExploreVerdict) or not isinstance(p, Params):
         raise BadParameter("replay takes the Timeline an exploration returned (emqlab.scenarios.explore.explore)")
-    if not v.counterexample:
+    if v.invariant is None:
         raise BadParameter("this exploration found no counterexample: there is no schedule to replay")
     if v.invariant == PROGRESS:
         raise BadParameter("this exploration's counterexample is a state the fair schedule never settles, not a step "
@@ -115,7 +116,7 @@ def replay(source: Timeline, backend: Any = "valkey", scale: float | None = None
     if real_scale is not None:
         opts.update(clock="real", scale=real_scale)
     with connect(spec, scripts=dict(p.scripts), **opts) as be:
-        cost = (schedule_span(p, steps, v.counterexample), 10 * len(steps) + 20)
+        cost = (schedule_span(p, v.counterexample), 10 * len(steps) + 20)
         with run_on(be, "explore-replay", p, cost=cost) as run:
             played = play(be, run.prefix, p, steps, run)
             expected = [s["answer"] for s in v.counterexample]

@@ -94,16 +94,21 @@ def words(p: Params, v: Any) -> ModeWords:
     checked = [n for n in p.invariants if n != PROGRESS]
     progress = (f"progress: a fair schedule of up to {p.progress_steps} steps run from each of "
                 f"{v.progress_checked:,} states" if PROGRESS in p.invariants else "progress: not checked")
-    if v.counterexample:
-        n = len(v.counterexample)
+    if v.invariant is not None:  # a progress failure at the start has a counterexample of no steps
+        n = len(v.counterexample or ())
         if v.invariant == PROGRESS:
-            headline = f"{label(p)}: after {plural(n, 'step')}, {v.broken}."
+            where = f"after {plural(n, 'step')}" if n else "from the start"
+            headline = f"{label(p)}: {where}, {v.broken}."
             static = f"progress breaks after {n} steps"
-        else:
+        elif n:
             headline = f"{label(p)}: the shortest break takes {plural(n, 'step')}: {v.broken}."
             static = f"{v.invariant} breaks in {n} steps · {v.violations:,} violations"
+        else:  # the start itself broke (a session opened short of its lease)
+            headline = f"{label(p)}: it breaks at the start, before any step: {v.broken}."
+            static = f"{v.invariant} breaks at the start"
         if headline_words(headline) > HEADLINE_WORDS:
-            headline = f"{label(p)}: {v.invariant} breaks in {plural(n, 'step')} at the shortest."
+            headline = (f"{label(p)}: {v.invariant} breaks in {plural(n, 'step')} at the shortest." if n else
+                        f"{label(p)}: {v.invariant} breaks at the start, before any step.")
         facts = (world, f"it breaks {v.invariant}: {v.broken}", searched, key, time_points(p))
     elif v.complete:
         headline = (f"{label(p)}: every schedule of up to {p.depth} steps keeps every invariant checked: "

@@ -48,9 +48,10 @@ from typing import Any
 
 from ...core import ranges
 from ...core.errors import BadParameter, StoreError
-from ...core.timeline import Timeline, Verdict
+from ...core.timeline import Timeline
 from ...lease.designs import NONE, lookup_design
 from ...queue import invariants as inv
+from ...queue.jobs import REAP_LIMIT
 from ...store import snapshot as store_snapshot
 from ...store.backend import Backend, connect
 from ...store.clock import DEFAULT_SCALE
@@ -225,6 +226,13 @@ class Search:
         concrete = self.concrete
         concrete[0] = root
         frontier = deque([(0, None)])  # (node, the steps to try again, in the key's names: None for all)
+        # the start itself is judged on what it granted (the sessions a session design opens)
+        opened = inv.check(self.world.facts(root.stored, hands, Seen(), self.world.opened, root.now_ms),
+                           self.safety) if self.world.opened.grants else []
+        if opened:
+            found.violations, found.first, found.first_depth = 1, (0, None, opened[0]), 0
+            self.first_child = root
+            frontier.clear()
         found.progress = PROGRESS in p.invariants and self.method == "restore"  # a fair schedule needs the restore
         known = p.abstract  # the package's own scripts: the wider independence holds
         while frontier:
@@ -501,7 +509,7 @@ def check_names(names: Any) -> tuple[str, ...]:
 def explore_params(workers: int = 2, jobs: int = 1, depth: int = 12, states: int = DEFAULT_STATES, lease: float = 30,
                    beat: float = 20, design: str = NONE, fencing: str = "on", scripts: Mapping[str, Any] | None = None,
                    invariants: Any = None, scale: float = DEFAULT_SCALE, exact: bool = False, symmetry: bool = True,
-                   sleep: bool = True, max_runtime: float = 0) -> Params:
+                   sleep: bool = True, max_runtime: float = 0, reap_limit: int = REAP_LIMIT) -> Params:
     """The world's parameters, each checked once against its range (BadParameter names what is allowed)."""
     return Params(workers=ranges.check("explore_workers", workers), jobs=ranges.check("explore_jobs", jobs),
                   depth=ranges.check("depth", depth), states=ranges.check("states", states),
@@ -510,13 +518,14 @@ def explore_params(workers: int = 2, jobs: int = 1, depth: int = 12, states: int
                   scripts=_read_scripts(scripts), invariants=check_names(invariants),
                   exact=_flag("exact", exact), symmetry=_flag("symmetry", symmetry), sleep=_flag("sleep", sleep),
                   max_runtime=float(ranges.check("max_runtime", max_runtime)) if max_runtime else 0.0,
+                  reap_limit=ranges.check("reap_limit", reap_limit),
                   scale=float(ranges.check("scale", scale)))
 
 
 def explore(workers: int = 2, jobs: int = 1, depth: int = 12, states: int = DEFAULT_STATES, lease: float = 30,
             beat: float = 20, design: str = NONE, fencing: str = "on", scripts: Mapping[str, Any] | None = None,
             invariants: Any = None, method: str = "restore", scale: float = DEFAULT_SCALE, exact: bool = False,
-            symmetry: bool = True, sleep: bool = True, max_runtime: float = 0) -> Timeline:
+            symmetry: bool = True, sleep: bool = True, max_runtime: float = 0, reap_limit: int = REAP_LIMIT) -> Timeline:
     """Explore every schedule of up to `depth` steps of the world (`emqlab.scenarios.explore.world`) on
     fakeredis, on the virtual clock, breadth-first, until `states` distinct states; return a Timeline whose
     verdict holds the counts and the shortest counterexample, and whose events are that counterexample
@@ -528,10 +537,11 @@ def explore(workers: int = 2, jobs: int = 1, depth: int = 12, states: int = DEFA
     method: restore (write the parent's keys back before each step) or rerun (replay the parent's schedule
     from an empty store; progress is then not checked). exact: compare states exactly even on the
     package's scripts. symmetry, sleep: the two reductions (`search`'s doc). max_runtime: a hard deadline this
-    many model seconds after each claim (a hung job's limit; 0: none). scale: the real clock's scale
+    many model seconds after each claim (a hung job's limit; 0: none). reap_limit: the most jobs one reap call
+    takes back (1 makes the reaper's slices bind in a small world). scale: the real clock's scale
     a `replay` of this run starts from (it slows down further for its margins)."""
     params = explore_params(workers, jobs, depth, states, lease, beat, design, fencing, scripts, invariants, scale,
-                            exact, symmetry, sleep, max_runtime)
+                            exact, symmetry, sleep, max_runtime, reap_limit)
     _choice("method", method, ("restore", "rerun"))
     with connect("fake", scripts=dict(params.scripts)) as backend:
         with run_on(backend, "explore", params, cost=params.cost()) as run:

@@ -14,7 +14,7 @@ keeper), fencing on or off. A step is one choice among what is enabled:
 - `crash`: a worker holding a job dies and takes no step again. A crash is enabled only while another
   worker lives, so the world always keeps a worker that does not fail (what progress needs);
 - `beat` (the reaper): the clock moves to the next time that matters, then the reap script runs on the
-  server's TIME.
+  server's TIME, one call of at most `reap_limit` jobs (100, the course's LIMIT; 1 makes its slices bind).
 
 The time that matters: a step of the clock goes to just before or just after the next deadline the world
 knows (every active lease, session and schedule deadline the store holds, a job's hard deadline, the
@@ -36,7 +36,7 @@ from ...core.errors import StaleToken, StoreError
 from ...core.timeline import Record, json_name
 from ...lease.designs import DESIGNS
 from ...queue import invariants as inv
-from ...queue.jobs import Queue
+from ...queue.jobs import REAP_LIMIT, Queue
 from ...store import snapshot as store_snapshot
 from ...store.backend import Backend
 from ...store.clock import DEFAULT_SCALE
@@ -121,6 +121,8 @@ class Outcome:
     refused: tuple[tuple[str, int], ...] = ()
     quiet: bool = False  # the package's script wrote nothing, by its own reply (a search need not read the store)
     grants: tuple[tuple[str, str, int, int], ...] = ()  # (worker, what, asked, granted): server ms
+    # a reap call: (ids told, sessions told ended, the active ids, session workers and reaped count before, limit)
+    reap: tuple | None = None
 
 
 @dataclass(frozen=True)
@@ -156,6 +158,7 @@ class Params(Record):
     scripts: tuple[tuple[str, str], ...] = field(default=(), metadata=json_name("scripts", load=_scripts_tuple))
     invariants: tuple[str, ...] = field(default=CHECKS, metadata=json_name("invariants", load=tuple))
     max_runtime: float = 0.0  # a hard deadline this long after each claim (model s; 0: none): a hung job's limit
+    reap_limit: int = REAP_LIMIT  # the most jobs one reap call takes back
     exact: bool = False
     symmetry: bool = True
     sleep: bool = True
@@ -221,29 +224,37 @@ class World:
         self.lease_ms = params.lease * MS
         self.keepers = {name: self.design.keeper(self.q, name, self.lease_ms) for name in self.names}
         self.last_margin: float | None = None  # the last beat's distance from the nearest deadline (model s)
+        self.opened: Outcome = Outcome()  # what the start's session openings granted (judged at the start)
 
     def _event(self, actor: str, kind: str, **data: Any) -> None:
         if self.rec is not None:
             self.rec.event(actor, kind, **data)
 
-    def model_s(self, server_ms: float, stored: store_snapshot.Stored, now_ms: float | None = None) -> float:
-        """A server time as model seconds from the run's start (the store read at `stored`, when the model
-        time was `now_ms`: default the clock's now)."""
+    def model_s(self, server_ms: float, server_now: int, now_ms: float | None = None) -> float:
+        """A server time as model seconds from the run's start, given the server's TIME `server_now` when the
+        model time was `now_ms` (default the clock's now)."""
         now = self.clock.now_ms if now_ms is None else now_ms
-        return (now + self.clock.from_server_ms(server_ms - stored.server_ms)) / MS
+        return (now + self.clock.from_server_ms(server_ms - server_now)) / MS
 
     def start(self) -> tuple[Hand, ...]:
         """Enqueue the jobs; a session design opens each worker's session. The hands at the start."""
         for job in self.ids:
             self.q.enqueue(job, "order")
             self._event("producer", "enqueue", job=job)
-        hands = []
+        hands, grants = [], []
         for name in self.names:
             session = self.keepers[name].open() if self.design.per_worker else None
             if session is not None:
                 self._event(name, "session_open")
+                grants.append(self._session_grant(name, session))
             hands.append(Hand(name, session=session))
+        self.opened = Outcome(grants=tuple(grants))
         return tuple(hands)
+
+    def _session_grant(self, name: str, session: Any) -> tuple[str, str, int, int]:
+        """A session's opening or renewal as a grant: the lease asked for from the reply's TIME, and the
+        deadline granted."""
+        return name, "its session", session.server_now + self._ms(self.lease_ms), session.deadline
 
     @staticmethod
     def awake(h: Hand) -> bool:
@@ -287,7 +298,7 @@ class World:
         (model s; None when no deadline is known)."""
         now = self.clock.now_ms
         near = self.p.near * MS
-        ds = [self.model_s(d, stored) * MS for d in self.deadlines(stored, hands)]
+        ds = [self.model_s(d, stored.server_ms) * MS for d in self.deadlines(stored, hands)]
         points = [t for d in ds for t in (d - near, d + near) if t > now]
         # a freeze's end, unless it falls within `near` of a deadline (a reap there would race the server's
         # clock): then the worker wakes at the step past that deadline
@@ -308,9 +319,11 @@ class World:
         if step.action == BEAT:
             to, self.last_margin = self.next_time(stored, hands)
             self.clock.run(until=to)
-            reaped = self.q.reap_slice()
+            reaped = self.q.reap_slice(self.p.reap_limit)
             self._event(REAPER, "reap", jobs=list(reaped.ids), ended=list(reaped.ended))
-            return self._thawed(hands, to), Outcome(quiet=not reaped.ids and not reaped.ended)
+            before = (*self._reap_view(stored), self.p.reap_limit)
+            return self._thawed(hands, to), Outcome(quiet=not reaped.ids and not reaped.ended,
+                                                    reap=(tuple(reaped.ids), tuple(reaped.ended), *before))
         k = [h.name for h in hands].index(step.actor)
         hand, outcome = getattr(self, f"_{step.action}")(hands[k])
         return hands[:k] + (hand,) + hands[k + 1:], outcome
@@ -328,28 +341,30 @@ class World:
         keeper = self.keepers[h.name]
         keeper.session = h.session
         opened = self.design.per_worker and keeper.session is None
+        opening = ()
         if opened:
             if keeper.open() is None:  # its lapsed session is not ended yet: nothing to claim under
                 self._event(h.name, "claim_waits", reason="its old session is not ended yet")
                 return h, Outcome()
             self._event(h.name, "session_open")
+            opening = (self._session_grant(h.name, keeper.session),)
         try:
             got = self.q.claim(self.lease_ms, 1, max_runtime_ms=self.p.max_runtime * MS, **keeper.claim_options())
         except StaleToken:
             keeper.forget()
             self._event(h.name, "claim_refused", reason="its session is gone")
-            return replace(h, session=None), Outcome(quiet=not opened)
+            return replace(h, session=None), Outcome(quiet=not opened, grants=opening)
         if not got:
             self._event(h.name, "claim_empty")
-            return replace(h, session=keeper.session), Outcome(quiet=not opened)
+            return replace(h, session=keeper.session), Outcome(quiet=not opened, grants=opening)
         c = got[0]
         granted = min(c.deadline, c.hard) if c.hard else c.deadline  # a session's deadline, capped by the hard one
         asked_hard = c.server_now + self._ms(self.p.max_runtime * MS) if self.p.max_runtime else 0
         if self.design.per_worker:  # the session's lease is the session's: the claim asks only for the hard deadline
-            grants = ((h.name, f"job {c.id}'s hard deadline", asked_hard, c.hard),) if asked_hard else ()
-        else:
+            grants = opening + (((h.name, f"job {c.id}'s hard deadline", asked_hard, c.hard),) if asked_hard else ())
+        else:  # the lease the claim's reply scored (never past the hard deadline, which the reply also names)
             asked = c.server_now + self._ms(self.lease_ms)
-            grants = ((h.name, f"job {c.id}'s lease", min(asked, asked_hard) if asked_hard else asked, granted),)
+            grants = ((h.name, f"job {c.id}'s lease", min(asked, asked_hard) if asked_hard else asked, c.deadline),)
         self._event(h.name, "claim", job=c.id, attempts=c.attempts, deadline=self._at(granted, c.server_now))
         return (replace(h, job=c.id, attempts=c.attempts, written=False, session=keeper.session, deadline=granted,
                         hard=c.hard), Outcome(claimed=((c.id, c.attempts),), grants=grants))
@@ -359,7 +374,7 @@ class World:
 
     def _at(self, server_ms: int, server_now: int) -> float:
         """A deadline the store replied with, as model seconds from the run's start (the reply's own TIME)."""
-        return round((self.clock.now_ms + self.clock.from_server_ms(server_ms - server_now)) / MS, 3)
+        return round(self.model_s(server_ms, server_now), 3)
 
     def _extend(self, h: Hand) -> tuple[Hand, Outcome]:
         keeper = self.keepers[h.name]
@@ -425,6 +440,17 @@ class World:
         return Hand(h.name, alive=False, job=h.job, attempts=h.attempts, deadline=h.deadline, hard=h.hard), Outcome()
 
     # -- reading the store ---------------------------------------------------------------------------
+    def _reap_view(self, stored: store_snapshot.Stored) -> tuple[frozenset, frozenset, int]:
+        """What a reap call is judged against: the ids in active, the workers with a `sessions` entry and the
+        `reaped` count, as `stored` holds them."""
+        def members(key: str) -> frozenset:
+            entry = stored.entries.get(key)
+            return frozenset(m for m, _ in entry.value) if entry is not None else frozenset()
+
+        count = stored.entries.get(self.q.reaped_key)
+        return (members(self.q.active), members(self.q.base + "sessions"),
+                int(count.value) if count is not None else 0)
+
     def read(self, types: dict[str, str]) -> store_snapshot.Stored:
         """Every key of the queue. The package's queue scripts set no time to live (a test holds it), so only
         with a script replaced is each key's asked."""
@@ -439,21 +465,31 @@ class World:
               now_ms: float) -> inv.Facts:
         """What the invariants judge after a step: the store, what the run has seen, and each holder with the
         deadline the store granted it (model seconds from the run's start, as `now`)."""
-        holders = tuple(inv.Holder(h.name, h.job, h.attempts, round(self.model_s(h.deadline, stored, now_ms), 3))
+        def at(server_ms: float) -> float:
+            return round(self.model_s(server_ms, stored.server_ms, now_ms), 3)
+
+        holders = tuple(inv.Holder(h.name, h.job, h.attempts, at(h.deadline), at(h.hard) if h.hard else None)
                         for h in hands if h.job is not None and h.deadline is not None)
-        grants = tuple(inv.Grant(who, what, round(self.model_s(asked, stored, now_ms), 3),
-                                 round(self.model_s(granted, stored, now_ms), 3))
+        grants = tuple(inv.Grant(who, what, round(self.model_s(asked, stored.server_ms, now_ms), 3),
+                                 round(self.model_s(granted, stored.server_ms, now_ms), 3))
                        for who, what, asked, granted in outcome.grants)
+        reaps = ()
+        if outcome.reap is not None:
+            told, told_ended, active, sessions, count, limit = outcome.reap
+            active_after, sessions_after, count_after = self._reap_view(stored)
+            reaps = (inv.Reaped(told, told_ended, tuple(sorted(active - active_after)),
+                                tuple(sorted(sessions - sessions_after)), count_after - count, limit),)
         return inv.Facts(snapshot=inv.from_contents(self.q, self.ids, stored.entries), issued=dict(seen.issued),
                          claimed=outcome.claimed, refused=seen.refused | frozenset(outcome.refused),
-                         accepted=outcome.accepted, now=round(now_ms / MS, 3), holders=holders, grants=grants)
+                         accepted=outcome.accepted, now=round(now_ms / MS, 3), holders=holders, grants=grants,
+                         reaps=reaps)
 
     def describe(self, stored: store_snapshot.Stored, hands: Sequence[Hand], now_ms: float) -> dict[str, Any]:
         """A state as a reader reads it: each key of the queue (without its prefix) and what it holds, and what
         each worker believes; every time in model seconds from the run's start, never a raw score. A reaped
         job's pending score 0 reads as "first in line"; other pending and dead scores as their order."""
         def at(server_ms: float) -> Any:
-            return "never" if math.isinf(server_ms) else round(self.model_s(server_ms, stored, now_ms), 3)
+            return "never" if math.isinf(server_ms) else round(self.model_s(server_ms, stored.server_ms, now_ms), 3)
 
         keys: dict[str, Any] = {}
         for key, entry in stored.entries.items():
