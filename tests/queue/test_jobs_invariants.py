@@ -47,7 +47,8 @@ class QueueMachine(RuleBasedStateMachine):
         self.accepted: dict[str, int] = {}
         self.sessions: dict[str, object] = {}  # worker -> its Session (stale ones kept: they are tried too)
         self.dead: set[str] = set()  # jobs seen in the dead set
-        # (id, attempts) -> [worker, the deadline the store granted it (server ms), its hard deadline (0: none)]
+        # (id, attempts) -> [worker, the deadline the store granted it (server ms), its hard deadline (0: none),
+        #                    the session it was claimed under (its token; None: its own lease)]
         self.holders: dict[tuple[str, int], list] = {}
 
     def teardown(self):
@@ -73,7 +74,8 @@ class QueueMachine(RuleBasedStateMachine):
             return
         for c in got:
             self.claims.append((c.id, c.attempts))
-            self.holders[(c.id, c.attempts)] = [worker, min(c.deadline, c.hard) if c.hard else c.deadline, c.hard]
+            self.holders[(c.id, c.attempts)] = [worker, min(c.deadline, c.hard) if c.hard else c.deadline, c.hard,
+                                                session.token if session is not None else None]
 
     @precondition(lambda self: self.DESIGN == "session")
     @rule(worker=WORKERS, lease=st.sampled_from([5_000, 30_000]))
@@ -88,9 +90,9 @@ class QueueMachine(RuleBasedStateMachine):
     def renew_session(self, worker, lease):
         if worker in self.sessions:
             renewed = self.q.renew_session(self.sessions[worker], lease)
-            if renewed.held:  # every job the session holds now lives to the session's new deadline
-                for holder in self.holders.values():
-                    if holder[0] == worker:
+            if renewed.held:  # every job this session holds now lives to its new deadline (not one an older,
+                for holder in self.holders.values():  # lost session of the same worker held: that one is gone)
+                    if holder[0] == worker and holder[3] == renewed.token:
                         holder[1] = min(renewed.deadline, holder[2]) if holder[2] else renewed.deadline
 
     @rule(ms=st.sampled_from([500, 5_000, 15_000, 45_000]))
@@ -185,7 +187,7 @@ class QueueMachine(RuleBasedStateMachine):
         sec, usec = self.q.backend.client.time()
         now = (int(sec) * 1000 + int(usec) // 1000) / 1000
         holders = tuple(invariants.Holder(w, job, attempts, deadline / 1000)
-                        for (job, attempts), (w, deadline, _) in self.holders.items())
+                        for (job, attempts), (w, deadline, *_) in self.holders.items())
         facts = invariants.Facts(snapshot=invariants.read(self.q, sorted(self.known)), now=now, holders=holders)
         assert invariants.evaluable(facts, ["lease_kept"]) == (("lease_kept",) if holders else ())
         broken = invariants.check(facts, ["lease_kept"])
