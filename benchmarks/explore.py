@@ -21,13 +21,16 @@ Sections (all by default; `--only` picks some: designs, mutants, reductions, rep
 - ways, growth (`--full`, or named): the two ways back to a parent state (restore its keys, or rerun its
   schedule), and the growth of the space with depth.
 
-Prints the tables and writes them to benchmarks/results/explore.md. A benchmark, not a test: it measures,
+Prints the tables and writes them to benchmarks/results/explore.md; with `--only`, the sections named replace
+theirs in that file and the others are kept (each section says when it was measured, and how long it took).
+A benchmark, not a test: it measures,
 it asserts nothing. The default sections run in about 15 minutes on this 2-core machine, pinned to one core.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import os
 import platform
 import signal
@@ -40,6 +43,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from emqlab.core.words import plural  # noqa: E402
 from emqlab.lease.designs import design_names  # noqa: E402
 from emqlab.scenarios.base import run_on  # noqa: E402
 from emqlab.scenarios.explore import explore, explore_params, replay, search  # noqa: E402
@@ -50,6 +54,7 @@ import mutants as mut  # noqa: E402
 OUT = HERE / "results"
 DEFAULT = ("designs", "mutants", "reductions", "replays")
 SECTIONS = (*DEFAULT, "ways", "growth")
+MARK = "<!-- section: {} -->"  # where each section starts in results/explore.md (what `--only` replaces)
 LIFTED = 1_000_000  # the reductions' state budget: far above any space measured here
 
 # Why each survivor survives, by (script, the line before, the line after), in one of three classes:
@@ -264,8 +269,8 @@ def mutants_section(full: bool, log) -> tuple[str, list[dict]]:
         f"call itself failing (a Lua error, or a reply the caller cannot read: the search stops there). "
         f"Survived: {len(survivors)}: {len(equivalent)} equivalent (no world of the lab can tell them from the "
         f"shipped script), {len(unreached)} unreached (they change what a larger world than these would do) and "
-        f"{len(survivors) - len(equivalent) - len(unreached)} gaps (a change these worlds reach that no invariant "
-        f"sees). **Killed among the {n - len(equivalent)} mutants not equivalent: {killed} "
+        f"{plural(len(survivors) - len(equivalent) - len(unreached), 'gap')} (a change these worlds reach that no "
+        f"invariant sees). **Killed among the {n - len(equivalent)} mutants not equivalent: {killed} "
         f"({share_ne:.0%})**; the unreached and the gaps count as not killed.\n",
         "| # | script | line | kind | change | verdict | world | steps | seconds |",
         "|---:|---|---:|---|---|---|---|---:|---:|",
@@ -385,39 +390,44 @@ def main() -> None:
 
     started = time.perf_counter()
     explore(depth=2)  # the first Lua calls compile the scripts
-    sections, took = [], {}
+    sections, took = {}, {}
     for name in SECTIONS:
         if name not in chosen:
             continue
         t = time.perf_counter()
         log(f"{name} …")
         if name == "designs":
-            sections.append(designs_section(12))
+            sections[name] = designs_section(12)
         elif name == "mutants":
-            sections.append(mutants_section(args.full, log)[0])
+            sections[name] = mutants_section(args.full, log)[0]
         elif name == "reductions":
-            sections.append(reductions_section(args.full, log))
+            sections[name] = reductions_section(args.full, log)
         elif name == "replays":
-            sections.append(replays_section(args.replays))
+            sections[name] = replays_section(args.replays)
         elif name == "ways":
-            sections.append(ways_section(12))
+            sections[name] = ways_section(12)
         elif name == "growth":
-            sections.append(growth_section())
+            sections[name] = growth_section()
         took[name] = time.perf_counter() - t
         log(f"{name}: {took[name]:.0f} s")
-    total = time.perf_counter() - started
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     pinned = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    head = (f"# benchmarks/explore.py\n\nMeasured {when} on {platform.machine()}, {os.cpu_count()} cores "
-            f"({pinned} allowed to this run), Python {platform.python_version()}; fakeredis on the virtual clock for "
-            f"every search (lease 30 s, beat 20 s, a freeze 50 s). Command: `benchmarks/explore.py"
-            f"{' --full' if args.full else ''}{' --only ' + args.only if args.only else ''}`; "
-            f"{total / 60:.1f} minutes in all ("
-            + ", ".join(f"{k} {v:.0f} s" for k, v in took.items()) + ").\n\n")
-    text = head + "\n".join(sections)
+    command = f"benchmarks/explore.py{' --full' if args.full else ''}{' --only ' + args.only if args.only else ''}"
+    for name in sections:  # each section says when and how it was measured
+        sections[name] = (f"{MARK.format(name)}\n*Measured {when}, `{command}`, {took[name]:.0f} s, {pinned} of "
+                          f"{os.cpu_count()} cores allowed to the run.*\n\n{sections[name]}")
+    path = OUT / "explore.md"
+    if args.only is not None and path.exists():  # keep the sections not measured now
+        kept = dict(re.findall(r"(?ms)^<!-- section: (\w+) -->\n(.*?)(?=^<!-- section: |\Z)", path.read_text()))
+        kept = {k: MARK.format(k) + "\n" + v.rstrip("\n") + "\n" for k, v in kept.items()}
+        sections = {k: sections.get(k, kept.get(k)) for k in SECTIONS if k in sections or k in kept}
+    head = (f"# benchmarks/explore.py\n\nOn {platform.machine()}, {os.cpu_count()} cores, Python "
+            f"{platform.python_version()}; fakeredis on the virtual clock for every search (lease 30 s, beat 20 s, a "
+            f"freeze 50 s). Command: `benchmarks/explore.py` (all the default sections; `--only` remeasures some).\n\n")
+    text = head + "\n".join(sections.values())
     print(text)
     OUT.mkdir(exist_ok=True)
-    (OUT / "explore.md").write_text(text)
+    path.write_text(text)
 
 
 if __name__ == "__main__":
