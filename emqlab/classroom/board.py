@@ -30,6 +30,7 @@ from typing import Any
 
 from .server import QUEUE, ClassStore, open_class
 from ..core.errors import BadParameter
+from ..core.kinds import Command, Kind
 from ..core.marks import MARKS
 from ..core.ranges import check
 from ..queue import invariants
@@ -132,10 +133,10 @@ class Board:
         return Order(slot, command, taken=True)
 
     def crash(self, name: str) -> "Order":
-        return self.order(name, "crash")
+        return self.order(name, Command.CRASH)
 
     def pause(self, name: str, seconds: float) -> "Order":
-        return self.order(name, "pause", float(check("pause", seconds)))
+        return self.order(name, Command.PAUSE, float(check("pause", seconds)))
 
     def fencing(self, on: bool) -> None:
         self.client.set(self.keys.key("fence"), "1" if on else "0")
@@ -231,31 +232,31 @@ def lane_bands(events: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     out: dict[str, list[dict[str, Any]]] = {"leases": leases, "pauses": [], "reaps": [], "crashes": []}
     for e in sorted(events, key=lambda e: e["t"]):
         kind, job = e["kind"], (e.get("job"), e.get("attempts"))
-        if kind == "claim":
+        if kind == Kind.CLAIM:
             band = {"job": e["job"], "attempts": e["attempts"], "start": e["t"],
                     "deadline": e["t"] + (e["score"] - e["now"]) / 1000, "end": None, "ended": None,
                     "server_now": e["now"], "server_deadline": e["score"]}
             leases.append(band)
             open_[job] = band
-        elif kind == "effect" and e.get("applied"):  # an effect that landed ends nothing: a late one (fencing
+        elif kind == Kind.EFFECT and e.get("applied"):  # an effect that landed ends nothing: a late one (fencing
             # off) lands and its completion is refused after it; a fenced one is followed by its `complete`
             landed.add(job)
-        elif kind in ("complete", "complete_refused"):
+        elif kind in (Kind.COMPLETE, Kind.COMPLETE_REFUSED):
             band = open_.pop(job, None)
             if band is not None:
                 band["end"] = e["t"]
-                band["ended"] = ("completed" if kind == "complete" else "landed" if job in landed else "refused")
-        elif kind == "crash":
+                band["ended"] = ("completed" if kind == Kind.COMPLETE else "landed" if job in landed else "refused")
+        elif kind == Kind.CRASH:
             out["crashes"].append({"t": e["t"], "holding": e.get("holding", [])})
             for band in open_.values():
                 band["end"], band["ended"] = e["t"], "crashed"
             open_.clear()
-        elif kind == "pause_start":
+        elif kind == Kind.PAUSE_START:
             holding = list(e.get("holding", []))
-        elif kind == "pause_end":
+        elif kind == Kind.PAUSE_END:
             out["pauses"].append({"start": e.get("started", e["t"]), "end": e["t"], "holding": holding})
             holding = []
-        elif kind == "reap":
+        elif kind == Kind.REAP:
             out["reaps"].append({"t": e["t"], "jobs": e["jobs"]})
     return out
 
@@ -269,9 +270,9 @@ def lane_settled(lane: dict[str, Any]) -> dict[str, set[tuple[str, int]]]:
     - `duplicated`: late effects that landed (fencing off) although the completion that followed was
       refused: the job's effect happened twice, and the job was not this worker's to finish."""
     events = [*lane.get("events", []), *lane.get("notes", [])]
-    completed = {(e.get("job"), e.get("attempts")) for e in events if e["kind"] == "complete"}
-    landed = {(e.get("job"), e.get("attempts")) for e in events if e["kind"] == "effect" and e.get("applied")}
-    turned = {(e.get("job"), e.get("attempts")) for e in events if e["kind"] == "complete_refused"}
+    completed = {(e.get("job"), e.get("attempts")) for e in events if e["kind"] == Kind.COMPLETE}
+    landed = {(e.get("job"), e.get("attempts")) for e in events if e["kind"] == Kind.EFFECT and e.get("applied")}
+    turned = {(e.get("job"), e.get("attempts")) for e in events if e["kind"] == Kind.COMPLETE_REFUSED}
     return {"finished": completed, "refused": turned - landed, "duplicated": turned & landed}
 
 
@@ -291,8 +292,8 @@ def lane_words(name: str, lanes: list[dict[str, Any]],
         return f"{name} has not joined the class.", ()
     notes = mine.get("notes", [])
     done = len(lane_settled(mine)["finished"])
-    faults = [e for e in notes if e["kind"] in ("crash", "pause_start")]
-    crashed = sum(1 for e in faults if e["kind"] == "crash")
+    faults = [e for e in notes if e["kind"] in (Kind.CRASH, Kind.PAUSE_START)]
+    crashed = sum(1 for e in faults if e["kind"] == Kind.CRASH)
     paused = len(faults) - crashed
     troubles = []
     if crashed:
@@ -301,15 +302,15 @@ def lane_words(name: str, lanes: list[dict[str, Any]],
         troubles.append(f"was paused {times(paused)}")
     parts, saved = [], []  # saved: for each job held in a fault, whether a classmate reaped and finished it
     for e in notes:
-        if e["kind"] not in ("crash", "pause_start"):
+        if e["kind"] not in (Kind.CRASH, Kind.PAUSE_START):
             continue
-        what = "crashed" if e["kind"] == "crash" else f"was paused {e['seconds']:g} s"
+        what = "crashed" if e["kind"] == Kind.CRASH else f"was paused {e['seconds']:g} s"
         for job in e.get("holding", []):
             by = [lane["name"] or lane["slot"] for lane in lanes for r in lane.get("notes", [])
-                  if r["kind"] == "reap" and job in r["jobs"]]
-            refused = any(r["kind"] == "complete_refused" and r.get("job") == job for r in notes)
+                  if r["kind"] == Kind.REAP and job in r["jobs"]]
+            refused = any(r["kind"] == Kind.COMPLETE_REFUSED and r.get("job") == job for r in notes)
             # fencing off, the woken worker's effect lands (its effect event) and only its completion is refused
-            landed = any(r["kind"] == "effect" and r.get("job") == job and r["t"] >= e["t"]
+            landed = any(r["kind"] == Kind.EFFECT and r.get("job") == job and r["t"] >= e["t"]
                          for r in notes + mine.get("events", []))
             fate = f"{by[0]} reaped it" if by else "nobody reaped it (it finished before its lease ran out)"
             now = (fates or {}).get(job) or {}
@@ -349,7 +350,7 @@ def class_snapshot(board: Board, last: int = LANE_KEEP) -> dict[str, Any]:
 def lane_offset(events: list[dict[str, Any]]) -> float:
     """Seconds to add to a learner's clock to read the server's: the median, over its claims, of the
     server's TIME the claim stamped minus the learner's time of the claim (0 without a claim)."""
-    gaps = [e["now"] / 1000 - e["t"] for e in events if e["kind"] == "claim" and "now" in e]
+    gaps = [e["now"] / 1000 - e["t"] for e in events if e["kind"] == Kind.CLAIM and "now" in e]
     return statistics.median(gaps) if gaps else 0.0
 
 
@@ -376,11 +377,11 @@ def lane_state(lane: dict[str, Any], local: float) -> str:
     order = lane.get("order") or {}
     if not lane.get("name"):
         return "empty"
-    if order.get("cmd") == "pause" and local < float(order["at"]) + float(order["seconds"]) + PAUSE_GRACE_S:
+    if order.get("cmd") == Command.PAUSE and local < float(order["at"]) + float(order["seconds"]) + PAUSE_GRACE_S:
         return "paused"
     if lane.get("alive"):
         return "working"
-    crashed = order.get("cmd") == "crash" or any(e["kind"] == "crash" for e in lane.get("notes", []))
+    crashed = order.get("cmd") == Command.CRASH or any(e["kind"] == Kind.CRASH for e in lane.get("notes", []))
     return "crashed" if crashed else "left"
 
 
@@ -433,10 +434,10 @@ def lane_verdict(lane: dict[str, Any], view: dict[str, Any]) -> str:
     """One lane's short verdict: its state, what it finished, and its late writes: refused by the store, or
     (fencing off) landed as a second effect of a job a classmate finished (`lane_settled`)."""
     notes = lane.get("notes", [])
-    crash = next((e for e in reversed(notes) if e["kind"] == "crash"), None)
+    crash = next((e for e in reversed(notes) if e["kind"] == Kind.CRASH), None)
     settled = lane_settled(lane)
     refused, duplicated = len(settled["refused"]), len(settled["duplicated"])
-    reaped = sum(len(e.get("jobs", [])) for e in notes if e["kind"] == "reap")
+    reaped = sum(len(e.get("jobs", [])) for e in notes if e["kind"] == Kind.REAP)
     parts = [f"{view['state']}", f"{len(settled['finished'])} done"]
     if crash is not None:
         parts.append(f"crashed holding {', '.join(crash.get('holding', [])) or 'nothing'}")

@@ -31,6 +31,7 @@ from .server import QUEUE, open_class
 from ..queue.consumer import Consumer
 from ..core.children import child_setup
 from ..core.errors import BadParameter
+from ..core.kinds import Command, Kind
 from ..core.ranges import check
 from ..queue.jobs import Queue, check_name
 from ..core.timeline import Interval, Recorder, Timeline
@@ -39,9 +40,9 @@ from .board import LANE_KEEP
 POLL_S = 0.2
 ALIVE_MS = 3000
 HOLD_WAIT_S = 5.0  # an order waits at most this long for the worker to hold a job
-ROUTINE = frozenset({"claim", "complete", "effect"})  # one of each per job: the lane's newest LANE_KEEP only
-NOTABLE = frozenset({"started", "complete_refused", "reap", "work_stopped", "crash", "pause_start", "pause_end",
-                     "stopped"})  # kept apart as well (`notes`), so a busy lane never pushes them out
+ROUTINE = frozenset({Kind.CLAIM, Kind.COMPLETE, Kind.EFFECT})  # one of each per job: the lane's newest LANE_KEEP only
+NOTABLE = frozenset({Kind.STARTED, Kind.COMPLETE_REFUSED, Kind.REAP, Kind.WORK_STOPPED, Kind.CRASH, Kind.PAUSE_START,
+                     Kind.PAUSE_END, Kind.STOPPED})  # kept apart as well (`notes`), so a busy lane never pushes them out
 LANE_KINDS = ROUTINE | NOTABLE
 
 
@@ -59,7 +60,7 @@ class LaneRecorder(Recorder):
         return time.time()
 
     def event(self, actor: str, kind: str, **data: Any):
-        if kind not in LANE_KINDS or (kind == "reap" and not data.get("jobs")):
+        if kind not in LANE_KINDS or (kind == Kind.REAP and not data.get("jobs")):
             return None
         self.counts[kind] = self.counts.get(kind, 0) + 1
         pipe = self.client.pipeline(transaction=False)
@@ -148,16 +149,16 @@ class Learner:
             self.consumer.settling.release()  # it was settled while we waited for the lock: the next one
 
     def _obey(self, cmd: str | None, seconds: float) -> None:
-        if cmd == "crash":
+        if cmd == Command.CRASH:
             # the lock is held to the kill: on a busy machine the worker's thread would otherwise settle the
             # job in hand between our reading it and the kill. The event is sent, not awaited (a reply would
             # leave time for the job to finish), and the kernel delivers the kill
             holding = self._holding_still()
             conn = self.control.connection_pool.get_connection()
-            line = self.recorder.line(self.name, "crash", holding=holding, order=True)
+            line = self.recorder.line(self.name, Kind.CRASH, holding=holding, order=True)
             conn.send_packed_command(conn.pack_commands([("RPUSH", key, line) for key in self.recorder.keys]))
             os.kill(os.getpid(), signal.SIGKILL)
-        elif cmd == "pause" and seconds > 0:
+        elif cmd == Command.PAUSE and seconds > 0:
             # the waker is ready before we stop: it starts its `sleep` when told, then sends SIGCONT; it
             # outlives our stop and ends by itself
             waker = subprocess.Popen(["sh", "-c", 'read go; sleep "$1"; kill -CONT "$2"', "sh", f"{seconds:g}",
@@ -175,8 +176,8 @@ class Learner:
                 os.kill(os.getpid(), signal.SIGSTOP)  # every thread stops here, until the waker's SIGCONT
             finally:
                 self.consumer.settling.release()
-            self.recorder.event(self.name, "pause_start", seconds=seconds, holding=holding, order=True, at=stopped)
-            self.recorder.event(self.name, "pause_end", seconds=seconds, started=stopped)
+            self.recorder.event(self.name, Kind.PAUSE_START, seconds=seconds, holding=holding, order=True, at=stopped)
+            self.recorder.event(self.name, Kind.PAUSE_END, seconds=seconds, started=stopped)
             waker.wait()
 
     def _control_loop(self) -> None:
@@ -209,7 +210,7 @@ class Learner:
         self._poll()
         thread = threading.Thread(target=self._control_loop, name=f"class-control {self.slot}", daemon=True)
         thread.start()
-        self.recorder.event(self.name, "started", pid=os.getpid(), slot=self.slot)
+        self.recorder.event(self.name, Kind.STARTED, pid=os.getpid(), slot=self.slot)
         try:
             self.consumer.clock.run(until=self.consumer.start())
         except (redis.AuthenticationError, redis.ConnectionError):
@@ -231,7 +232,7 @@ class Learner:
     def summary(self) -> dict[str, Any]:
         c = self.consumer
         return {"slot": self.slot, "name": self.name, "completed": c.completed, "refused": c.refused,
-                "claims": self.recorder.counts.get("claim", 0), "class_ended": self.ended}
+                "claims": self.recorder.counts.get(Kind.CLAIM, 0), "class_ended": self.ended}
 
 
 class Joined:
@@ -280,7 +281,8 @@ class Joined:
         with `fates`: each job it held when crashed or paused, as its hash says now."""
         lane = self.lane(last)
         client = self.store.client
-        held = sorted({j for e in lane["notes"] if e["kind"] in ("crash", "pause_start") for j in e.get("holding", [])})
+        held = sorted({j for e in lane["notes"] if e["kind"] in (Kind.CRASH, Kind.PAUSE_START)
+                       for j in e.get("holding", [])})
         queue = Queue(self.store, QUEUE, prefix=self.store.keys.prefix)
         pipe = client.pipeline(transaction=False)
         for job in held:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from ..core.children import die_with_parent
 from ..core.errors import BadParameter, EmqlabError
+from ..core.kinds import Kind
 from ..core.timeline import Verdict
 from .learner import Joined
 from .board import Board, lane_story, lane_words
@@ -129,7 +130,7 @@ class PracticeClass:
         job was reaped by a classmate and finished."""
         since = self._working_now(name, timeout)
         self.board.crash(name)
-        return Outcome(self.wait_until_reaped(name, timeout, since=since, struck_by="crash"))
+        return Outcome(self.wait_until_reaped(name, timeout, since=since, struck_by=Kind.CRASH))
 
     def pause(self, name: str, seconds: float, timeout: float = 60.0) -> "Outcome":
         """What the instructor's pause button does (the worker's whole world stops for `seconds`), then
@@ -137,7 +138,8 @@ class PracticeClass:
         answered (refused with fencing on)."""
         since = self._working_now(name, timeout)
         self.board.pause(name, seconds)
-        verdict = self.wait_until_reaped(name, timeout + seconds, late_write=True, since=since, struck_by="pause_start")
+        verdict = self.wait_until_reaped(name, timeout + seconds, late_write=True, since=since,
+                                         struck_by=Kind.PAUSE_START)
         return Outcome(verdict)
 
     def _until_working(self, names: list[str], timeout: float = SERVE_TIMEOUT_S) -> None:
@@ -172,24 +174,24 @@ class PracticeClass:
         while True:
             lanes = self.board.lanes()
             mine = next((lane for lane in lanes if name in (lane["name"], lane["slot"])), None)
-            kinds = (struck_by,) if struck_by else ("crash", "pause_start")
+            kinds = (struck_by,) if struck_by else (Kind.CRASH, Kind.PAUSE_START)
             struck = [e for e in (mine or {}).get("notes", []) if e["kind"] in kinds and e["t"] >= since - SKEW_S]
             held = [job for e in struck for job in e.get("holding", [])]
             reaped_by = {job: lane["name"] or lane["slot"] for lane in lanes for r in lane.get("notes", [])
-                         if r["kind"] == "reap" for job in r["jobs"] if job in held}
+                         if r["kind"] == Kind.REAP for job in r["jobs"] if job in held}
             done = set(self.board.client.smembers(self.board.queue.done)) if held else set()
             finished = [job for job in held if job in done]
             # the woken worker's own settling of the job: fenced, its effect write is refused (no effect
             # event, then complete_refused); unfenced, the effect lands (an effect event) and only the
             # completion is refused
             late = [e for e in (mine or {}).get("events", []) + (mine or {}).get("notes", [])
-                    if e.get("job") in held and e["kind"] in ("effect", "complete", "complete_refused")
+                    if e.get("job") in held and e["kind"] in (Kind.EFFECT, Kind.COMPLETE, Kind.COMPLETE_REFUSED)
                     and e["t"] > max(n["t"] for n in struck)]
-            settled = any(e["kind"] != "effect" for e in late)
+            settled = any(e["kind"] != Kind.EFFECT for e in late)
             # done: every job held is finished — reaped and run again by a classmate, or (a crash racing
             # its own completion) finished just before; a crash that held nothing has nothing to wait for
             if struck and len(finished) == len(held) and (settled or not late_write or not reaped_by):
-                landed = any(e["kind"] == "effect" for e in late)
+                landed = any(e["kind"] == Kind.EFFECT for e in late)
                 headline, facts = lane_words(name, lanes)
                 return Fate(held=held, reaped_by=reaped_by, finished=finished,
                             late_write_refused=settled and not landed, late_effect_landed=landed,

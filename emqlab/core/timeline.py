@@ -188,6 +188,23 @@ class Timeline:
     def of(self, kind: str, actor: str | None = None) -> list[Event]:
         return [e for e in self.events if e.kind == kind and (actor is None or e.actor == actor)]
 
+    def first(self, kind: str, actor: str | None = None,
+              where: Callable[[Event], Any] | None = None) -> Event | None:
+        """The earliest recorded event of `kind` (on `actor`'s lane, and for which `where(event)` holds, if given);
+        None if there is none. One pass that stops at the first hit."""
+        for e in self.events:
+            if e.kind == kind and (actor is None or e.actor == actor) and (where is None or where(e)):
+                return e
+        return None
+
+    def last(self, kind: str, actor: str | None = None,
+             where: Callable[[Event], Any] | None = None) -> Event | None:
+        """The latest recorded event of `kind` (as `first`, from the end)."""
+        for e in reversed(self.events):
+            if e.kind == kind and (actor is None or e.actor == actor) and (where is None or where(e)):
+                return e
+        return None
+
     def spans(self, kind: str, actor: str | None = None) -> list[Interval]:
         return [i for i in self.intervals if i.kind == kind and (actor is None or i.actor == actor)]
 

@@ -19,6 +19,7 @@ from ..store.backend import Backend, connect
 from ..store.clock import DEFAULT_SCALE
 from ..core import ranges
 from ..core.errors import BadParameter, EmqlabError
+from ..core.kinds import Kind
 from ..core.measured import benchmark_rows, load_benchmark  # noqa: F401 - lessons call lab.benchmark_rows()
 from ..core.words import plain, seconds
 from ..view.picture import Picture, picture
@@ -190,7 +191,7 @@ def facts(timeline, *keys: str) -> str:
     return " · ".join(shown)
 
 
-def events(timeline, actor: str | None = None, skip: tuple[str, ...] = ("acquire_failed",)) -> str:
+def events(timeline, actor: str | None = None, skip: tuple[str, ...] = (Kind.ACQUIRE_FAILED,)) -> str:
     """A run's events, one per line (polling noise left out)."""
     return "\n".join(f"{seconds(e.t):>8}  {e.actor:<10} {e.kind}" for e in timeline.events
                      if (actor is None or e.actor == actor) and e.kind not in skip)
@@ -393,9 +394,9 @@ def beats(timeline, actor: str | None = None, moved_only: bool = False) -> str:
     ran a while, such as a drain that ran its job), step, what it moved, and for a reap the server TIME it
     compared the scores with (on the run's time base, pinned at the run's first claim). `moved_only`: only
     the steps that moved something."""
-    claim = next((e for e in timeline.of("claim") if e.data.get("time_s") is not None), None)
+    claim = timeline.first(Kind.CLAIM, where=lambda e: e.data.get("time_s") is not None)
     lines = []
-    for e in timeline.of("step", actor):
+    for e in timeline.of(Kind.STEP, actor):
         d = e.data
         if moved_only and not d.get("moved"):
             continue

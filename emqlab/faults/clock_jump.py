@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.errors import BadParameter
+from ..core.kinds import Kind
 from ..core.timeline import Timeline
 from .pauses import at_seconds
 
 SERVER = "server"  # the actor of a clock jump's event: neither worker's clock moves
-KIND = "clock_jump"
 
 
 @dataclass(frozen=True)
@@ -51,12 +51,12 @@ def jumping(run: Any, jump: ClockJump):
     clock = run.clock
     yield clock.timeout(max(0.0, jump.at * 1000 - (clock.now_ms - run.t0_ms)))
     run.backend.jump_server_clock(jump.seconds * 1000)
-    run.event(SERVER, KIND, seconds=jump.seconds)
+    run.event(SERVER, Kind.CLOCK_JUMP, seconds=jump.seconds)
 
 
 def jumps(timeline: Timeline) -> list[tuple[float, float]]:
     """(model time, step in seconds) of each clock jump the run made, in order."""
-    return [(e.t, float(e.data["seconds"])) for e in timeline.of(KIND, SERVER)]
+    return [(e.t, float(e.data["seconds"])) for e in timeline.of(Kind.CLOCK_JUMP, SERVER)]
 
 
 def server_time(steps: list[tuple[float, float]], t: float) -> float:
@@ -80,4 +80,4 @@ def expires_at(steps: list[tuple[float, float]], set_at: float, deadline: float)
     return round(deadline, 3)
 
 
-__all__ = ["ClockJump", "KIND", "SERVER", "expires_at", "jumping", "jumps", "server_time"]
+__all__ = ["ClockJump", "SERVER", "expires_at", "jumping", "jumps", "server_time"]

@@ -16,6 +16,7 @@ from typing import Any
 from matplotlib.figure import Figure
 from matplotlib.transforms import blended_transform_factory, offset_copy
 
+from ..core.kinds import Kind
 from ..core.timeline import Timeline
 from ..core.words import FigureWords
 from . import Drawing, figure_for, legend_of_marks, modes_of, style
@@ -36,11 +37,11 @@ def _end(timeline: Timeline) -> float:
 
 
 # event kind -> the mark it is drawn as (emqlab.core.marks), in drawing order
-MARKS = {"crash": "crash", "reap": "taken-back", "renew": "extend", "complete": "done",
-         "complete_refused": "refused", "effect": "effect"}
+MARKS = {Kind.CRASH: "crash", Kind.REAP: "taken-back", Kind.RENEW: "extend", Kind.COMPLETE: "done",
+         Kind.COMPLETE_REFUSED: "refused", Kind.EFFECT: "effect"}
 # the word beside a kind's mark (an effect says how many times it was applied)
-WORDS = {"crash": "crash", "reap": "reap → pending", "complete": "done",
-         "complete_refused": "refused: stale attempts"}
+WORDS = {Kind.CRASH: "crash", Kind.REAP: "reap → pending", Kind.COMPLETE: "done",
+         Kind.COMPLETE_REFUSED: "refused: stale attempts"}
 
 
 def lease_bands(ax, tl: Timeline, actor: str, y0: float, height: float, gid: str, x_max: float) -> None:
@@ -75,15 +76,15 @@ def _lanes(ax, name: str, tl: Timeline, x_max: float) -> None:
         for kind, mark in MARKS.items():
             for e in tl.of(kind, actor):
                 style.marker(ax, mark, [e.t], [y + BAND_Y + BAND_H + 0.12], size=SIZES.get(mark, 10), gid=gid)
-                text = WORDS.get(kind) or (f"effect ×{e.data['applied']}" if kind == "effect" else None)
+                text = WORDS.get(kind) or (f"effect ×{e.data['applied']}" if kind == Kind.EFFECT else None)
                 if text:
                     # effects and reaps label above the mark, outcomes below, so same-instant marks stay legible
-                    dy = 5 if kind in ("effect", "reap", "crash") else -16
-                    twice = kind == "effect" and e.data.get("applied", 1) > 1  # the effect of a double run
+                    dy = 5 if kind in (Kind.EFFECT, Kind.REAP, Kind.CRASH) else -16
+                    twice = kind == Kind.EFFECT and e.data.get("applied", 1) > 1  # the effect of a double run
                     ax.annotate(text, (e.t, y + BAND_Y + BAND_H + 0.12), xytext=(6, dy), textcoords="offset points",
                                 fontsize=style.FONT["tick"], gid=gid,
                                 color=style.colour("double-run") if twice else style.INK["text"])
-    for e in tl.of("clock_jump", "server"):  # a step of the server's clock, across the panel
+    for e in tl.of(Kind.CLOCK_JUMP, "server"):  # a step of the server's clock, across the panel
         style.vline(ax, "clock-jump", e.t, lw=1.4, gid=gid, zorder=0.6)
     ax.set_yticks(list(ys.values()), list(ys))
     ax.set_ylim(-0.6, max(ys.values(), default=0) + 0.8)
@@ -128,7 +129,7 @@ def draw_chaos(timelines: Any, words: FigureWords, fig: Figure | None = None) ->
     for ax, (name, tl) in zip(axes, modes.items()):
         gid = f"mode:{name}"
         style.lane(ax, name)
-        samples = tl.of("sample")
+        samples = tl.of(Kind.SAMPLE)
         ts = [e.t for e in samples]
         places = [("pending", "pending"), ("active", "active"), ("done", "done-count")]  # (field, mark)
         if any(e.data.get("dead") for e in samples):  # a job out of attempts: the dead set is a place too
@@ -138,7 +139,7 @@ def draw_chaos(timelines: Any, words: FigureWords, fig: Figure | None = None) ->
         # a crash: x its time, y the axes' top (set in by half the star, so it stays inside the panel)
         size = SIZES["crash"]
         top = offset_copy(blended_transform_factory(ax.transData, ax.transAxes), fig=fig, y=-size / 2, units="points")
-        for e in tl.of("crash"):
+        for e in tl.of(Kind.CRASH):
             style.marker(ax, "crash", [e.t], [1.0], size=size, transform=top, zorder=5, gid=gid)
         for span in tl.spans("pause"):
             style.span(ax, "pause", span.start, span.end if span.end is not None else span.start, alpha=0.4,

@@ -25,6 +25,7 @@ from typing import Any
 from matplotlib.figure import Figure
 
 from ..core.errors import BadParameter
+from ..core.kinds import Kind
 from ..core.timeline import Event, Timeline
 from ..core.words import FigureWords
 from . import Drawing, figure_for, legend_of_marks, modes_of, style
@@ -36,7 +37,7 @@ MOVED = {"reap": ("taken-back", "reap-idle"), "promote": ("promote", "promote-id
 
 
 def _steps(tl: Timeline, actor: str | None = None) -> list[Event]:
-    return [e for e in tl.of("step", actor) if e.data.get("step") in STEPS]
+    return [e for e in tl.of(Kind.STEP, actor) if e.data.get("step") in STEPS]
 
 
 def _actors(tl: Timeline) -> list[str]:
@@ -45,7 +46,7 @@ def _actors(tl: Timeline) -> list[str]:
 
 def _pin(tl: Timeline) -> float | None:
     """Add this to a recorded server reading (model s) to put it on the run's time base."""
-    claim = next((e for e in tl.of("claim") if e.data.get("time_s") is not None), None)
+    claim = tl.first(Kind.CLAIM, where=lambda e: e.data.get("time_s") is not None)
     return None if claim is None else claim.t - claim.data["time_s"]
 
 
@@ -84,11 +85,11 @@ def _draw_beats(ax, name: str, tl: Timeline, rows: dict[tuple[str, str], float])
 
 def _touches(e: Event) -> set[str]:
     """The jobs whose lease score `e` removes or rewrites."""
-    if e.kind == "step" and e.data.get("step") == "reap":
+    if e.kind == Kind.STEP and e.data.get("step") == "reap":
         return set(e.data.get("jobs", []))
-    if e.kind in ("complete", "claim") and not e.data.get("late"):
+    if e.kind in (Kind.COMPLETE, Kind.CLAIM) and not e.data.get("late"):
         return {e.data.get("job")}
-    if e.kind == "renew":
+    if e.kind == Kind.RENEW:
         return set(e.data.get("jobs", [])) - set(e.data.get("lost", []))
     return set()
 
@@ -103,13 +104,13 @@ def _draw_clock(ax, name: str, tl: Timeline, actors: list[str], x_end: float) ->
     style.line(ax, "server-clock", [0, x_end], [0, x_end], lw=1, zorder=-5, gid=gid)
     # each lease score, from the claim (or extend) that wrote it until the score left or changed:
     # a reap that moved the job, its completion, or the next claim or extend of it
-    for e in (x for x in tl.events if x.kind in ("claim", "renew") and x.data.get("score_s") is not None):
-        jobs = set([e.data["job"]] if e.kind == "claim" else e.data.get("jobs", []))
+    for e in (x for x in tl.events if x.kind in (Kind.CLAIM, Kind.RENEW) and x.data.get("score_s") is not None):
+        jobs = set([e.data["job"]] if e.kind == Kind.CLAIM else e.data.get("jobs", []))
         after = tl.events[tl.events.index(e) + 1:]
         until = next((x.t for x in after if jobs & _touches(x)), x_end)
         score = e.data["score_s"] + pin
         style.line(ax, "lease-score", [e.t, until], [score, score], lw=2.5, dash_capstyle="butt", gid=gid)
-        if e.kind == "claim":
+        if e.kind == Kind.CLAIM:
             ax.annotate(f"attempts {e.data.get('attempts')}", (e.t, score), xytext=(4, 5), textcoords="offset points",
                         va="bottom", fontsize=style.FONT["tick"], color=style.colour("lease-score"), gid=gid)
     # the TIME each reap read, as that reap's own mark (which worker read it: its row in the beat panel)

@@ -16,6 +16,7 @@ from typing import Any
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch
 
+from ..core.kinds import Kind
 from ..core.timeline import Timeline
 from ..core.words import FigureWords
 from . import Drawing, figure_for, legend_of_marks, modes_of, style
@@ -25,8 +26,8 @@ ORDER = ("job", "pending", "schedule", "wake", "active", "done", "effects")  # e
 
 def placed(tl: Timeline) -> dict[str, list[dict[str, Any]]]:
     """{node: the keys it reported holding (name, key, slot)}, every node present, in node order."""
-    nodes: dict[str, list[dict[str, Any]]] = {e.actor: [] for e in tl.of("slots")}
-    for e in tl.of("holds"):
+    nodes: dict[str, list[dict[str, Any]]] = {e.actor: [] for e in tl.of(Kind.SLOTS)}
+    for e in tl.of(Kind.HOLDS):
         nodes.setdefault(e.actor, []).append(dict(e.data))
     return nodes
 
@@ -34,7 +35,7 @@ def placed(tl: Timeline) -> dict[str, list[dict[str, Any]]]:
 def _panel(ax, name: str, tl: Timeline, words: FigureWords) -> None:
     gid = f"mode:{name}"
     style.lane(ax, name)
-    slots = {e.actor: (e.data["first"], e.data["last"]) for e in tl.of("slots")}
+    slots = {e.actor: (e.data["first"], e.data["last"]) for e in tl.of(Kind.SLOTS)}
     nodes = placed(tl)
     held = [k for keys in nodes.values() for k in keys]
     rows = [n for n in ORDER if any(k["name"] == n for k in held)] + \
@@ -48,7 +49,7 @@ def _panel(ax, name: str, tl: Timeline, words: FigureWords) -> None:
                                         **style.band_kw("key", gid=gid)))
             ax.text(col, y, f"slot {k['slot']}", ha="center", va="center", fontsize=style.FONT["tick"],
                     color=style.INK["text"], gid=gid)
-    [script] = tl.of("script")
+    [script] = tl.of(Kind.SCRIPT)
     col = len(nodes)
     ok = script.data["accepted"]
     colour = style.colour("done" if ok else "refused")

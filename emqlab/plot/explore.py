@@ -31,51 +31,54 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
+from ..core.kinds import Kind
 from ..core.marks import RUN_FAMILIES, RUNS, SERIES, series
 from ..core.timeline import Event, Timeline
 from ..core.words import FigureWords
 from . import Drawing, figure_for, legend_of_marks, modes_of, style
 
 STORE = "store"
-QUIET = ("snapshot", "enqueue")  # events that are no step of their own
+QUIET = (Kind.SNAPSHOT, Kind.ENQUEUE)  # events that are no step of their own
 
+# a figure's own labels, made from an event's kind and its data (`_kind`): never recorded, so no `Kind`
+EXTEND_LOST, WRITE_REFUSED = "extend-lost", "write-refused"
 # kind -> the course's mark (`emqlab.core.marks`); `held`/`accepted` flags pick the kind (`_kind`), a reap
 # that took nothing back is `reap-idle` (`_mark`), any kind not here is `other`
 MARKS: dict[str, str] = {
-    "claim": "claim",
-    "acquire": "claim",
-    "token": "claim",
-    "extend": "extend",
-    "extend-lost": "told",
-    "effect": "effect",
-    "write": "effect",
-    "work_done": "done",
-    "complete": "done",
-    "effect_refused": "refused",
-    "complete_refused": "refused",
-    "write-refused": "refused",
-    "release_refused": "refused",
-    "reap": "taken-back",
-    "freeze": "freeze",
-    "pause_start": "freeze",
-    "crash": "crash",
+    Kind.CLAIM: "claim",
+    Kind.ACQUIRE: "claim",
+    Kind.TOKEN: "claim",
+    Kind.EXTEND: "extend",
+    EXTEND_LOST: "told",
+    Kind.EFFECT: "effect",
+    Kind.WRITE: "effect",
+    Kind.WORK_DONE: "done",
+    Kind.COMPLETE: "done",
+    Kind.EFFECT_REFUSED: "refused",
+    Kind.COMPLETE_REFUSED: "refused",
+    WRITE_REFUSED: "refused",
+    Kind.RELEASE_REFUSED: "refused",
+    Kind.REAP: "taken-back",
+    Kind.FREEZE: "freeze",
+    Kind.PAUSE_START: "freeze",
+    Kind.CRASH: "crash",
 }
 OTHER = "other"
 CARD_W, CARD_H = 0.46, 0.12  # a growth figure's card per mode (axes fractions)
 
 
 def _kind(e: Event) -> str:
-    if e.kind in ("extend", "late_extend") and e.data.get("held") is False:
-        return "extend-lost"
-    if e.kind == "write" and not e.data.get("accepted", True):
-        return "write-refused"
+    if e.kind in (Kind.EXTEND, Kind.LATE_EXTEND) and e.data.get("held") is False:
+        return EXTEND_LOST
+    if e.kind == Kind.WRITE and not e.data.get("accepted", True):
+        return WRITE_REFUSED
     return e.kind
 
 
 def _mark(e: Event) -> str:
     """The mark of one step's event: its kind's; a reap that took nothing back, the idle reap's."""
     kind = _kind(e)
-    if kind == "reap" and not e.data.get("jobs"):
+    if kind == Kind.REAP and not e.data.get("jobs"):
         return "reap-idle"
     return MARKS.get(kind, OTHER)
 
@@ -84,28 +87,28 @@ def _text(e: Event) -> str:
     """What one step's mark says: the event's own fields, no sentence about the run."""
     d, kind = e.data, _kind(e)
     job = d.get("job", "")
-    if kind == "claim":
+    if kind == Kind.CLAIM:
         return f"claim {job} · attempts {d.get('attempts')}"
-    if kind in ("extend", "extend-lost"):
-        return f"extend {job}: {'held' if kind == 'extend' else 'lost'}".replace("  ", " ")
-    if kind == "effect":  # under which attempts it was written: what the fence judges
+    if kind in (Kind.EXTEND, EXTEND_LOST):
+        return f"extend {job}: {'held' if kind == Kind.EXTEND else 'lost'}".replace("  ", " ")
+    if kind == Kind.EFFECT:  # under which attempts it was written: what the fence judges
         applied = d.get("applied")
         return f"effect {job} · attempts {d.get('attempts')}" + (f" · applied ×{applied}" if applied and applied > 1
                                                                  else "")
-    if kind == "write":
+    if kind == Kind.WRITE:
         return f"write · ×{d['applied']}" if d.get("applied") else "write accepted"
-    if kind in ("effect_refused", "complete_refused", "write-refused"):
-        return f"{'effect' if kind != 'complete_refused' else 'complete'} {job} refused".replace("  ", " ")
-    if kind == "complete":
+    if kind in (Kind.EFFECT_REFUSED, Kind.COMPLETE_REFUSED, WRITE_REFUSED):
+        return f"{'effect' if kind != Kind.COMPLETE_REFUSED else 'complete'} {job} refused".replace("  ", " ")
+    if kind == Kind.COMPLETE:
         return f"complete {job}"
-    if kind == "reap":
+    if kind == Kind.REAP:
         jobs = d.get("jobs") or []
         return f"reap {', '.join(jobs)}" if jobs else "reap: none due"
-    if kind == "freeze":
+    if kind == Kind.FREEZE:
         return f"freeze {d.get('seconds', 0):g} s"
-    if kind == "crash":
+    if kind == Kind.CRASH:
         return "crash"
-    if kind == "claim_empty":
+    if kind == Kind.CLAIM_EMPTY:
         return "claim: none ready"
     return kind.replace("_", " ")
 
@@ -116,13 +119,13 @@ def _steps(tl: Timeline) -> list[tuple[int, Event, Event | None]]:
     numbered = any("step" in e.data for e in events)
     out: list[tuple[int, Event, Event | None]] = []
     for e in events:
-        if e.kind in QUIET or (e.actor == STORE and e.kind == "snapshot"):
+        if e.kind in QUIET or (e.actor == STORE and e.kind == Kind.SNAPSHOT):
             continue
         k = e.data["step"] if numbered else len(out) + 1
         if numbered and out and out[-1][0] == k:
             continue  # one mark per step: its first event says what it was
         out.append((k, e, None))
-    snaps = {e.data["step"]: e for e in events if e.kind == "snapshot" and "step" in e.data}
+    snaps = {e.data["step"]: e for e in events if e.kind == Kind.SNAPSHOT and "step" in e.data}
     return [(k, e, snaps.get(k)) for k, e, _ in out]
 
 
@@ -154,11 +157,9 @@ def _holder(tl: Timeline, snap: Event | None, job: str, upto: float) -> str | No
     row = snap.data.get("jobs", {}).get(job, {})
     if "active" not in (row.get("places") or []) or row.get("state") != "active":
         return None
-    for e in reversed(tl.events):
-        if e.kind == "claim" and e.data.get("job") == job and e.data.get("attempts") == row.get("attempts") and \
-                e.data.get("step", 0) <= upto:
-            return e.actor
-    return None
+    claim = tl.last(Kind.CLAIM, where=lambda e: e.data.get("job") == job
+                    and e.data.get("attempts") == row.get("attempts") and e.data.get("step", 0) <= upto)
+    return claim.actor if claim else None
 
 
 def _beliefs(tl: Timeline, steps) -> list[tuple[str, int, int]]:
@@ -168,10 +169,11 @@ def _beliefs(tl: Timeline, steps) -> list[tuple[str, int, int]]:
     last = steps[-1][0] if steps else 0
     for k, e, _ in steps:
         kind = _kind(e)
-        if kind == "claim":
+        if kind == Kind.CLAIM:
             open_[e.actor] = k
-        elif e.actor in open_ and (kind in ("complete", "effect_refused", "complete_refused", "extend-lost", "crash")
-                                   or (kind == "effect" and e.data.get("fenced"))):
+        elif e.actor in open_ and (kind in (Kind.COMPLETE, Kind.EFFECT_REFUSED, Kind.COMPLETE_REFUSED, EXTEND_LOST,
+                                            Kind.CRASH)
+                                   or (kind == Kind.EFFECT and e.data.get("fenced"))):
             out.append((e.actor, open_.pop(e.actor), k))
     out += [(a, k, last + 0.5) for a, k in open_.items()]
     return out
@@ -182,7 +184,7 @@ def _panel(ax, name: str, tl: Timeline, words: FigureWords, n_max: int, brk: tup
     style.lane(ax, name)
     steps = _steps(tl)
     lanes = _lanes(tl, steps)
-    snaps = [e for e in tl.events if e.kind == "snapshot"]
+    snaps = [e for e in tl.events if e.kind == Kind.SNAPSHOT]
     jobs = max((len(e.data.get("jobs", {})) for e in snaps), default=0)
     store_h = 0.0 if not snaps else 0.45 + 0.42 * jobs
     ys = {a: store_h + (0.75 if snaps else 0.5) + (len(lanes) - 1 - k) for k, a in enumerate(lanes)}

@@ -23,6 +23,7 @@ from typing import Any
 from matplotlib.figure import Figure
 from matplotlib.transforms import offset_copy
 
+from ..core.kinds import Kind
 from ..core.timeline import Timeline
 from ..core.words import FigureWords
 from . import Drawing, figure_for, legend_of_marks, modes_of, style, wrap
@@ -53,18 +54,18 @@ def _servers(ax, tl: Timeline, gid: str, x_max: float) -> None:
             end = band.end if band.end is not None else x_max
             style.band(ax, LEASE_OF.get(band.data.get("holder"), "lease"), band.start, LANES[band.actor] - BAND_H / 2,
                        max(end - band.start, 0.15), BAND_H, gid=gid)
-    stall = next(iter(tl.of("stall", "replica")), None)
-    promoted = next(iter(tl.of("promoted", "replica")), None)
+    stall = tl.first(Kind.STALL, "replica")
+    promoted = tl.first(Kind.PROMOTED, "replica")
     if stall is not None:
         end = promoted.t if promoted is not None else x_max
         style.band(ax, "stalled", stall.t, LANES["replica"] - 0.36, end - stall.t, 0.72, lw=0.8, gid=gid)
-    for e in tl.of("killed", "primary"):
+    for e in tl.of(Kind.KILLED, "primary"):
         style.vline(ax, "failover", e.t, lw=1.4, gid=gid)
         _mark(ax, "crash", e.t, "primary", gid, size=15)
     if promoted is not None:
         _mark(ax, "promoted", promoted.t, "replica", gid, size=12)
-    kills = [e.t for e in tl.of("killed", "primary")]
-    for e in tl.of("rejoined", "primary"):
+    kills = [e.t for e in tl.of(Kind.KILLED, "primary")]
+    for e in tl.of(Kind.REJOINED, "primary"):
         style.line(ax, "rejoined-line", [e.t, x_max], [LANES["primary"]] * 2, lw=1.5, gid=gid)
         # the fresh server rejoins at the kill's moment on the story's clock (the clock stands still while it
         # starts): drawn on the star it would read as one mark, so it sits one ring's width to its right, on
@@ -80,12 +81,13 @@ def _workers(ax, tl: Timeline, gid: str, x_max: float) -> None:
         for run in tl.spans("run", actor):
             end = run.end if run.end is not None else x_max
             style.band(ax, "work", run.start, y - RUN_H / 2, max(end - run.start, 0.1), RUN_H, gid=gid)
-        for e in tl.of("wait", actor):
+        for e in tl.of(Kind.WAIT, actor):
             _mark(ax, "wait-acked" if e.data["acked"] >= 1 else "wait-timeout", e.t, actor, gid, size=10)
-        for e in tl.of("not_started", actor):  # beside its WAIT's mark, which says why
+        for e in tl.of(Kind.NOT_STARTED, actor):  # beside its WAIT's mark, which says why
             ax.annotate("never started", (e.t, y), xytext=(9, 0), textcoords="offset points", ha="left",
                         va="center", fontsize=style.FONT["tick"], color=style.INK["text"], gid=gid)
-        for e in tl.of("work_stopped", actor) + tl.of("release_refused", actor):  # told by a refused write or release
+        # told by a refused write or release
+        for e in tl.of(Kind.WORK_STOPPED, actor) + tl.of(Kind.RELEASE_REFUSED, actor):
             _mark(ax, "told", e.t, actor, gid, size=11)
 
 
@@ -95,7 +97,7 @@ NEAR = 0.05  # of the panel's width: two writes closer than this would print the
 def _storage(ax, tl: Timeline, gid: str, x_max: float) -> None:
     style.hline(ax, "lane-line", LANES["storage"], lw=1.5, gid=gid, zorder=0)
     last: tuple[float, object, int] | None = None  # (time, token, side) of the last token printed
-    for e in tl.of("write", "storage"):
+    for e in tl.of(Kind.WRITE, "storage"):
         d = e.data
         _mark(ax, "effect" if d["accepted"] else "refused", e.t, "storage", gid, size=11)
         if d.get("token") is None:

@@ -18,6 +18,7 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
+from ..core.kinds import Kind
 from ..core.timeline import Timeline, minus
 from ..core.words import FigureWords
 from . import Drawing, figure_for, legend_of_marks, modes_of, style
@@ -39,15 +40,15 @@ def store_marks(tl: Timeline) -> list[dict[str, Any]]:
     the store turned away (a completion it accepted is the job settling, not a write to draw)."""
     marks = []
     for e in tl.events:
-        if e.actor != STORE or e.kind not in ("write", "completion"):
+        if e.actor != STORE or e.kind not in (Kind.WRITE, Kind.COMPLETION):
             continue
-        if e.kind == "completion" and e.data["accepted"]:
+        if e.kind == Kind.COMPLETION and e.data["accepted"]:
             continue
         d = e.data
         # a refusal says what refused it: the job's state (done, no longer active) or its attempts
         state = d.get("job_state")
         first, rest = (("job already", state) if state not in (None, "active") else ("not the", "current attempt"))
-        if e.kind == "write":  # under the store's lane
+        if e.kind == Kind.WRITE:  # under the store's lane
             label = f"accepted · effect ×{d['applied']}" if d["accepted"] else f"refused: {first}\n{rest}"
         else:  # beside the writer's lane
             label = f"completion refused:\n{first} {rest}"
@@ -68,7 +69,8 @@ def _worker(ax, tl: Timeline, actor: str, y: float, gid: str, x_max: float) -> N
         ax.text((a + b) / 2, y + WORK_Y + WORK_H / 2, "frozen: no work", ha="center", va="center",
                 fontsize=style.FONT["tick"], color=style.INK["quiet"], gid=gid,
                 bbox=dict(boxstyle="round,pad=0.15", fc=style.INK["on-mark"], lw=0, alpha=0.9))
-    for e in tl.of("reap", actor):  # on the reaper's lane, where its own lease is about to start: clear of the lane above
+    # on the reaper's lane, where its own lease is about to start: clear of the lane above
+    for e in tl.of(Kind.REAP, actor):
         style.marker(ax, "taken-back", [e.t], [y + LEASE_Y + LEASE_H / 2], size=9, gid=gid, zorder=3)
         ax.annotate("reap → pending", (e.t, y + LEASE_Y + LEASE_H / 2), xytext=(-9, 0), textcoords="offset points",
                     ha="right", va="center", fontsize=style.FONT["tick"], gid=gid)
@@ -77,10 +79,10 @@ def _worker(ax, tl: Timeline, actor: str, y: float, gid: str, x_max: float) -> N
 def _store(ax, tl: Timeline, ys: dict[str, float], gid: str) -> None:
     style.hline(ax, "lane-line", STORE_Y, lw=2, gid=gid)  # the store's line, named by its tick
     marks = store_marks(tl)
-    last = max((k for k, m in enumerate(marks) if m["kind"] == "write"), default=-1)
+    last = max((k for k, m in enumerate(marks) if m["kind"] == Kind.WRITE), default=-1)
     for k, m in enumerate(marks):
         t, top = m["t"], ys[m["writer"]] + WORK_Y - 0.04
-        if m["kind"] == "write":
+        if m["kind"] == Kind.WRITE:
             answer = "effect" if m["accepted"] else "refused"  # the store's answer: its mark, and its words' colour
             style.arrow(ax, "write", (t, top), (t, STORE_Y + 0.06), mutation_scale=14, lw=1.4, gid=gid)
             # the writer's attempts sit at the arrow's tail, after the end of the writer's own work bar (an arrow

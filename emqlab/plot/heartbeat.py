@@ -18,6 +18,7 @@ from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.ticker import MultipleLocator
 
+from ..core.kinds import Kind
 from ..core.timeline import Timeline, minus
 from ..core.words import FigureWords, ModeWords
 from . import Drawing, as_modes, legend_of_marks, style
@@ -38,7 +39,7 @@ def _end_of(timeline: Timeline) -> float:
     """The last moment the panel draws: an event, an interval's end, or the deadline an extend moved
     the lease to (its arrow ends there, and would be cut off short of the axis's end)."""
     ends = [e.t for e in timeline.events]
-    ends.extend(e.data["deadline"] for e in timeline.of("renew") if e.data.get("deadline") is not None)
+    ends.extend(e.data["deadline"] for e in timeline.of(Kind.RENEW) if e.data.get("deadline") is not None)
     for i in timeline.intervals:
         ends.extend(x for x in (i.start, i.end) if x is not None)
     return max(ends, default=0.0)
@@ -65,20 +66,20 @@ def _draw_lane(ax, timeline: Timeline, actor: str, gid: str, x_max: float, y: fl
             style.marker(ax, mark, ts, [y + dy] * len(ts), size, gid=gid, **kw)
         return ts
 
-    marks("acquire_failed", BAND_Y + BAND_H / 2, "tried", 5, alpha=0.6)
+    marks(Kind.ACQUIRE_FAILED, BAND_Y + BAND_H / 2, "tried", 5, alpha=0.6)
     # each extend moves the deadline: an arrow from the extend to the deadline the server set, staggered in
     # two rows so consecutive extends stay apart; over a slow link both start when the server acted on the
     # extend (`at`), not when its reply came back, so an arrow spans the whole lease it granted
-    moved = [e for e in timeline.of("renew", actor) if "deadline" in e.data]
+    moved = [e for e in timeline.of(Kind.RENEW, actor) if "deadline" in e.data]
     for k, e in enumerate(moved):
         row = top + 0.10 + 0.13 * (k % 2)
         style.arrow(ax, "moved", (e.data.get("at", e.t), row), (e.data["deadline"], row), gid=gid)  # legend too
-    landed = [e.data.get("at", e.t) for e in timeline.of("renew", actor)]
+    landed = [e.data.get("at", e.t) for e in timeline.of(Kind.RENEW, actor)]
     if landed:
         style.marker(ax, "extend", landed, [y + BAND_Y + BAND_H / 2] * len(landed), 22, gid=gid,
                      markeredgewidth=2.5)
-    told = [e.t for e in timeline.of("renew_lost", actor)]
-    for t in marks("lapse", BAND_Y + BAND_H / 2, "lapse", 13):
+    told = [e.t for e in timeline.of(Kind.RENEW_LOST, actor)]
+    for t in marks(Kind.LAPSE, BAND_Y + BAND_H / 2, "lapse", 13):
         # right of the cross, on the band's own row, where the lapsed lease no longer is: above it run the
         # extend arrows, which a label there would sit on. When the holder is told just after (a step of the
         # server's clock), the told mark sits there: the cross goes unlabelled (the legend names it)
@@ -87,16 +88,16 @@ def _draw_lane(ax, timeline: Timeline, actor: str, gid: str, x_max: float, y: fl
         ax.annotate("lapse", (t, y + BAND_Y + BAND_H / 2), xytext=(9, 0), textcoords="offset points", ha="left",
                     va="center", fontsize=style.FONT["tick"], color=style.colour("lapse"), fontweight="bold", gid=gid,
                     bbox={"boxstyle": "round,pad=0.1", "fc": style.INK["on-mark"], "ec": "none", "alpha": 0.85})
-    for t in marks("renew_lost", BAND_Y + BAND_H / 2, "told", 11):
+    for t in marks(Kind.RENEW_LOST, BAND_Y + BAND_H / 2, "told", 11):
         ax.annotate("extend → 0", (t, y + RUN_Y + RUN_H / 2), xytext=(6, 0), textcoords="offset points",
                     ha="left", va="center", fontsize=style.FONT["tick"], gid=gid,
                     bbox={"boxstyle": "round,pad=0.15", "fc": style.INK["on-mark"], "ec": "none", "alpha": 0.85})
-    marks("reclaim", BAND_Y + BAND_H / 2, "taken-back", 8)
-    for t in marks("saw_done", BAND_Y + BAND_H / 2, "saw-done", 7):
+    marks(Kind.RECLAIM, BAND_Y + BAND_H / 2, "taken-back", 8)
+    for t in marks(Kind.SAW_DONE, BAND_Y + BAND_H / 2, "saw-done", 7):
         # beside its own square, on the contender's row: a label above it would sit under the holder's bar
         ax.annotate("saw done, let go", (t, y + BAND_Y + BAND_H / 2), xytext=(8, 0), textcoords="offset points",
                     ha="left", va="center", fontsize=style.FONT["tick"], gid=gid)
-    marks("work_done", RUN_Y + RUN_H / 2, "done", 8)
+    marks(Kind.WORK_DONE, RUN_Y + RUN_H / 2, "done", 8)
 
 
 def _draw_trips(ax, timeline: Timeline, gid: str) -> bool:
@@ -125,7 +126,7 @@ def _draw_mode(ax, name: str, timeline: Timeline, x_max: float, mode: ModeWords)
     if _draw_trips(ax, timeline, gid):
         style.hline(ax, "lane-line", STORE_Y, lw=0.8, gid=gid)  # named by its tick, "store"
         lanes["store"] = STORE_Y
-    for e in timeline.of("clock_jump", "server"):  # a step of the server's clock, across the panel (the verdict
+    for e in timeline.of(Kind.CLOCK_JUMP, "server"):  # a step of the server's clock, across the panel (the verdict
         style.vline(ax, "clock-jump", e.t, lw=1.4, gid=gid, zorder=0.6)  # line above says by how much)
     ax.set_title(mode.label, loc="left", fontsize=style.FONT["title"], fontweight="bold", gid=gid, pad=20)
     ax.text(0, 1.0, mode.verdict, transform=ax.transAxes, ha="left", va="bottom", fontsize=style.FONT["tick"],

@@ -24,6 +24,7 @@ from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 
 from ..lease.designs import DESIGNS
+from ..core.kinds import Kind
 from ..core.timeline import Timeline
 from ..core.words import FigureWords, plural, seconds
 from . import Drawing, as_modes, legend_of_marks, style
@@ -57,7 +58,7 @@ def _new_figure(fig: Figure | None, figsize: tuple[float, float]) -> Figure:
 
 def _rows(tl: Timeline) -> list[str]:
     """One row per timer for per-job runs that recorded each round trip; one row otherwise."""
-    design, trips = _design(tl), tl.of("round_trip")
+    design, trips = _design(tl), tl.of(Kind.ROUND_TRIP)
     if trips and any("job" in e.data for e in trips):
         return [f"timer {j}" for j in range(1, tl.counts["jobs"] + 1)]
     one_call = design in DESIGNS and DESIGNS[design].round_trips_per_tick(2) == 1  # sweep, session
@@ -72,10 +73,11 @@ def _draw_mode(ax, name: str, tl: Timeline, words: FigureWords) -> None:
     top = len(rows) - 0.4
     # a lease is held from the acquire until the worker lets it go after its last tick, or to the moment it
     # was lost or taken (a run recorded without the release: to its last event)
-    run_end = next((e.t for e in tl.of("let_go", "worker")), max((e.t for e in tl.events), default=0.0))
+    let_go = tl.first(Kind.LET_GO, "worker")
+    run_end = let_go.t if let_go else max((e.t for e in tl.events), default=0.0)
     gone_at = dict(tl.verdict.lost_at)
-    gone_at.update({f"job {e.data['job']}": e.t for e in tl.of("take", "thief")})  # the lease ended when taken
-    session_gone = min((e.t for e in tl.of("take", "thief") if e.data.get("session")),
+    gone_at.update({f"job {e.data['job']}": e.t for e in tl.of(Kind.TAKE, "thief")})  # the lease ended when taken
+    session_gone = min((e.t for e in tl.of(Kind.TAKE, "thief") if e.data.get("session")),
                        default=min(gone_at.values(), default=None) if len(gone_at) >= tl.counts["jobs"] else None)
     for row, y in y_of.items():
         end = run_end
@@ -84,14 +86,14 @@ def _draw_mode(ax, name: str, tl: Timeline, words: FigureWords) -> None:
         elif session_gone is not None:  # one row holds every lease: it ends when they all went
             end = session_gone
         style.band(ax, "lease", 0, y - LEASE_H / 2, end, LEASE_H, gid=gid)
-    trips = tl.of("round_trip")
+    trips = tl.of(Kind.ROUND_TRIP)
     if trips:
         for e in trips:
             row = f"timer {e.data['job']}" if "timer 1" in y_of and "job" in e.data else rows[0]
             style.marker(ax, "round-trip", [e.t], [y_of[row]], 16 if len(rows) > 1 else 26, markeredgewidth=2.5,
                          gid=gid)
     many = False  # a tick whose round trips carry more leases than there are round trips: say how many
-    for e in tl.of("tick"):
+    for e in tl.of(Kind.TICK):
         n = e.data["round_trips"]
         note = plural(n, "round trip")
         if DESIGNS[_design(tl)].per_worker:  # one key renewed, whatever the jobs it stands for
@@ -101,7 +103,7 @@ def _draw_mode(ax, name: str, tl: Timeline, words: FigureWords) -> None:
             many = True
         ax.annotate(note, (e.t, top), xytext=(0, 4), textcoords="offset points", ha="center", va="bottom",
                     fontsize=style.FONT["tick"], color=style.INK["text"], gid=gid)
-    for e in tl.of("take", "thief"):
+    for e in tl.of(Kind.TAKE, "thief"):
         y = y_of.get(f"timer {e.data['job']}", 0)
         style.marker(ax, "taken-back", [e.t], [y], 8, gid=gid)
         # under the row's band, clear of it and of the next row's
@@ -109,7 +111,7 @@ def _draw_mode(ax, name: str, tl: Timeline, words: FigureWords) -> None:
                     (e.t, y - LEASE_H / 2), xytext=(0, -2), textcoords="offset points", ha="center", va="top",
                     fontsize=style.FONT["tick"], color=style.colour("taken-back"), gid=gid)
     lost_at: dict[tuple[float, int], list[str]] = {}  # on one row, the leases lost in one instant share a mark
-    for e in tl.of("lease_lost"):
+    for e in tl.of(Kind.LEASE_LOST):
         lost_at.setdefault((e.t, y_of.get("timer " + e.actor.split()[1], 0)), []).append(e.actor)
     for (t, y), actors in lost_at.items():
         style.marker(ax, "lapse", [t], [y], 12, gid=gid)

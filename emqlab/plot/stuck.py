@@ -16,6 +16,7 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
+from ..core.kinds import Kind
 from ..core.words import FigureWords
 from . import Drawing, figure_for, legend_of_marks, modes_of, style
 
@@ -50,7 +51,7 @@ def _panel(ax, name: str, tl, horizon: float) -> None:
         end = run.end if run.end is not None else t0 + horizon
         y, h = HUNG if run.data.get("attempts") == 1 else AGAIN
         style.band(ax, "work", x(run.start), y, max(x(end) - x(run.start), 0.3), h, gid=gid)
-    ticks = [x(e.t) for e in tl.of("renew", "worker-1") if e.t - t0 <= horizon]
+    ticks = [x(e.t) for e in tl.of(Kind.RENEW, "worker-1") if e.t - t0 <= horizon]
     if ticks:
         style.marker(ax, "extend", ticks, [BAND[0] + BAND[1] + 0.08] * len(ticks), size=9, gid=gid)
     if p.max_runtime:

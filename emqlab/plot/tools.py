@@ -32,6 +32,7 @@ from typing import Any
 from matplotlib.figure import Figure
 from matplotlib.transforms import offset_copy
 
+from ..core.kinds import Kind
 from ..core.timeline import Timeline
 from ..core.words import FigureWords
 from . import Drawing, figure_for, legend_of_marks, modes_of, style, wrap
@@ -41,42 +42,46 @@ RUN_Y, RUN_H = -0.30, 0.22  # the body, below it
 SERVER = "server"
 QUIET = ("server", "producer", "store")
 
+# a figure's own labels, made from an event and its data: never recorded, so no `Kind` (a library's error that
+# says its lock was gone at the completion; emqlab's store taking or refusing a write)
+COMPLETION_REFUSED, WRITE_ACCEPTED, WRITE_REFUSED = "completion_refused", "write_accepted", "write_refused"
 # a worker's own marks: event kind -> the table's mark, and where on the lane it sits (PLACE). A mark of what the
 # process did sits on its body (the effect) or its line; the server's answer to it sits on its band
 OWN = {
-    "effect": "effect",
-    "crash": "crash",
-    "told": "told",
-    "renew_lost": "told",
-    "renewal_thread_died": "thread-died",
-    "release_refused": "refused",
-    "complete_refused": "refused",
-    "completion_refused": "refused",
-    "skipped": "saw-done",
+    Kind.EFFECT: "effect",
+    Kind.CRASH: "crash",
+    Kind.TOLD: "told",
+    Kind.RENEW_LOST: "told",
+    Kind.RENEWAL_THREAD_DIED: "thread-died",
+    Kind.RELEASE_REFUSED: "refused",
+    Kind.COMPLETE_REFUSED: "refused",
+    COMPLETION_REFUSED: "refused",
+    Kind.SKIPPED: "saw-done",
 }
-PLACE = {"effect": "body", "crash": "line", "told": "body", "renew_lost": "body", "renewal_thread_died": "line",
-         "release_refused": "band", "complete_refused": "band", "completion_refused": "band", "skipped": "line"}
+PLACE = {Kind.EFFECT: "body", Kind.CRASH: "line", Kind.TOLD: "body", Kind.RENEW_LOST: "body",
+         Kind.RENEWAL_THREAD_DIED: "line", Kind.RELEASE_REFUSED: "band", Kind.COMPLETE_REFUSED: "band",
+         COMPLETION_REFUSED: "band", Kind.SKIPPED: "line"}
 # the server lane's marks: event kind -> the table's mark
 ON_SERVER = {
-    "delivered": "claim",
-    "redelivered": "redelivered",
-    "acked": "acked",  # the message's entry deleted: by the ack of whichever run ended first, not the job done
-    "completed": "done",
-    "write_accepted": "effect",  # emqlab's store taking a write: the effect, written
-    "stalled": "taken-back",
-    "reap": "taken-back",
-    "abandoned": "abandoned",
-    "requeued": "requeued",
-    "failed": "failed",
-    "write_refused": "refused",
+    Kind.DELIVERED: "claim",
+    Kind.REDELIVERED: "redelivered",
+    Kind.ACKED: "acked",  # the message's entry deleted: by the ack of whichever run ended first, not the job done
+    Kind.COMPLETED: "done",
+    WRITE_ACCEPTED: "effect",  # emqlab's store taking a write: the effect, written
+    Kind.STALLED: "taken-back",
+    Kind.REAP: "taken-back",
+    Kind.ABANDONED: "abandoned",
+    Kind.REQUEUED: "requeued",
+    Kind.FAILED: "failed",
+    WRITE_REFUSED: "refused",
 }
 # each mark's size, in points
 SIZE = {"effect": 10, "crash": 14, "told": 11, "thread-died": 10, "refused": 11, "saw-done": 9, "claim": 10,
         "redelivered": 11, "done": 10, "acked": 10, "taken-back": 9, "abandoned": 11, "requeued": 11, "failed": 10,
         "lapse": 12}
 ENDED_ON_SERVER = ("lapsed", "abandoned", "delivered again")
-TAKEN_BACK = ("reap", "reclaim")  # emqlab's own runs: a reaper's reap, a contender's reclaim of a lapsed lease
-COMPLETIONS = ("complete", "complete_refused", "completion_refused")  # a run whose job is settled by a completion
+TAKEN_BACK = (Kind.REAP, Kind.RECLAIM)  # emqlab's own runs: a reaper's reap, a contender's reclaim of a lapsed lease
+COMPLETIONS = (Kind.COMPLETE, Kind.COMPLETE_REFUSED, COMPLETION_REFUSED)  # a run whose job is settled by a completion
 NEAR = 0.012  # marks on one lane closer than this part of the axis stack upward
 STACK = 9.0  # how far (points) a stacked mark sits above the one before it
 
@@ -89,7 +94,7 @@ def _end(tl: Timeline) -> float:
 def extend_deadlines(tl: Timeline) -> list[tuple[str, float, float]]:
     """(lane, when, deadline) for every extend a holder reported with the PTTL the server gave right after it."""
     return [(e.actor, e.t, e.t + e.data["pttl"] / 1000) for e in tl.events
-            if e.kind == "extend" and isinstance(e.data.get("pttl"), (int, float)) and e.data["pttl"] > 0]
+            if e.kind == Kind.EXTEND and isinstance(e.data.get("pttl"), (int, float)) and e.data["pttl"] > 0]
 
 
 def lanes_of(tl: Timeline) -> list[str]:
@@ -104,9 +109,9 @@ def lanes_of(tl: Timeline) -> list[str]:
 def server_marks(tl: Timeline) -> list[tuple[float, str]]:
     """(t, kind) for every mark on the server lane: the library's events, and emqlab's store and reaps."""
     found = [(e.t, e.kind) for e in tl.events if e.actor == SERVER and e.kind in ON_SERVER]
-    found += [(e.t, "write_accepted" if e.data.get("accepted") else "write_refused")
-              for e in tl.events if e.actor == "store" and e.kind == "write"]
-    found += [(e.t, "reap") for e in tl.events if e.kind in TAKEN_BACK and e.actor != SERVER]
+    found += [(e.t, WRITE_ACCEPTED if e.data.get("accepted") else WRITE_REFUSED)
+              for e in tl.events if e.actor == "store" and e.kind == Kind.WRITE]
+    found += [(e.t, Kind.REAP) for e in tl.events if e.kind in TAKEN_BACK and e.actor != SERVER]
     return sorted(found, key=lambda x: x[0])
 
 
@@ -159,12 +164,13 @@ def _lane(ax, tl: Timeline, actor: str, y: float, gid: str, x_max: float) -> Non
         if e.actor != actor:
             continue
         kind = e.kind
-        if kind == "library_error" and any(w in e.data.get("message", "") for w in ("Missing lock", "Lock mismatch")):
-            kind = "completion_refused"
+        if kind == Kind.LIBRARY_ERROR and any(w in e.data.get("message", "")
+                                              for w in ("Missing lock", "Lock mismatch")):
+            kind = COMPLETION_REFUSED
         if kind in OWN:
             at = {"body": y + RUN_Y + RUN_H / 2, "band": y + BAND_Y + BAND_H / 2, "line": y}[PLACE[kind]]
             _mark(ax, e.t, at, OWN[kind], gid)
-        elif kind == "work_done" and settles and not tl.scenario.startswith("tools-"):
+        elif kind == Kind.WORK_DONE and settles and not tl.scenario.startswith("tools-"):
             _mark(ax, e.t, y + RUN_Y + RUN_H / 2, "done", gid)
 
 

@@ -34,6 +34,7 @@ from ..faults.pauses import World
 from ..lease.designs import queue_design
 from ..lease.keepers import Renewed
 from .jobs import MAX_SLICE, NAME_RE, REAP_LIMIT, Claimed, Queue
+from ..core.kinds import Kind
 from ..core.timeline import ClockRecorder, Recorder, Timeline
 
 CRASH, STOP = "crash", "stop"
@@ -46,7 +47,7 @@ EFFECTS = ("none", "fenced", "unfenced")
 
 
 # one each per job, and the steps of each beat (`step`): what a run of many jobs leaves out
-ROUTINE = frozenset({"claim", "work_start", "work_done", "complete", "started", "step"})
+ROUTINE = frozenset({Kind.CLAIM, Kind.WORK_START, Kind.WORK_DONE, Kind.COMPLETE, Kind.STARTED, Kind.STEP})
 STEPS = ("reap", "promote", "drain", "park")  # a beat's steps, in the order they run
 
 
@@ -55,7 +56,7 @@ def unusual(routine: frozenset[str] = ROUTINE):
     and effects applied once; keep faults, refusals, reaps and effects that landed twice."""
 
     def keep(kind: str, data: dict[str, Any]) -> bool:
-        return kind not in routine and not (kind == "effect" and data.get("applied", 1) <= 1)
+        return kind not in routine and not (kind == Kind.EFFECT and data.get("applied", 1) <= 1)
 
     return keep
 
@@ -64,14 +65,14 @@ def late_completion(recorder: Recorder, queue: Queue, actor: str, job_id: str, a
     """A worker presumed dead sends its renewal and its completion with its old attempts: a stale
     completion. The queue refuses it if the job was re-claimed since; True if it was accepted."""
     ext = queue.extend([(job_id, attempts)], 1000.0)
-    recorder.event(actor, "late_extend", job=job_id, attempts=attempts, held=job_id not in ext.lost,
+    recorder.event(actor, Kind.LATE_EXTEND, job=job_id, attempts=attempts, held=job_id not in ext.lost,
                    where=queue.where(job_id))
     try:
         queue.complete(job_id, attempts)
     except StaleToken:
-        recorder.event(actor, "complete_refused", job=job_id, attempts=attempts, late=True)
+        recorder.event(actor, Kind.COMPLETE_REFUSED, job=job_id, attempts=attempts, late=True)
         return False
-    recorder.event(actor, "complete", job=job_id, attempts=attempts, late=True)
+    recorder.event(actor, Kind.COMPLETE, job=job_id, attempts=attempts, late=True)
     return True
 
 
@@ -156,7 +157,7 @@ class Consumer:
         """Die where we stand: nothing is settled, every held lease is left to the reaper."""
         self.crashed = self.stopping = True
         t = self.rec.t
-        self.rec.event(self.name, "crash", holding=sorted(self.held))
+        self.rec.event(self.name, Kind.CRASH, holding=sorted(self.held))
         if self._step_open is not None:  # the drain or park in hand ends here
             beat, step, started = self._step_open
             self._step(beat, step, started=started, ended="crash",
@@ -180,11 +181,11 @@ class Consumer:
     def pause(self, ms: float):
         """A process: stop this consumer's world for `ms`."""
         rec = self.rec
-        rec.event(self.name, "pause_start", seconds=ms / 1000)
+        rec.event(self.name, Kind.PAUSE_START, seconds=ms / 1000)
         band = rec.open(self.name, "pause")
         yield from self.world.stop_the_world(ms)
         band.end = rec.t
-        rec.event(self.name, "pause_end")
+        rec.event(self.name, Kind.PAUSE_END)
 
     def _guard(self, gen):
         try:
@@ -195,7 +196,7 @@ class Consumer:
 
     # -- the beat ------------------------------------------------------------------------------
     def _step(self, beat: int, step: str, **data) -> None:
-        self.rec.event(self.name, "step", beat=beat, step=step, **data)
+        self.rec.event(self.name, Kind.STEP, beat=beat, step=step, **data)
 
     def _server_s(self, server_ms: int) -> float:
         """A server clock reading (ms) in model seconds (absolute: compare two, never read one alone)."""
@@ -211,12 +212,12 @@ class Consumer:
             self._step(beat, "reap", moved=len(reaped), now=now, time_s=self._server_s(now), jobs=reaped,
                        **({"calls": calls} if calls > 1 else {}))
             if reaped or ended:
-                run.event(self.name, "reap", jobs=reaped, now=now, time_s=self._server_s(now),
+                run.event(self.name, Kind.REAP, jobs=reaped, now=now, time_s=self._server_s(now),
                           **({"sessions": ended} if ended else {}))
             promoted = queue.promote(self.promote_limit)
             self._step(beat, "promote", moved=promoted)
             if promoted:
-                run.event(self.name, "promote", count=promoted)
+                run.event(self.name, Kind.PROMOTE, count=promoted)
             started, self._taken = run.t, 0
             self._step_open = (beat, "drain", started)
             busy = yield from self.drain()
@@ -232,8 +233,8 @@ class Consumer:
                 self._step(beat, "park", started=started, woken=bool(woken))
         if not self.crashed:
             if self.keeper.close():
-                run.event(self.name, "session_close")
-            run.event(self.name, "stopped")
+                run.event(self.name, Kind.SESSION_CLOSE)
+            run.event(self.name, Kind.STOPPED)
 
     def _reap(self) -> tuple[int, list[str], list[str], int]:
         """Up to `reap_calls` bounded reap calls, until one returns a short slice: (the first call's
@@ -315,7 +316,7 @@ class Consumer:
         self.held[job.id] = job
         # the lease's deadline on the run's time base, from the server's own score and TIME
         deadline = round(rec.t + self._server_s(job.deadline) - self._server_s(job.server_now), 3)
-        rec.event(self.name, "claim", job=job.id, attempts=job.attempts, deadline=deadline, now=job.server_now,
+        rec.event(self.name, Kind.CLAIM, job=job.id, attempts=job.attempts, deadline=deadline, now=job.server_now,
                   time_s=self._server_s(job.server_now), score=job.deadline, score_s=self._server_s(job.deadline))
         self.bands[job.id] = rec.open(self.name, "lease", job=job.id, attempts=job.attempts, deadline=deadline,
                                       ended=None)
@@ -334,7 +335,7 @@ class Consumer:
     def run_job(self, job: Claimed):
         run = self.rec
         span = self.spans[job.id] = run.open(self.name, "run", job=job.id, attempts=job.attempts)
-        run.event(self.name, "work_start", job=job.id, attempts=job.attempts)
+        run.event(self.name, Kind.WORK_START, job=job.id, attempts=job.attempts)
         ms = self.work_ms(job) if callable(self.work_ms) else self.work_ms
         try:
             yield from self.world.sleep(ms, work=True)
@@ -342,13 +343,13 @@ class Consumer:
             if interrupt.cause != LOST:
                 raise
             span.end, span.data["ended"] = run.t, "lease lost"
-            run.event(self.name, "work_stopped", job=job.id, reason="the batched extend no longer holds it")
+            run.event(self.name, Kind.WORK_STOPPED, job=job.id, reason="the batched extend no longer holds it")
             self._end_band(job.id, "lapsed")
             return
         with self.settling:
             span.end = run.t
             self.spans.pop(job.id, None)
-            run.event(self.name, "work_done", job=job.id, attempts=job.attempts)
+            run.event(self.name, Kind.WORK_DONE, job=job.id, attempts=job.attempts)
             self.settle(job)
 
     def settle(self, job: Claimed) -> bool:
@@ -357,20 +358,20 @@ class Consumer:
         try:
             if self.effect == "fenced":
                 applied = queue.record_effect(job.id, job.attempts, fenced=True)
-                run.event(self.name, "effect", job=job.id, attempts=job.attempts, applied=applied)
+                run.event(self.name, Kind.EFFECT, job=job.id, attempts=job.attempts, applied=applied)
             else:
                 if self.effect == "unfenced":
                     applied = queue.record_effect(job.id, job.attempts, fenced=False)
-                    run.event(self.name, "effect", job=job.id, attempts=job.attempts, applied=applied)
+                    run.event(self.name, Kind.EFFECT, job=job.id, attempts=job.attempts, applied=applied)
                 queue.complete(job.id, job.attempts)
         except StaleToken:
             self.refused += 1
-            run.event(self.name, "complete_refused", job=job.id, attempts=job.attempts)
+            run.event(self.name, Kind.COMPLETE_REFUSED, job=job.id, attempts=job.attempts)
             band = self.bands.get(job.id)
             self._end_band(job.id, "lapsed" if band is None or run.t >= band.data["deadline"] else "reaped")
             return False
         self.completed += 1
-        run.event(self.name, "complete", job=job.id, attempts=job.attempts)
+        run.event(self.name, Kind.COMPLETE, job=job.id, attempts=job.attempts)
         self._end_band(job.id, "completed")
         return True
 
@@ -392,7 +393,7 @@ class Consumer:
             if job_id in self.bands:
                 self.bands[job_id].data["deadline"] = round(run.t + self.clock.from_server_ms(score - r.server_now) / 1000, 3)
         deadline = None if r.lease_ms is None else round(run.t + r.lease_ms / 1000, 3)
-        run.event(self.name, "renew", jobs=list(r.jobs), deadline=deadline, lost=list(r.lost), design=self.design,
+        run.event(self.name, Kind.RENEW, jobs=list(r.jobs), deadline=deadline, lost=list(r.lost), design=self.design,
                   calls=r.calls, **({} if r.session is None else {"session": r.session}), now=r.server_now,
                   time_s=self._server_s(r.server_now), score=r.score,
                   score_s=None if r.score is None else self._server_s(r.score))
@@ -407,6 +408,6 @@ class Consumer:
         s = self.keeper.open()
         if s is None:
             return False
-        self.rec.event(self.name, "session_open", now=s.server_now, time_s=self._server_s(s.server_now),
+        self.rec.event(self.name, Kind.SESSION_OPEN, now=s.server_now, time_s=self._server_s(s.server_now),
                        score=s.deadline, score_s=self._server_s(s.deadline))
         return True

@@ -51,6 +51,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.kinds import Kind
 from ..core.words import seconds, times
 from .jobs import PLACES, STATE_OF_PLACE
 
@@ -621,9 +622,10 @@ def from_contents(queue: Any, ids: Sequence[str], contents: Mapping[str, Any]) -
 
 
 # -- a history, read -------------------------------------------------------------------------------
-REFUSALS = ("complete_refused", "effect_refused", "claim_refused")  # a holder's operation the store turned away
-ACCEPTED = ("complete", "effect")  # a holder's operation the store took
-GIVEN_BACK = ("retry", "release")  # a holder handing its job back: it holds nothing after
+# a holder's operation the store turned away
+REFUSALS = (Kind.COMPLETE_REFUSED, Kind.EFFECT_REFUSED, Kind.CLAIM_REFUSED)
+ACCEPTED = (Kind.COMPLETE, Kind.EFFECT)  # a holder's operation the store took
+GIVEN_BACK = (Kind.RETRY, Kind.RELEASE)  # a holder handing its job back: it holds nothing after
 STORE_ACTORS = ("store", "storage")  # the store's own events (what it answered each writer)
 
 
@@ -649,11 +651,11 @@ def history_facts(events: Sequence[Mapping[str, Any]]) -> Iterator[tuple[int, Fa
     `now` is each event's t; a holder is granted by its `claim` (or `token`) and its accepted `extend`
     (with `deadline`), and holds no more once its own effect or completion is accepted or refused, once
     it is refused anything, or once it hands the job back (`retry`, `release`)."""
-    store_writes = any(e.get("actor") in STORE_ACTORS and e.get("kind") == "write" for e in events)
-    effect_events = any(e.get("kind") == "effect" for e in events)
+    store_writes = any(e.get("actor") in STORE_ACTORS and e.get("kind") == Kind.WRITE for e in events)
+    effect_events = any(e.get("kind") == Kind.EFFECT for e in events)
     # a history with no claim, write or effect of any kind is a bare lease's: its effect is its job finishing
     finishes = not store_writes and not effect_events and not any(
-        e.get("kind") in ("claim", "complete", "token", "write") for e in events)
+        e.get("kind") in (Kind.CLAIM, Kind.COMPLETE, Kind.TOKEN, Kind.WRITE) for e in events)
     issued: dict[str, int] = {}
     refused: set[tuple[str, int]] = set()
     effects: dict[Any, int] = {}
@@ -681,31 +683,31 @@ def history_facts(events: Sequence[Mapping[str, Any]]) -> Iterator[tuple[int, Fa
         claimed: tuple[tuple[str, int], ...] = ()
         accepted: list[tuple[str, int]] = []
         snapshot = None
-        if kind in ("claim", "token") and value is not None:
+        if kind in (Kind.CLAIM, Kind.TOKEN) and value is not None:
             claimed = ((job, value),)
             if actor not in STORE_ACTORS:
                 granted(actor, job, value, _deadline(e), i)
-        elif kind == "snapshot":
+        elif kind == Kind.SNAPSHOT:
             snapshot = Snapshot.from_dict(e)
-        elif actor in STORE_ACTORS and kind in ("write", "completion"):
+        elif actor in STORE_ACTORS and kind in (Kind.WRITE, Kind.COMPLETION):
             writer = str(e.get("writer", actor))
             if value is not None:
                 holders.pop((job, value), None)
             if e.get("accepted"):
                 if value is not None:
                     accepted.append((job, value))
-                if kind == "write":
+                if kind == Kind.WRITE:
                     applied((job, e.get("part")), writer, i, e.get("applied"))
             elif value is not None:
                 refused.add((job, value))
                 origin.setdefault(("refused", job, value), i)
         elif actor not in STORE_ACTORS:
-            if kind in REFUSALS or (kind in ("late_extend", "extend") and e.get("held") is False):
+            if kind in REFUSALS or (kind in (Kind.LATE_EXTEND, Kind.EXTEND) and e.get("held") is False):
                 if value is not None:
                     refused.add((job, value))
                     origin.setdefault(("refused", job, value), i)
                     holders.pop((job, value), None)
-            elif kind in ACCEPTED or (kind in ("late_extend", "extend") and e.get("held") is True):
+            elif kind in ACCEPTED or (kind in (Kind.LATE_EXTEND, Kind.EXTEND) and e.get("held") is True):
                 if value is not None and not store_writes:
                     accepted.append((job, value))
                 if value is not None:
@@ -713,11 +715,11 @@ def history_facts(events: Sequence[Mapping[str, Any]]) -> Iterator[tuple[int, Fa
                         holders.pop((job, value), None)
                     else:
                         granted(actor, job, value, _deadline(e), i)
-                if kind == "effect" and not store_writes:
+                if kind == Kind.EFFECT and not store_writes:
                     applied((job, e.get("part")), actor, i, e.get("applied"))
             elif kind in GIVEN_BACK and value is not None:
                 holders.pop((job, value), None)
-            elif kind == "work_done" and finishes:
+            elif kind == Kind.WORK_DONE and finishes:
                 applied((job, None), actor, i)
         t = e.get("t")
         yield i, Facts(snapshot=snapshot, effects=dict(effects), issued=dict(issued), claimed=claimed,
@@ -778,7 +780,7 @@ def judge_history(events: Sequence[Mapping[str, Any]], names: Iterable[str] | No
             if key in found:
                 continue
             first = i if b.since is None else min(b.since, i)
-            if b.since is None and events[i].get("kind") == "snapshot" and i > 0:
+            if b.since is None and events[i].get("kind") == Kind.SNAPSHOT and i > 0:
                 first = i - 1  # the step the store's snapshot followed
             found[key] = Found(b, first, i)
     return Judged(tuple(sorted(found.values(), key=lambda f: (f.last, f.first))),

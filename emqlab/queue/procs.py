@@ -29,6 +29,7 @@ from typing import Any
 
 from ..core.children import Children, child_setup
 from ..core.errors import BadParameter, StoreError
+from ..core.kinds import Kind
 from ..core.timeline import Filtered, Recorder, Timeline
 
 URL_ENV = "EMQLAB_CHILD_URL"  # the store's address, for the child only; never on a command line
@@ -202,22 +203,22 @@ def bands_from_events(timeline: Timeline) -> None:
     open_runs: dict[tuple[str, str], Any] = {}
     for e in timeline.events:
         job = e.data.get("job")
-        if e.kind == "claim":
+        if e.kind == Kind.CLAIM:
             key = (e.actor, job)
             timeline.open(e.t, e.actor, "lease", job=job, attempts=e.data["attempts"],
                           deadline=e.data["deadline"], ended=None)
             open_runs[key] = timeline.open(e.t, e.actor, "run", job=job, attempts=e.data["attempts"])
-        elif e.kind in ("work_done", "complete", "complete_refused") and (e.actor, job) in open_runs:
+        elif e.kind in (Kind.WORK_DONE, Kind.COMPLETE, Kind.COMPLETE_REFUSED) and (e.actor, job) in open_runs:
             span = open_runs.pop((e.actor, job))
             span.end = e.t
-        elif e.kind == "crash":
+        elif e.kind == Kind.CRASH:
             for (actor, held), span in list(open_runs.items()):
                 if actor == e.actor:
                     span.end, span.data["ended"] = e.t, "crashed"
                     del open_runs[(actor, held)]
     for lease in timeline.spans("lease"):
-        done = next((x for x in timeline.events if x.actor == lease.actor and x.kind == "complete"
-                     and x.data.get("job") == lease.data["job"] and x.t >= lease.start), None)
+        done = timeline.first(Kind.COMPLETE, lease.actor,
+                              where=lambda x: x.data.get("job") == lease.data["job"] and x.t >= lease.start)
         if done is not None and done.t <= lease.data["deadline"]:
             lease.end, lease.data["ended"] = done.t, "completed"
         else:
@@ -304,7 +305,7 @@ def child_main(argv: list[str]) -> int:
                 pass
             if stopped:
                 return 0
-        recorder.event(a.name, "started", pid=os.getpid())
+        recorder.event(a.name, Kind.STARTED, pid=os.getpid())
         main = consumer.start()
         try:
             backend.clock.run(until=main)

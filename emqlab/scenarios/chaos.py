@@ -26,6 +26,7 @@ from ..core.errors import BadParameter
 from ..lease.designs import DESIGNS, NONE, lookup_design
 from ..queue import invariants
 from ..queue.jobs import Queue, check_name
+from ..core.kinds import Kind
 from ..core.timeline import Filtered, Record, Timeline, Verdict
 from ..core.words import ModeWords, plural, seconds
 from .base import Run, mode_words, positive, run_on
@@ -138,7 +139,7 @@ def chaos(workers: int = 4, jobs: int = 1000, fencing: str = "on", kills: int | 
         run.timeline.counts.update(chaos_counts(q, run.timeline, jobs))
         run.timeline.counts["planned"] = {"kills": params.kills, "pauses": params.pauses}
         run.timeline.counts["undelivered"] = [{"at": e.data["at"], "kind": e.data["fault"], "why": e.data["why"]}
-                                              for e in run.timeline.of("fault_undelivered")]
+                                              for e in run.timeline.of(Kind.FAULT_UNDELIVERED)]
         run.timeline.verdict = chaos_verdict(run.timeline)
     return run.timeline
 
@@ -173,7 +174,7 @@ def _chaos_in_process(run: Run, q: Queue, params: Params, plan, bar) -> None:
 
     def faults():
         t0, wait_ms = clock.now_ms, fault_wait(params) * ms
-        for at, kind, slot in plan:
+        for at, fault, slot in plan:
             yield clock.timeout(max(0.0, at * ms - (clock.now_ms - t0)))
             due = clock.now_ms
             while not (free := [k for k in range(len(slots)) if not (slots[k].crashed or slots[k].world.paused)]):
@@ -184,12 +185,12 @@ def _chaos_in_process(run: Run, q: Queue, params: Params, plan, bar) -> None:
                 return  # the run is winding down: what is left is reported undelivered below
             handled[0] += 1
             if not free:
-                undelivered(run, at, kind, f"no consumer was awake and alive for {seconds(fault_wait(params))} "
+                undelivered(run, at, fault, f"no consumer was awake and alive for {seconds(fault_wait(params))} "
                                            "after it fell due")
                 continue
             slot = slot if slot in free else free[0]  # a busy victim passes the fault on
             victim = slots[slot]
-            if kind == "crash":
+            if fault == "crash":
                 victim.crash()
                 clock.process(replace(slot))
             else:
@@ -199,7 +200,7 @@ def _chaos_in_process(run: Run, q: Queue, params: Params, plan, bar) -> None:
         seen = 0
         while True:
             sizes = q.sizes()
-            run.event("monitor", "sample", **sizes)
+            run.event("monitor", Kind.SAMPLE, **sizes)
             bar.update(sizes["done"] - seen)
             seen = sizes["done"]
             if seen >= jobs:
@@ -216,8 +217,8 @@ def _chaos_in_process(run: Run, q: Queue, params: Params, plan, bar) -> None:
     clock.run(until=clock.env.any_of([clock.env.all_of([watch, striking]), limit]))
     if striking.is_alive:  # the horizon came first: what was still to strike never landed
         horizon[0] = True
-        for at, kind, _ in plan[handled[0]:]:
-            undelivered(run, at, kind, "the run reached its horizon before it fell due")
+        for at, fault, _ in plan[handled[0]:]:
+            undelivered(run, at, fault, "the run reached its horizon before it fell due")
     for consumer in everyone:
         consumer.stop()
     clock.run(until=clock.now_ms + 2 * params.pause_seconds * ms)
@@ -250,9 +251,9 @@ def chaos_counts(q: Queue, timeline: Timeline, jobs: int) -> dict[str, Any]:
         "jobs_with_duplicates": sum(1 for b in broken if b.invariant == "one_effect"),
         "effects_missing": sum(1 for job in ids if effects.get(job, 0) == 0),
         "invariants_broken": {name: sum(1 for b in broken if b.invariant == name) for name in judged},
-        "kills": len(timeline.of("crash")),
-        "pauses": len(timeline.of("pause_start")),
-        "refused_writes": len(timeline.of("complete_refused")),
+        "kills": len(timeline.of(Kind.CRASH)),
+        "pauses": len(timeline.of(Kind.PAUSE_START)),
+        "refused_writes": len(timeline.of(Kind.COMPLETE_REFUSED)),
         # what the server did (its reap script's counter), not what surviving workers reported: a
         # worker that reaped and then died before it reported would make the sum of events short
         "reaped": q.reaped(),
@@ -261,7 +262,7 @@ def chaos_counts(q: Queue, timeline: Timeline, jobs: int) -> dict[str, Any]:
 
 def chaos_verdict(timeline: Timeline) -> ChaosVerdict:
     c, p = timeline.counts, timeline.params
-    samples = timeline.of("sample")
+    samples = timeline.of(Kind.SAMPLE)
     v = ChaosVerdict(
         fencing=p.fencing,
         all_done=c["lost"] == 0,

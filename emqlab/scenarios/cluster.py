@@ -23,6 +23,7 @@ from redis.exceptions import ClusterCrossSlotError
 from ..store.cluster import ClusterBackend, LocalCluster
 from ..queue.jobs import Queue
 from ..store.scripts import source
+from ..core.kinds import Kind
 from ..core.timeline import Record, Timeline, Verdict
 from ..core.words import ModeWords, plural
 from .base import mode_words
@@ -77,19 +78,19 @@ def placement(cluster: LocalCluster, hashtag: bool = True, job_id: str = JOB_ID)
                   clock="real")
     try:
         for i, (first, last) in enumerate(cluster.slot_ranges()):
-            tl.add(0, f"node {i + 1}", "slots", first=first, last=last)
+            tl.add(0, f"node {i + 1}", Kind.SLOTS, first=first, last=last)
         # 1. the script, on the node that owns its first key: the server's own answer
         names = [keys[k] for k in ENQUEUE_KEYS]
         owner = cluster.node_index(names[0])
         node = cluster.node_for(names[0])
         try:
             reply = node.evalsha(node.script_load(source("enqueue")), len(names), *names, job_id, "pay", 0)
-            tl.add(0, f"node {owner + 1}", "script", script="enqueue", keys=list(ENQUEUE_KEYS), accepted=True,
+            tl.add(0, f"node {owner + 1}", Kind.SCRIPT, script="enqueue", keys=list(ENQUEUE_KEYS), accepted=True,
                    reply=int(reply))
         except redis.ResponseError as exc:
             # redis-py keeps the server's error code as the exception's class: put the word back
             code = "CROSSSLOT " if isinstance(exc, ClusterCrossSlotError) else ""
-            tl.add(0, f"node {owner + 1}", "script", script="enqueue", keys=list(ENQUEUE_KEYS), accepted=False,
+            tl.add(0, f"node {owner + 1}", Kind.SCRIPT, script="enqueue", keys=list(ENQUEUE_KEYS), accepted=False,
                    error=code + str(exc))
         finally:
             node.close()
@@ -108,7 +109,7 @@ def placement(cluster: LocalCluster, hashtag: bool = True, job_id: str = JOB_ID)
             with redis.Redis(**cluster.nodes[i].connection_kwargs, decode_responses=True) as n:
                 for key in sorted(k for k in n.scan_iter(match=q.base + "*", count=1000) if k in short):
                     slot = int(n.execute_command("CLUSTER", "KEYSLOT", key))
-                    tl.add(0, f"node {i + 1}", "holds", key=key, name=short.get(key, key), slot=slot)
+                    tl.add(0, f"node {i + 1}", Kind.HOLDS, key=key, name=short.get(key, key), slot=slot)
     finally:
         for key in keys.values():
             cb.client.delete(key)
@@ -118,15 +119,15 @@ def placement(cluster: LocalCluster, hashtag: bool = True, job_id: str = JOB_ID)
 
 
 def placement_verdict(tl: Timeline) -> PlacementVerdict:
-    held = tl.of("holds")
-    [script] = tl.of("script")
+    held = tl.of(Kind.HOLDS)
+    [script] = tl.of(Kind.SCRIPT)
     v = PlacementVerdict(
         mode=MODES[tl.params.mode],
         keys=[{"name": e.data["name"], "key": e.data["key"], "slot": e.data["slot"], "node": e.actor} for e in held],
         key_count=len(held),
         slots_used=len({e.data["slot"] for e in held}),
         nodes_used=len({e.actor for e in held}),
-        nodes=[e.actor for e in tl.of("slots")],
+        nodes=[e.actor for e in tl.of(Kind.SLOTS)],
         script_node=script.actor,
         script_accepted=script.data["accepted"],
         script_reply=script.data.get("reply"),

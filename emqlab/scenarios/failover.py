@@ -36,6 +36,7 @@ from typing import Any
 from ..store.backend import connect
 from ..core.errors import BackendUnavailable, BadParameter, StaleToken, StoreError
 from ..lease.leases import Leases, new_token
+from ..core.kinds import Kind
 from ..core.ranges import check, check_run
 from ..faults.replica import ReplicaPair, wait, wait_cost
 from ..core.timeline import Interval, Record, Timeline, Verdict, WallRecorder, most_at_once
@@ -196,11 +197,11 @@ class Story:
         lagging = self.current == "primary"
         with nullcontext() if lagging else self.rec.off_the_clock():
             acked = wait(self._client(), 1, WAIT_S * 1000 * self.scale)
-        self.rec.event(w.name, "wait", acked=acked, what=what, server=self.current)
+        self.rec.event(w.name, Kind.WAIT, acked=acked, what=what, server=self.current)
         return acked >= 1
 
     def _not_started(self, w: Worker, reason: str) -> None:
-        self.rec.event(w.name, "not_started", reason=reason)
+        self.rec.event(w.name, Kind.NOT_STARTED, reason=reason)
         self.release(w)
 
     # -- the story ---------------------------------------------------------------------------------
@@ -217,7 +218,7 @@ class Story:
 
     def _stall(self) -> None:
         self.pair.stall()
-        self.rec.event("replica", "stall", lag=LAG_S)
+        self.rec.event("replica", Kind.STALL, lag=LAG_S)
 
     def begin(self) -> None:
         h = self.holder
@@ -230,7 +231,7 @@ class Story:
             if self.fenced:
                 self.take_token(h)
                 if not self._wait(h, "token"):  # fence-wait: a replica must have the token before the lease
-                    self.rec.event(h.name, "not_started", reason="no replica acknowledged its token")
+                    self.rec.event(h.name, Kind.NOT_STARTED, reason="no replica acknowledged its token")
                     return self.at(self.t + KILL_AFTER_S, self.fail_over)
             self._stall()
         if not self.acquire(h):
@@ -243,7 +244,7 @@ class Story:
 
     def take_token(self, w: Worker) -> None:
         w.fence = int(self._client().incr(self.counter))
-        self.rec.event(w.name, "token", token=w.fence, server=self.current)
+        self.rec.event(w.name, Kind.TOKEN, token=w.fence, server=self.current)
         if w.lease is not None and w.lease.end is None:
             w.lease.data["token"] = w.fence
 
@@ -251,18 +252,18 @@ class Story:
         sent = self.t
         grant = self._leases().acquire(self.lock, self.lease_s * 1000, w.token)
         if grant is None:
-            self.rec.event(w.name, "acquire_failed", server=self.current)
+            self.rec.event(w.name, Kind.ACQUIRE_FAILED, server=self.current)
             return False
         ttl = grant.ttl_ms / 1000
         w.deadline = round(sent + self.lease_s, 3)  # its own clock, counted from when it asked
-        self.rec.event(w.name, "acquire", server=self.current, ttl=round(ttl, 3))
+        self.rec.event(w.name, Kind.ACQUIRE, server=self.current, ttl=round(ttl, 3))
         w.lease = self.rec.open(self.current, "lease", holder=w.name, token=w.fence,
                                 deadline=round(self.t + ttl, 3), ended=None)
         return True
 
     def start(self, w: Worker) -> None:
         w.working = True
-        self.rec.event(w.name, "work_start", token=w.fence)
+        self.rec.event(w.name, Kind.WORK_START, token=w.fence)
         w.run, w.holds = self.rec.open(w.name, "run"), self.rec.open(w.name, "holds", deadline=w.deadline)
         for part in range(1, PARTS + 1):
             self.at(self.t + self.job_s * part / PARTS, self.write, w, part)
@@ -273,16 +274,16 @@ class Story:
             return
         accepted = self.storage.write(w.name, w.fence)
         # one event a write, the storage's: it says who wrote, with which token, and what the storage did
-        self.rec.event("storage", "write", writer=w.name, token=w.fence, part=part, accepted=accepted,
+        self.rec.event("storage", Kind.WRITE, writer=w.name, token=w.fence, part=part, accepted=accepted,
                        highest=self.storage.highest)
         if not accepted:
-            self.stop(w, "work_stopped", reason="the storage refused its token")
+            self.stop(w, Kind.WORK_STOPPED, reason="the storage refused its token")
         elif part == PARTS:
-            self.stop(w, "work_done")
+            self.stop(w, Kind.WORK_DONE)
 
     def expire(self, w: Worker) -> None:
         if w.working:
-            self.stop(w, "work_stopped", reason="its lease ran out by its own clock")
+            self.stop(w, Kind.WORK_STOPPED, reason="its lease ran out by its own clock")
 
     def stop(self, w: Worker, kind: str, **data: Any) -> None:
         w.working = False
@@ -293,9 +294,9 @@ class Story:
         try:
             self._leases().release(self.lock, w.token)
         except StaleToken:
-            self.rec.event(w.name, "release_refused", server=self.current, reason="the lock is not its own")
+            self.rec.event(w.name, Kind.RELEASE_REFUSED, server=self.current, reason="the lock is not its own")
             return
-        released = self.rec.event(w.name, "release", server=self.current)
+        released = self.rec.event(w.name, Kind.RELEASE, server=self.current)
         if w.lease is not None and w.lease.end is None and w.lease.actor == self.current:
             w.lease.end, w.lease.data["ended"] = released.t, "released"
 
@@ -306,7 +307,7 @@ class Story:
         # seconds): the clock stands still, so the contender's turn does not slide past the holder's job
         with self.rec.off_the_clock():
             self.pair.kill_primary()
-        killed = self.rec.event("primary", "killed", signal="SIGKILL")
+        killed = self.rec.event("primary", Kind.KILLED, signal="SIGKILL")
         if h.lease is not None and h.lease.end is None:
             h.lease.end, h.lease.data["ended"] = killed.t, "server died"
         # promoting the replica and reaching it is the machine's time too (a loaded machine takes tens of
@@ -317,7 +318,7 @@ class Story:
             client = self._client()
             found = client.get(self.lock) == h.token
             counter = int(client.get(self.counter) or 0)
-        self.rec.event("replica", "promoted", lease_found=found, counter=counter)
+        self.rec.event("replica", Kind.PROMOTED, lease_found=found, counter=counter)
         if found:
             h.lease = self.rec.open("replica", "lease", holder=h.name, token=h.fence,
                                     deadline=round(self.t + client.pttl(self.lock) / 1000 / self.scale, 3), ended=None)
@@ -326,7 +327,7 @@ class Story:
         # story's clock stops meanwhile, so it never decides whose write the storage sees first
         with self.rec.off_the_clock():
             self.pair.rejoin()
-        self.rec.event("primary", "rejoined", replica_of="replica")
+        self.rec.event("primary", Kind.REJOINED, replica_of="replica")
         self.give_up_at = self.t + self.lease_s + POLL_S
         self.at(self.t, self.contend)
 
@@ -399,25 +400,26 @@ def verdict(timeline: Timeline, cost: dict[str, Any] | None = None) -> FailoverV
     """The facts of a failover run, read off its events and intervals; then its words."""
     p = timeline.params
     fenced = p.guard.startswith("fence")
-    first = {e.actor: e for e in reversed(timeline.of("token"))}
+    first = {e.actor: e for e in reversed(timeline.of(Kind.TOKEN))}
     tokens = {w: (first[w].data["token"] if w in first else None) for w in ("holder", "contender")}
-    promoted = next(iter(timeline.of("promoted", "replica")), None)
-    killed = next(iter(timeline.of("killed", "primary")), None)
+    promoted = timeline.first(Kind.PROMOTED, "replica")
+    killed = timeline.first(Kind.KILLED, "primary")
     runs = {w: [(i.start, i.end) for i in timeline.spans("run", w)] for w in ("holder", "contender")}
     overlap = [(max(a0, b0), min(a1, b1)) for a0, a1 in runs["holder"] for b0, b1 in runs["contender"]
                if max(a0, b0) < min(a1, b1)]
-    writes = [{"t": e.t, **e.data} for e in timeline.of("write", "storage")]
-    acquired = {w: next((e.t for e in timeline.of("acquire", w)), None) for w in ("holder", "contender")}
-    waits = {w: [e.data["acked"] for e in timeline.of("wait", w)] for w in ("holder", "contender")}
-    told = sorted([(e.t, "storage") for e in timeline.of("work_stopped", "holder") if "storage" in e.data.get("reason", "")]
-                  + [(e.t, "release") for e in timeline.of("release_refused", "holder")])
+    writes = [{"t": e.t, **e.data} for e in timeline.of(Kind.WRITE, "storage")]
+    acquired = {w: getattr(timeline.first(Kind.ACQUIRE, w), "t", None) for w in ("holder", "contender")}
+    waits = {w: [e.data["acked"] for e in timeline.of(Kind.WAIT, w)] for w in ("holder", "contender")}
+    told = sorted([(e.t, "storage") for e in timeline.of(Kind.WORK_STOPPED, "holder")
+                   if "storage" in e.data.get("reason", "")]
+                  + [(e.t, "release") for e in timeline.of(Kind.RELEASE_REFUSED, "holder")])
     v = FailoverVerdict(
         guard=p.guard,
         holders_at_once=most_at_once([(i.start, i.end) for i in timeline.spans("holds")]),
         lease_on_new_primary=bool(promoted and promoted.data["lease_found"]),
         lost_in_failover=any(i.data.get("ended") == "server died" for i in timeline.spans("lease", "primary")),
-        holder_started=bool(timeline.of("work_start", "holder")),
-        contender_started=bool(timeline.of("work_start", "contender")),
+        holder_started=bool(timeline.of(Kind.WORK_START, "holder")),
+        contender_started=bool(timeline.of(Kind.WORK_START, "contender")),
         tokens=tokens,
         token_reused=(tokens["holder"] is not None and tokens["holder"] == tokens["contender"]) if fenced else None,
         stale_write_refused=any(not w["accepted"] for w in writes) if fenced else None,

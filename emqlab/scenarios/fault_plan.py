@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import random
 
+from ..core.kinds import Kind
+
 
 # a fault due while no consumer is in, awake and alive waits for one, and is looked for again every beat;
 # on the virtual clock a free consumer comes back within a pause plus a supervisor's restart (a beat), so
@@ -18,10 +20,10 @@ def fault_wait(params) -> float:
     return params.pause_seconds + 2 * params.beat
 
 
-def undelivered(recorder, at: float, kind: str, why: str) -> None:
+def undelivered(recorder, at: float, fault: str, why: str) -> None:
     """A planned fault (crash | pause, due `at` model seconds after the faults began) that could not land:
     an event the verdict lists and the words name."""
-    recorder.event("supervisor", "fault_undelivered", at=round(at, 3), fault=kind, why=why)
+    recorder.event("supervisor", Kind.FAULT_UNDELIVERED, at=round(at, 3), fault=fault, why=why)
 
 
 def fault_plan(params, rng: random.Random) -> list[tuple[float, str, int]]:

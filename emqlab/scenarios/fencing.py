@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.errors import BadParameter
+from ..core.kinds import Kind
 from ..core.timeline import Record, Timeline, Verdict, json_name
 from ..core.words import ModeWords, seconds, times
 from ..faults.pauses import Pause
@@ -47,7 +48,7 @@ class WatchedQueue(Queue):
         # fence compares, so the verdict can say which of its checks turned a write away
         state, current = self.backend.client.hmget(self.job_key(job_id), "state", "attempts")
         reply = super().do_record_effect(job_id, attempts, fenced)
-        self.rec.event(STORE, "write", writer=self.writer, job=job_id, attempts=int(attempts), fenced=fenced,
+        self.rec.event(STORE, Kind.WRITE, writer=self.writer, job=job_id, attempts=int(attempts), fenced=fenced,
                        accepted=reply >= 0, applied=reply if reply >= 0 else None,
                        job_state=_text(state), job_attempts=int(current) if current is not None else None)
         return reply
@@ -58,7 +59,7 @@ class WatchedQueue(Queue):
         found = {"attempts": int(attempts), "job_state": _text(state),
                  "job_attempts": int(current) if current is not None else None}
         why = {} if reply == "ok" else {"check": refused_by(found)}  # a refusal names the check that made it
-        self.rec.event(STORE, "completion", writer=self.writer, job=job_id, attempts=int(attempts),
+        self.rec.event(STORE, Kind.COMPLETION, writer=self.writer, job=job_id, attempts=int(attempts),
                        accepted=reply == "ok", job_state=found["job_state"], job_attempts=found["job_attempts"], **why)
         return reply
 
@@ -153,7 +154,7 @@ def fencing(fencing: str = "on", lease: float = 30, job: float = 20, pause: Any 
         clock = run.clock
         q = Queue(run.backend, "orders", prefix=run.prefix)
         q.enqueue(JOB_ID, "order")
-        run.event("producer", "enqueue", job=JOB_ID)
+        run.event("producer", Kind.ENQUEUE, job=JOB_ID)
         effect = "fenced" if fencing == "on" else "unfenced"
         opts = dict(lease_ms=lease_s * ms, beat_ms=beat_s * ms, work_ms=job_s * ms, effect=effect, recorder=run)
         w1, w2 = (Consumer(WatchedQueue(run.backend, name, run, prefix=run.prefix), name, **opts)
@@ -182,24 +183,24 @@ def fencing(fencing: str = "on", lease: float = 30, job: float = 20, pause: Any 
 
 def fencing_verdict(timeline: Timeline) -> FencingVerdict:
     p, c = timeline.params, timeline.counts
-    claim = next((e for e in timeline.of("claim", "worker-1")), None)
-    reap = next((e for e in timeline.of("reap")), None)
-    reclaim = next((e for e in timeline.of("claim") if e.data.get("attempts", 0) >= 2), None)
+    claim = timeline.first(Kind.CLAIM, "worker-1")
+    reap = timeline.first(Kind.REAP)
+    reclaim = timeline.first(Kind.CLAIM, where=lambda e: e.data.get("attempts", 0) >= 2)
     # a write is stale only once someone else holds the job: worker-1's writes after the re-claim
-    stale = [e for e in timeline.events if e.actor == "worker-1" and e.kind in ("effect", "complete_refused")
+    stale = [e for e in timeline.events if e.actor == "worker-1" and e.kind in (Kind.EFFECT, Kind.COMPLETE_REFUSED)
              and reclaim is not None and e.t >= reclaim.t]
     late = stale[0] if stale else None
-    landed = late is not None and late.kind == "effect"
+    landed = late is not None and late.kind == Kind.EFFECT
     writes = [{"t": e.t, "writer": e.data["writer"], "attempts": e.data["attempts"], "accepted": e.data["accepted"],
                "applied": e.data["applied"], "job_state": e.data.get("job_state"),
-               "job_attempts": e.data.get("job_attempts")} for e in timeline.of("write", STORE)]
+               "job_attempts": e.data.get("job_attempts")} for e in timeline.of(Kind.WRITE, STORE)]
     # the store's record of the late write: worker-1's first write after the re-claim
     found = next((w for w in writes if reclaim is not None and w["writer"] == "worker-1" and w["t"] >= reclaim.t),
                  None)
-    refused = late is not None and late.kind == "complete_refused"
+    refused = late is not None and late.kind == Kind.COMPLETE_REFUSED
     # with fencing off, the completion sent after a landed late write meets complete's own fence
     turned_away = landed and any(e.data["writer"] == "worker-1" and not e.data["accepted"] and e.t >= late.t
-                                 for e in timeline.of("completion", STORE))
+                                 for e in timeline.of(Kind.COMPLETION, STORE))
     v = FencingVerdict(
         mode=MODES[p.fencing],
         paused_at=p.pause.at,

@@ -16,6 +16,7 @@ from typing import Any
 import simpy
 
 from ..core.errors import BadParameter, LeaseLost, StaleToken, StoreError
+from ..core.kinds import Kind
 from ..core.ranges import check
 from ..core.timeline import Interval, Record, Timeline, Verdict, json_name, minus
 from ..core.words import FigureWords, ModeWords, panel_places, plural, seconds, times
@@ -147,14 +148,14 @@ class Worker:
             lease.end, lease.data["ended"] = self._at(at_ms), "released"
         else:
             lease.end, lease.data["ended"] = deadline, "lapsed"
-            self.run.timeline.add(deadline, self.name, "lapse", note="the server expired the key")
+            self.run.timeline.add(deadline, self.name, Kind.LAPSE, note="the server expired the key")
 
     # -- holding and working -----------------------------------------------------------------
     def hold_and_work(self):
         """A process: the lock is held; work, renewing on the cadence; then mark done and release."""
         run, clock = self.run, self.clock
         work = run.timeline.open(run.t, self.name, "run")
-        run.event(self.name, "work_start")
+        run.event(self.name, Kind.WORK_START)
         renewer = None
         every = self.cadence.every_ms(self.lease_ms)
         if every is not None:
@@ -165,22 +166,22 @@ class Worker:
             if interrupt.cause != LOST:
                 raise
             work.end = run.t
-            run.event(self.name, "work_stopped", reason="renewal replied 0: the lock is gone")
+            run.event(self.name, Kind.WORK_STOPPED, reason="renewal replied 0: the lock is gone")
             self._lease_ended(released=False)
             return
         work.end = run.t
         self.finished = True
-        run.event(self.name, "work_done")
+        run.event(self.name, Kind.WORK_DONE)
         if renewer is not None and renewer.is_alive and not self.extending:  # an extend on the wire gets its reply
             renewer.interrupt(STOP)
         yield from self.link.call(lambda: self.link.backend.client.set(self.done_key, self.name))
         try:
             at, _ = yield from self.link.call(lambda: self.leases.release(self.lock_key, self.token))
             landed = {"at": round(self.run.ms_to_t(at), 3)} if self.link.latency else {}
-            run.event(self.name, "release", **landed)  # over a slow link, `at`: when the store let the key go
+            run.event(self.name, Kind.RELEASE, **landed)  # over a slow link, `at`: when the store let the key go
             self._lease_ended(released=True, at_ms=at)
         except StaleToken:
-            run.event(self.name, "release_refused", reason="token no longer owns the lock")
+            run.event(self.name, Kind.RELEASE_REFUSED, reason="token no longer owns the lock")
             self._lease_ended(released=False)
 
     def renew(self, worker: simpy.Process, every_ms: float):
@@ -199,7 +200,7 @@ class Worker:
                 return
             tick += 1
             if tick in self.missed:  # sent, but it never reaches the store: the lease is not touched
-                self.run.event(self.name, "renew_missed", tick=tick)
+                self.run.event(self.name, Kind.RENEW_MISSED, tick=tick)
                 next_tick = clock.now_ms + every_ms
                 continue
             self.extending = True
@@ -207,7 +208,7 @@ class Worker:
                 at, grant = yield from self.link.call(lambda: self.leases.extend(self.lock_key, self.token,
                                                                                  self.lease_ms))
             except LeaseLost:
-                self.run.event(self.name, "renew_lost", reply=0)
+                self.run.event(self.name, Kind.RENEW_LOST, reply=0)
                 if worker.is_alive and not self.finished:
                     worker.interrupt(LOST)
                 return
@@ -215,7 +216,7 @@ class Worker:
                 self.extending = False
             deadline = self._pushed(grant, at)
             landed = {"at": round(self.run.ms_to_t(at), 3)} if self.link.latency else {}
-            self.run.event(self.name, "renew", ttl=round(grant.ttl_ms / 1000, 3), deadline=deadline, **landed)
+            self.run.event(self.name, Kind.RENEW, ttl=round(grant.ttl_ms / 1000, 3), deadline=deadline, **landed)
             if self.finished:  # the job ended while this extend was on the wire
                 return
             next_tick = clock.now_ms + every_ms
@@ -227,7 +228,7 @@ class Worker:
             raise StoreError(f"{self.name} could not take a fresh lock {self.lock_key}: another run is using this key")
         self._took(grant, at)
         landed = {"deadline": self.lease.data["deadline"]} if self.link.latency else {}
-        self.run.event(self.name, "acquire", ttl=round(grant.ttl_ms / 1000, 3), **landed)
+        self.run.event(self.name, Kind.ACQUIRE, ttl=round(grant.ttl_ms / 1000, 3), **landed)
         self.has_lock.succeed()
         yield from self.hold_and_work()
 
@@ -241,17 +242,17 @@ class Worker:
         while True:
             grant = self.leases.acquire(self.lock_key, self.lease_ms, self.token)
             if grant is None:
-                run.event(self.name, "acquire_failed")
+                run.event(self.name, Kind.ACQUIRE_FAILED)
                 yield clock.timeout(poll_ms)
                 continue
-            run.event(self.name, "acquire", ttl=round(grant.ttl_ms / 1000, 3))
+            run.event(self.name, Kind.ACQUIRE, ttl=round(grant.ttl_ms / 1000, 3))
             self._took(grant)
             if run.backend.client.get(self.done_key) is not None:
-                run.event(self.name, "saw_done")
+                run.event(self.name, Kind.SAW_DONE)
                 self.leases.release(self.lock_key, self.token)
                 self._lease_ended(released=True)
                 return
-            run.event(self.name, "reclaim")
+            run.event(self.name, Kind.RECLAIM)
             yield from self.hold_and_work()
             return
 
@@ -306,11 +307,11 @@ def _play(run: Run, holder: Worker, contender: Worker, poll_ms: float, pause: Pa
 
         def pause_holder():
             yield clock.timeout(pause.at * 1000)
-            run.event("holder", "pause_start", seconds=pause.seconds)
+            run.event("holder", Kind.PAUSE_START, seconds=pause.seconds)
             frozen = run.timeline.open(run.t, "holder", "pause")
             yield from holder.world.stop_the_world(pause.seconds * 1000)
             frozen.end = run.t
-            run.event("holder", "pause_end")
+            run.event("holder", Kind.PAUSE_END)
 
         clock.process(pause_holder())
     clock.run()
@@ -334,9 +335,9 @@ def _tightest_margin(timeline: Timeline) -> float | None:
     for e in timeline.events:
         if e.actor != "holder":
             continue
-        if e.kind == "acquire":  # over a delayed link the event says when the server stamped the lease
+        if e.kind == Kind.ACQUIRE:  # over a delayed link the event says when the server stamped the lease
             deadline = e.data.get("deadline", round(e.t + e.data["ttl"], 3))
-        elif e.kind == "renew" and deadline is not None:
+        elif e.kind == Kind.RENEW and deadline is not None:
             margins.append(round(deadline - e.data.get("at", e.t), 3))
             deadline = e.data["deadline"]
     return min(margins) if margins else None
@@ -353,7 +354,7 @@ def _blind(timeline: Timeline, lapsed_at: float | None, learned_at: float | None
 
 def _gaps(timeline: Timeline) -> list[float]:
     """Seconds from the holder's acquire to its first extend, and between each extend and the next."""
-    times = [e.t for e in timeline.of("acquire", "holder")][:1] + [e.t for e in timeline.of("renew", "holder")]
+    times = [e.t for e in timeline.of(Kind.ACQUIRE, "holder")][:1] + [e.t for e in timeline.of(Kind.RENEW, "holder")]
     return [round(b - a, 3) for a, b in zip(times, times[1:])]
 
 
@@ -368,8 +369,8 @@ def pushed_out(gaps: list[float]) -> str:
 def verdict(timeline: Timeline) -> HeartbeatVerdict:
     """The facts of a heartbeat run, read off its events and intervals; then its words."""
     lapsed = _lapsed(timeline, "holder")
-    reclaims = timeline.of("reclaim")
-    runners = list(dict.fromkeys(e.actor for e in timeline.of("work_start")))
+    reclaims = timeline.of(Kind.RECLAIM)
+    runners = list(dict.fromkeys(e.actor for e in timeline.of(Kind.WORK_START)))
     spans = {actor: working_spans(timeline, actor) for actor in runners}
     overlap = [
         (round(max(a0, b0), 3), round(min(a1, b1), 3))
@@ -377,17 +378,18 @@ def verdict(timeline: Timeline) -> HeartbeatVerdict:
         for a0, a1 in spans[x] for b0, b1 in spans[y] if max(a0, b0) < min(a1, b1)
     ]
     pause = next(iter(timeline.spans("pause", "holder")), None)
-    finished_by = [e.actor for e in timeline.of("work_done")]
+    finished_by = [e.actor for e in timeline.of(Kind.WORK_DONE)]
     contender_lapsed = _lapsed(timeline, "contender")
     lapsed_at = lapsed[0] if lapsed else None
     # renew_lost_at is when the 0 reply reached the holder (over a delayed link, a full delay after the
     # server answered it); blind_s: how long the holder went on working after its lease had lapsed
-    renew_lost_at = next((e.t for e in timeline.of("renew_lost", "holder")), None)
+    renew_lost_at = getattr(timeline.first(Kind.RENEW_LOST, "holder"), "t", None)
+    released = timeline.first(Kind.RELEASE, "holder")
     facts = HeartbeatVerdict(
         lapsed_at=lapsed_at,
-        renewals=len(timeline.of("renew", "holder")),
+        renewals=len(timeline.of(Kind.RENEW, "holder")),
         renew_lost_at=renew_lost_at,
-        holder_stopped_at=next((e.t for e in timeline.of("work_stopped", "holder")), None),
+        holder_stopped_at=getattr(timeline.first(Kind.WORK_STOPPED, "holder"), "t", None),
         reclaimed_at=reclaims[0].t if reclaims else None,
         runs=len(runners),
         double_run=bool(overlap),
@@ -399,12 +401,12 @@ def verdict(timeline: Timeline) -> HeartbeatVerdict:
         resumed_at=pause.end if pause else None,
         lapsed_in_pause=bool(pause and lapsed and pause.start <= lapsed[0] <= pause.end),
         contender_lapsed_at=contender_lapsed[0] if contender_lapsed else None,
-        missed_at=[e.t for e in timeline.of("renew_missed", "holder")],
+        missed_at=[e.t for e in timeline.of(Kind.RENEW_MISSED, "holder")],
         tightest_margin_s=_tightest_margin(timeline),
         blind_s=_blind(timeline, lapsed_at, renew_lost_at),
         renewal_gaps=_gaps(timeline),
-        released_at=next((e.data.get("at", e.t) for e in timeline.of("release", "holder")), None),
-        holder_done_at=next((e.t for e in timeline.of("work_done", "holder")), None),
+        released_at=released.data.get("at", released.t) if released else None,
+        holder_done_at=getattr(timeline.first(Kind.WORK_DONE, "holder"), "t", None),
         **_jump_facts(timeline, lapsed),
     )
     return facts.worded(words(timeline.params, facts))

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import BadParameter
+from ..core.kinds import Kind
 from ..core.timeline import Timeline, Verdict
 from ..core.words import HEADLINE_WORDS, ModeWords, headline_words, plural, seconds
 from ..queue import invariants as inv
@@ -130,7 +131,7 @@ def _valid(data: dict[str, Any]) -> dict[str, Any]:
             raise BadParameter(f"event {k} of the history has t = {e['t']!r}; t is a number of seconds")
         if not isinstance(e["actor"], str) or not isinstance(e["kind"], str):
             raise BadParameter(f"event {k} of the history has a non-text actor or kind")
-        if e["kind"] == "snapshot":
+        if e["kind"] == Kind.SNAPSHOT:
             try:
                 inv.Snapshot.from_dict(e)
             except (AttributeError, TypeError, ValueError) as exc:
@@ -156,7 +157,7 @@ def check(history: Any, invariants: Any = None) -> Checked:
     events = tl.events
     violations = [{**f.to_dict(), "t_first": events[f.first].t, "t_last": events[f.last].t} for f in found]
     v = CheckVerdict(scenario=tl.scenario, events=len(events), violations=violations, checked=list(names),
-                     statuses=statuses(names, judged, snapshots=any(e.kind == "snapshot" for e in events)))
+                     statuses=statuses(names, judged, snapshots=any(e.kind == Kind.SNAPSHOT for e in events)))
     return Checked(tl, v.worded(words(v)), found)
 
 

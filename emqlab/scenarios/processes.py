@@ -14,6 +14,7 @@ from ..queue.consumer import ROUTINE, late_completion
 from ..core.errors import StoreError
 from ..queue.procs import ProcessPool, bands_from_events, collect_events
 from ..queue.jobs import Queue
+from ..core.kinds import Kind
 from ..core.timeline import WallRecorder
 from ..core.words import seconds
 from .base import Run
@@ -51,7 +52,7 @@ def run_reaper_processes(run: Run, q: Queue, lease_s: float, beat_s: float, job_
         pool.spawn("worker-2", gated=True, **opts)
         pool.wait_ready(["worker-1", "worker-2"], BOOT_S)
         q.enqueue(job_id, "order")
-        wall.event("producer", "enqueue", job=job_id)
+        wall.event("producer", Kind.ENQUEUE, job=job_id)
         pool.open("worker-1")
         while q.where(job_id) != ["active"]:
             _check_children(pool)
@@ -62,13 +63,13 @@ def run_reaper_processes(run: Run, q: Queue, lease_s: float, beat_s: float, job_
         shift = (time.time() - t0) / scale
         for line in run.backend.client.lrange(events_key, 0, -1):
             e = json.loads(line)
-            if e["kind"] == "claim" and e["actor"] == "worker-1":
+            if e["kind"] == Kind.CLAIM and e["actor"] == "worker-1":
                 shift = e["t"]
         wall.sleep_until(shift + beat_s / 2)  # the two beats interleave, as in the in-process run
         pool.open("worker-2")
         wall.sleep_until(shift + crash_s)
         pool.kill("worker-1")
-        wall.event("worker-1", "crash", signal="SIGKILL", holding=[job_id])
+        wall.event("worker-1", Kind.CRASH, signal="SIGKILL", holding=[job_id])
         wall.sleep_until(shift + late_s)
         late_completion(wall, q, "worker-1", job_id, attempts=1)
         give_up = time.time() + (job_s + 2 * lease_s + 4 * beat_s) * scale + BOOT_S
@@ -78,7 +79,7 @@ def run_reaper_processes(run: Run, q: Queue, lease_s: float, beat_s: float, job_
         pool.stop_all()
     collect_events(run.backend, events_key, run.timeline)
     claim = next((e for e in sorted(run.timeline.events, key=lambda e: e.t)
-                  if e.kind == "claim" and e.actor == "worker-1"), None)
+                  if e.kind == Kind.CLAIM and e.actor == "worker-1"), None)
     if claim is not None:  # the claim as the child stamped it, finer than the parent's poll
         shift = claim.t
     for e in run.timeline.events:  # the story's clock starts at worker-1's claim
@@ -119,7 +120,7 @@ def run_chaos_processes(run: Run, q: Queue, params, plan, bar) -> None:
             _check_children(pool)
             time.sleep(0.005)
         start = wall.t
-        todo = [(start + at, kind, slot) for at, kind, slot in plan]
+        todo = [(start + at, fault, slot) for at, fault, slot in plan]
         wait = fault_wait(params, scale)
         resumes: list[tuple[float, str]] = []
         seen, give_up = 0, start + 4 * expected + 10 * params.lease + BOOT_S / scale
@@ -132,46 +133,46 @@ def run_chaos_processes(run: Run, q: Queue, params, plan, bar) -> None:
                 resumes.remove((when, name))
                 if pool.procs[name].poll() is None:
                     pool.resume(name)
-                    wall.event(name, "pause_end")
+                    wall.event(name, Kind.PAUSE_END)
             while todo and todo[0][0] <= now:
-                due, kind, slot = todo[0]
+                due, fault, slot = todo[0]
                 free = [k for k, n in enumerate(slots)
                         if n in consuming and n not in pool.paused and pool.procs[n].poll() is None]
                 if not free:  # nobody to strike yet: the fault (and those behind it) waits, up to its bound
                     if now - due < wait:
                         break
                     todo.pop(0)
-                    undelivered(wall, due - start, kind, f"no consumer was in, awake and alive for "
+                    undelivered(wall, due - start, fault, f"no consumer was in, awake and alive for "
                                                         f"{seconds(wait)} after it fell due")
                     continue
                 todo.pop(0)
                 slot = slot if slot in free else free[0]  # a busy victim passes the fault on
                 name = slots[slot]
-                if kind == "crash":
+                if fault == "crash":
                     pool.kill(name)
-                    wall.event(name, "crash", signal="SIGKILL")
+                    wall.event(name, Kind.CRASH, signal="SIGKILL")
                     slots[slot] = next(names)
                     pool.spawn(slots[slot], gated=True, **opts)
                 else:
                     pool.pause(name)
-                    wall.event(name, "pause_start", seconds=pause_s, signal="SIGSTOP")
+                    wall.event(name, Kind.PAUSE_START, seconds=pause_s, signal="SIGSTOP")
                     band = wall.open(name, "pause", end_planned=round(wall.t + pause_s, 3))
                     resumes.append((band.start + pause_s, name))
             _check_children(pool)
             sizes = q.sizes()
-            wall.event("monitor", "sample", **sizes)
+            wall.event("monitor", Kind.SAMPLE, **sizes)
             bar.update(sizes["done"] - seen)
             seen = sizes["done"]
             if seen >= jobs and not resumes and not todo:
                 break
             time.sleep(min(0.02, params.beat * scale))
-        for due, kind, _ in todo:  # the run's time limit passed first
-            undelivered(wall, due - start, kind, "the run reached its time limit before a consumer was free")
+        for due, fault, _ in todo:  # the run's time limit passed first
+            undelivered(wall, due - start, fault, "the run reached its time limit before a consumer was free")
         for when, name in resumes:
             pool.resume(name)
-            wall.event(name, "pause_end")
+            wall.event(name, Kind.PAUSE_END)
         pool.stop_all()
     for span in run.timeline.spans("pause"):
-        end = next((e.t for e in run.timeline.of("pause_end", span.actor) if e.t >= span.start), None)
+        end = getattr(run.timeline.first(Kind.PAUSE_END, span.actor, where=lambda e: e.t >= span.start), "t", None)
         span.end = end if end is not None else span.data["end_planned"]
     collect_events(run.backend, events_key, run.timeline)

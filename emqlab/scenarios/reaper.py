@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.errors import BadParameter
+from ..core.kinds import Kind
 from ..core.timeline import Record, Timeline, Verdict, json_name
 from ..core.words import FigureWords, ModeWords, figure_words, plural, seconds, times
 from ..faults.clock_jump import ClockJump, expires_at, jumping, jumps
@@ -139,17 +140,6 @@ class QueueHeartbeatVerdict(Verdict):
     finished_once: bool
 
 
-def _first(timeline: Timeline, kind: str, **match: Any):
-    for e in timeline.of(kind):
-        if all(e.data.get(k) == v or (k == "job" and v in e.data.get("jobs", [])) for k, v in match.items()):
-            return e
-    return None
-
-
-def _reaped(timeline: Timeline, job: str):
-    return next((e for e in timeline.of("reap") if job in e.data.get("jobs", [])), None)
-
-
 def _on_server(claim, server_s: float | None) -> float | None:
     """A server clock reading (model seconds, as the consumer recorded it) on the run's time base,
     pinned at the claim: the lease's score is the claim's `deadline` (which the consumer set from the
@@ -180,7 +170,7 @@ def beat_facts(timeline: Timeline, claim, reap) -> dict[str, Any]:
     job = claim.data["job"]
     events = timeline.events
     start = next(k for k, e in enumerate(events) if e is claim)
-    reaps = [e for e in events[start + 1:] if e.kind == "step" and e.data.get("step") == "reap"]
+    reaps = [e for e in events[start + 1:] if e.kind == Kind.STEP and e.data.get("step") == "reap"]
     reaping = next((e for e in reaps if job in e.data.get("jobs", [])), None)
     if reap is None or reaping is None:
         return facts
@@ -242,7 +232,7 @@ def reaper(lease: float = 30, beat: float = 5, job: float = 20, crash_at: float 
             _reaper_in_process(run, q, lease_s, beat_s, job_s, crash_s, late_s, design)
             if jump is not None and not DESIGNS[design].renews:
                 _bands_on_the_servers_clock(run.timeline)
-        run.timeline.counts.update(_counts(q, 1, len(run.timeline.of("complete"))))
+        run.timeline.counts.update(_counts(q, 1, len(run.timeline.of(Kind.COMPLETE))))
         run.timeline.verdict = reaper_verdict(run.timeline)
     return run.timeline
 
@@ -262,7 +252,7 @@ def _reaper_in_process(run: Run, q: Queue, lease_s, beat_s, job_s, crash_s, late
     clock = run.clock
     ms = 1000.0
     q.enqueue(JOB_ID, "order")
-    run.event("producer", "enqueue", job=JOB_ID)
+    run.event("producer", Kind.ENQUEUE, job=JOB_ID)
     opts = dict(lease_ms=lease_s * ms, beat_ms=beat_s * ms, work_ms=job_s * ms, recorder=run, design=DESIGNS[design])
     w1, w2 = Consumer(q, "worker-1", **opts), Consumer(q, "worker-2", **opts)
 
@@ -275,7 +265,7 @@ def _reaper_in_process(run: Run, q: Queue, lease_s, beat_s, job_s, crash_s, late
             w1.crash()
             yield clock.timeout(max(0.0, late_s * ms - (clock.now_ms - run.t0_ms)))
             late_completion(run, q, "worker-1", JOB_ID, attempts=1)
-        while q.sizes()["done"] < 1 or (crash_s is None and not run.timeline.of("work_done", "worker-1")):
+        while q.sizes()["done"] < 1 or (crash_s is None and not run.timeline.of(Kind.WORK_DONE, "worker-1")):
             yield clock.timeout(beat_s * ms)
         yield clock.timeout(beat_s * ms)  # the last completion's reply
         w1.stop()
@@ -286,14 +276,14 @@ def _reaper_in_process(run: Run, q: Queue, lease_s, beat_s, job_s, crash_s, late
 
 def reaper_verdict(timeline: Timeline) -> ReaperVerdict:
     p = timeline.params
-    claim = _first(timeline, "claim")
+    claim = timeline.first(Kind.CLAIM)
     job = claim.data["job"] if claim else JOB_ID
-    crash = _first(timeline, "crash")
-    reap = _reaped(timeline, job)
-    reclaim = next((e for e in timeline.of("claim") if e.data.get("attempts", 0) >= 2), None)
+    crash = timeline.first(Kind.CRASH)
+    reap = timeline.first(Kind.REAP, where=lambda e: job in e.data.get("jobs", []))
+    reclaim = timeline.first(Kind.CLAIM, where=lambda e: e.data.get("attempts", 0) >= 2)
     late = next((e for e in timeline.events if e.data.get("late")), None)
-    done = next((e for e in timeline.of("complete") if not e.data.get("late")), None)
-    extend = _first(timeline, "late_extend")
+    done = timeline.first(Kind.COMPLETE, where=lambda e: not e.data.get("late"))
+    extend = timeline.first(Kind.LATE_EXTEND)
     # the reap and the re-claim on the one clock that decided them: their server TIME, pinned at the claim
     # like the lease's deadline (a local record time trails the server's by its reply's trip, and on a
     # loaded machine a reap right at the deadline would read as early)
@@ -301,8 +291,8 @@ def reaper_verdict(timeline: Timeline) -> ReaperVerdict:
     reaped_at, reclaimed_at = _when(claim, reap, steps), _when(claim, reclaim, steps)
     if crash is None and reap is not None and late is None:  # worker-1 lived: its own completion came late
         late = next((e for e in timeline.events if e.actor == "worker-1" and e.t >= reap.t
-                     and e.kind in ("complete", "complete_refused")), None)
-    worked = next((e.t for e in timeline.of("work_done", "worker-1")), None)
+                     and e.kind in (Kind.COMPLETE, Kind.COMPLETE_REFUSED)), None)
+    worked = getattr(timeline.first(Kind.WORK_DONE, "worker-1"), "t", None)
     v = ReaperVerdict(
         claimed_at=claim.t if claim else None,
         crashed_at=crash.t if crash else None,
@@ -315,8 +305,8 @@ def reaper_verdict(timeline: Timeline) -> ReaperVerdict:
         reclaim_attempts=reclaim.data["attempts"] if reclaim else None,
         completed_at=done.t if done else None,
         completed_by=done.actor if done else None,
-        stale_complete_refused=bool(late is not None and late.kind == "complete_refused"),
-        stale_complete_accepted=bool(late is not None and late.kind == "complete"),
+        stale_complete_refused=bool(late is not None and late.kind == Kind.COMPLETE_REFUSED),
+        stale_complete_accepted=bool(late is not None and late.kind == Kind.COMPLETE),
         late_completion_at=late.t if late else None,
         stale_extend_held=bool(extend.data.get("held")) if extend else None,
         lost=timeline.counts.get("lost"),
@@ -327,7 +317,7 @@ def reaper_verdict(timeline: Timeline) -> ReaperVerdict:
             "lease_ended_at": expires_at(steps, claim.t, claim.data["deadline"]) if claim else None,
             "reaped_while_working": bool(crash is None and reap and (worked is None or reaped_at < worked)),
             "refused_completions": [{"t": e.t, "by": e.actor, "attempts": e.data.get("attempts")}
-                                    for e in timeline.of("complete_refused")]} if steps else {}),
+                                    for e in timeline.of(Kind.COMPLETE_REFUSED)]} if steps else {}),
     )
     return v.worded(reaper_words(p, v))
 
@@ -459,32 +449,32 @@ def queue_heartbeat(lease: float = 30, job: float = 75, renew: Any = "none", bea
             other.stop()
 
         play(run, script(), (2 * job_s + 2 * lease_s + 4 * beat_s) * ms, beat_s * ms, [holder, other])
-        run.timeline.counts.update(_counts(q, 1, len(run.timeline.of("complete"))))
+        run.timeline.counts.update(_counts(q, 1, len(run.timeline.of(Kind.COMPLETE))))
         run.timeline.verdict = queue_heartbeat_verdict(run.timeline)
     return run.timeline
 
 
 def queue_heartbeat_verdict(timeline: Timeline) -> QueueHeartbeatVerdict:
     p = timeline.params
-    runs = timeline.of("work_start")
-    reap = timeline.of("reap")
-    reclaim = next((e for e in timeline.of("claim") if e.data.get("attempts", 0) >= 2), None)
+    runs = timeline.of(Kind.WORK_START)
+    reap = timeline.of(Kind.REAP)
+    reclaim = timeline.first(Kind.CLAIM, where=lambda e: e.data.get("attempts", 0) >= 2)
     lapsed = [i.end for i in timeline.spans("lease") if i.data.get("ended") == "lapsed"]
     spans = [(i.start, i.end if i.end is not None else float("inf")) for i in timeline.spans("run")]
     overlap = any(max(a[0], b[0]) < min(a[1], b[1]) for k, a in enumerate(spans) for b in spans[k + 1:])
-    refused = timeline.of("complete_refused")
+    refused = timeline.of(Kind.COMPLETE_REFUSED)
     v = QueueHeartbeatVerdict(
         **_accepted_after_lapse(timeline),
         lapsed_at=min(lapsed) if lapsed else None,
         reaped_at=reap[0].t if reap else None,
         reclaimed_by=reclaim.actor if reclaim else None,
-        renewals=len(timeline.of("renew")),
+        renewals=len(timeline.of(Kind.RENEW)),
         runs=len(runs),
         double_run=overlap,
-        completions=len(timeline.of("complete")),
+        completions=len(timeline.of(Kind.COMPLETE)),
         completions_refused=len(refused),
         first_holder_refused=any(e.actor == "worker-1" for e in refused),
-        finished_once=len(timeline.of("complete")) == 1,
+        finished_once=len(timeline.of(Kind.COMPLETE)) == 1,
     )
     return v.worded(queue_heartbeat_words(p, v))
 
@@ -493,14 +483,14 @@ def _accepted_after_lapse(timeline: Timeline) -> dict[str, Any]:
     """A completion accepted although its lease had run out: the lease lapsed on the server clock,
     but no beat ran between the lapse and the completion (so no reap took the job back) and nobody
     claimed the job again, so the attempt was still the current one. The first such, from the events."""
-    for done in timeline.of("complete"):
+    for done in timeline.of(Kind.COMPLETE):
         job, attempts = done.data.get("job"), done.data.get("attempts")
         band = next((i for i in timeline.spans("lease", done.actor)
                      if i.data.get("job") == job and i.data.get("attempts") == attempts), None)
         if band is None or band.data.get("ended") != "lapsed" or band.end is None or band.end >= done.t:
             continue
-        beats = [e for e in timeline.of("step") if e.data.get("step") == "reap" and band.end <= e.t < done.t]
-        claims = [e for e in timeline.of("claim") if e.data.get("job") == job and band.end <= e.t < done.t]
+        beats = [e for e in timeline.of(Kind.STEP) if e.data.get("step") == "reap" and band.end <= e.t < done.t]
+        claims = [e for e in timeline.of(Kind.CLAIM) if e.data.get("job") == job and band.end <= e.t < done.t]
         return {"accepted_after_lapse_by": done.actor, "accepted_lapsed_at": band.end, "accepted_at": done.t,
                 "accepted_attempts": attempts, "beats_in_gap": len(beats), "claims_in_gap": len(claims)}
     return {"accepted_after_lapse_by": None, "accepted_lapsed_at": None, "accepted_at": None,

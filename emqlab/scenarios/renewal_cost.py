@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.errors import BadParameter
+from ..core.kinds import Kind
 from ..core.ranges import check
 from ..core.timeline import Record, Timeline, Verdict, json_name
 from ..core.words import FigureWords, ModeWords, figure_words as _figure_words, plural, seconds
@@ -216,13 +217,14 @@ def renewal_cost(jobs: int = 6, design: str = SWEEP, ticks: int = 4, batch: int 
                     data["job"] = call.job + 1
                 if batched:
                     data["call_sizes"] = list(call.sizes)  # leases in each script call of the round trip
-                run.event(design, "round_trip", **data)
+                run.event(design, Kind.ROUND_TRIP, **data)
 
         def on_lost(holding: Holding) -> None:
             # the holder is told in the same instant as the reply; it stops its work there
             t = run.ms_to_t(holding.lost_at_ms)
-            run.timeline.add(t, f"job {holding.index + 1}", "lease_lost", key=holding.key)
-            run.timeline.add(t, f"job {holding.index + 1}", "work_stopped", reason="the renewal said the lease is gone")
+            run.timeline.add(t, f"job {holding.index + 1}", Kind.LEASE_LOST, key=holding.key)
+            run.timeline.add(t, f"job {holding.index + 1}", Kind.WORK_STOPPED,
+                             reason="the renewal said the lease is gone")
 
         plane = make_plane(design, be, lease_ms, every_ms, batch=batch, ticks=ticks, on_call=on_call,
                            on_lost=on_lost, worker="worker-1")
@@ -234,7 +236,7 @@ def renewal_cost(jobs: int = 6, design: str = SWEEP, ticks: int = 4, batch: int 
             # session design's jobs hang on the worker's session, so the thief takes that
             key = plane.steal_key(plane.holdings[job - 1])
             be.client.set(key, new_token(), px=clock.to_server_ms(lease_ms))
-            run.event("thief", "take", job=job, **({"key": key, "session": True} if key != keys[job - 1] else {}))
+            run.event("thief", Kind.TAKE, job=job, **({"key": key, "session": True} if key != keys[job - 1] else {}))
 
         server = ServerCounter(be.client) if be.live else None
 
@@ -244,7 +246,7 @@ def renewal_cost(jobs: int = 6, design: str = SWEEP, ticks: int = 4, batch: int 
             yield clock.timeout(0)
             began_ms = clock.now_ms
             ttl_s = plane.acquire() / 1000
-            run.event("worker", "acquire", leases=jobs, ttl=round(ttl_s, 3))
+            run.event("worker", Kind.ACQUIRE, leases=jobs, ttl=round(ttl_s, 3))
             if server is not None:
                 server.start()  # after the acquire: the window holds renewal calls only
             plane.start(from_ms=began_ms)
@@ -261,11 +263,11 @@ def renewal_cost(jobs: int = 6, design: str = SWEEP, ticks: int = 4, batch: int 
         for row in rows:
             t = run.ms_to_t(row.pop("t_ms")) if "t_ms" in row else None
             if t is not None:
-                run.timeline.add(t, "worker", "tick", **{**row, "wall_ms": round(row["wall_ms"], 3)})
+                run.timeline.add(t, "worker", Kind.TICK, **{**row, "wall_ms": round(row["wall_ms"], 3)})
         if held:  # the worker is done with its jobs: it lets go of what it still holds (no renewal, not counted)
             let_go(be, plane, held)
             # after its last round trip (a real clock's reading stands at the last step it scheduled)
-            run.timeline.add(max([run.t, *(e.t for e in run.timeline.events)]), "worker", "let_go", leases=len(held))
+            run.timeline.add(max([run.t, *(e.t for e in run.timeline.events)]), "worker", Kind.LET_GO, leases=len(held))
         lost_jobs = sorted(h.index + 1 for h in plane.lost)
         all_held = not lost_jobs and len(held) == jobs
         total_rt = sum(c.round_trips for c in plane.calls)
@@ -313,7 +315,7 @@ def renewal_commands(delta: dict) -> dict[str, dict[str, int]]:
 
 def _by_tick(timeline: Timeline, ticks: int, field: str) -> list[int]:
     """`field` of every tick, 1..ticks; a tick that sent nothing (every lease lost) counts 0."""
-    seen = {e.data["tick"]: e.data[field] for e in timeline.of("tick", "worker")}
+    seen = {e.data["tick"]: e.data[field] for e in timeline.of(Kind.TICK, "worker")}
     return [seen.get(n, 0) for n in range(1, ticks + 1)]
 
 
@@ -322,7 +324,7 @@ def verdict(timeline: Timeline) -> CostVerdict:
     c = timeline.counts
     ticks = c["ticks"]
     taken = {}
-    for e in timeline.of("take", "thief"):
+    for e in timeline.of(Kind.TAKE, "thief"):
         taken.setdefault(e.data["job"], e.t)
     facts = CostVerdict(
         design=c["design"], jobs=c["jobs"], ticks=ticks, batch=c["batch"],
@@ -332,10 +334,10 @@ def verdict(timeline: Timeline) -> CostVerdict:
         commands_per_tick=c["commands_per_tick"],
         wall_ms_per_tick=float(f"{c['wall_ms_per_tick']:.3g}"),
         all_held=c["all_held"], held_at_end=c["held_at_end"], lost=c["lost"],
-        lost_at={e.actor: e.t for e in timeline.of("lease_lost")},
-        stopped=sorted(int(e.actor.split()[1]) for e in timeline.of("work_stopped")),
+        lost_at={e.actor: e.t for e in timeline.of(Kind.LEASE_LOST)},
+        stopped=sorted(int(e.actor.split()[1]) for e in timeline.of(Kind.WORK_STOPPED)),
         taken=taken,
-        session_taken_at=min((e.t for e in timeline.of("take", "thief") if e.data.get("session")), default=None),
+        session_taken_at=min((e.t for e in timeline.of(Kind.TAKE, "thief") if e.data.get("session")), default=None),
     )
     return facts.worded(words(timeline.params, facts))
 

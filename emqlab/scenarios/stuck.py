@@ -18,6 +18,7 @@ from typing import Any
 from ..queue.consumer import Consumer
 from ..queue.jobs import Queue, check_name
 from ..lease.designs import DESIGNS, NONE, lookup_design
+from ..core.kinds import Kind
 from ..core.timeline import Event, Record, Timeline, Verdict
 from ..core.words import ModeWords, plural, seconds
 from .base import mode_words, play, positive, run_on
@@ -94,7 +95,7 @@ def stuck(design: str = NONE, max_runtime: float | None = None, lease: float = 3
         clock = run.clock
         q = Queue(run.backend, queue, prefix=run.prefix)
         q.enqueue(JOB_ID, "order")
-        run.event("producer", "enqueue", job=JOB_ID)
+        run.event("producer", Kind.ENQUEUE, job=JOB_ID)
 
         def work(job) -> float:  # the first attempt hangs past the horizon; a later one takes AFTER_S
             return 4 * horizon * ms if job.attempts == 1 else AFTER_S * ms
@@ -126,13 +127,13 @@ def _server_span(claim: Event | None, reap: Event) -> float:
 
 def stuck_verdict(timeline: Timeline) -> StuckVerdict:
     p = timeline.params
-    claim = next((e for e in timeline.of("claim") if e.data.get("job") == JOB_ID and e.data.get("attempts") == 1), None)
+    claim = timeline.first(Kind.CLAIM, where=lambda e: e.data.get("job") == JOB_ID and e.data.get("attempts") == 1)
     t0 = claim.t if claim else 0.0
-    reap = next((e for e in timeline.of("reap") if JOB_ID in e.data.get("jobs", []) and e.t <= t0 + p.horizon), None)
-    again = next((e for e in timeline.of("claim") if e.data.get("job") == JOB_ID and e.data.get("attempts", 0) >= 2), None)
-    done = next((e for e in timeline.of("complete") if e.data.get("job") == JOB_ID), None)
-    renewals = [e for e in timeline.of("renew", "worker-1")]
-    told = next((e for e in timeline.of("work_stopped", "worker-1") if e.data.get("job") == JOB_ID), None)
+    reap = timeline.first(Kind.REAP, where=lambda e: JOB_ID in e.data.get("jobs", []) and e.t <= t0 + p.horizon)
+    again = timeline.first(Kind.CLAIM, where=lambda e: e.data.get("job") == JOB_ID and e.data.get("attempts", 0) >= 2)
+    done = timeline.first(Kind.COMPLETE, where=lambda e: e.data.get("job") == JOB_ID)
+    renewals = [e for e in timeline.of(Kind.RENEW, "worker-1")]
+    told = timeline.first(Kind.WORK_STOPPED, "worker-1", where=lambda e: e.data.get("job") == JOB_ID)
     limit = p.max_runtime
     reclaimed = round(_server_span(claim, reap), 3) if reap else None
     if reclaimed is None:

@@ -30,6 +30,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.kinds import Kind
 from ..core.ranges import check
 from ..core.timeline import Timeline
 from ..core.words import ModeWords, plural, seconds, times
@@ -133,7 +134,7 @@ def bullmq(fix: bool = False, task: float = TASK_S, timeout: float | None = None
                              str(params.max_stalled_count)])
         run.wait_ready(("bzpopmin",), len(WORKERS))
         run.begin()
-        run.record("producer", "send", job=JOB_ID)
+        run.record("producer", Kind.SEND, job=JOB_ID)
         _add(run.url, opts(params, run.prefix)["prefix"], task)
 
         def over() -> bool:
@@ -164,7 +165,7 @@ def _add(url: str, prefix: str, task: float) -> None:
 # -- reading the run ---------------------------------------------------------------------------------
 def owners(tl: Timeline) -> dict[str, str]:
     """{lock token: the worker whose body reported it}."""
-    return {e.data["token"]: e.actor for e in tl.of("start") if e.data.get("token")}
+    return {e.data["token"]: e.actor for e in tl.of(Kind.START) if e.data.get("token")}
 
 
 def lanes(tl: Timeline) -> None:
@@ -179,7 +180,7 @@ def lanes(tl: Timeline) -> None:
     for t, s in states(tl):
         if s.get("stc", 0) > stc:
             stc = s["stc"]
-            tl.add(t, "server", "stalled", stc=stc)
+            tl.add(t, "server", Kind.STALLED, stc=stc)
         if s.get("state") in ("completed", "failed") and not tl.of(s["state"], "server"):
             tl.add(t, "server", s["state"], reason=s.get("failed_reason"))
     tl.finish()
@@ -189,8 +190,8 @@ def verdict(tl: Timeline) -> BullmqVerdict:
     p = tl.params
     c = counts(tl)
     last = states(tl)[-1][1] if states(tl) else {}
-    lapses = tl.of("lock_lapsed", "server")
-    refused = sorted({e.actor for e in tl.of("library_error") if any(
+    lapses = tl.of(Kind.LOCK_LAPSED, "server")
+    refused = sorted({e.actor for e in tl.of(Kind.LIBRARY_ERROR) if any(
         why in e.data.get("message", "") for why in ("Missing lock", "Lock mismatch"))})
     first_body = bodies(tl)[0] if bodies(tl) else None
     lost_it = bool(lapses) and first_body is not None
@@ -274,8 +275,8 @@ async def _serve(name: str, mode: str, options: dict[str, Any]) -> None:
 
     worker = Worker(QUEUE, processor, {"connection": os.environ[URL_ENV], "name": name, **options})
     # what the worker itself emits (its public events), reported as it happens: how it learns, and when
-    worker.on("error", lambda err, *job: reporter.event("library_error", message=str(err)[:200]))
-    worker.on("failed", lambda job, err: reporter.event("library_failed", message=str(err)[:200]))
+    worker.on("error", lambda err, *job: reporter.event(Kind.LIBRARY_ERROR, message=str(err)[:200]))
+    worker.on("failed", lambda job, err: reporter.event(Kind.LIBRARY_FAILED, message=str(err)[:200]))
     try:
         await asyncio.Event().wait()  # until the run ends this process
     finally:

@@ -32,12 +32,13 @@ from typing import Any
 
 from ..core.children import descendants, signal_each
 from ..core.errors import BadParameter, StoreError
+from ..core.kinds import Kind
 from ..core.ranges import check
 from ..core.timeline import Timeline
 from ..core.words import ModeWords, plural, seconds, times
 from .harness import LibraryRun, Probe, check_budget, require
 from .report import PREFIX_ENV, URL_ENV, main, work
-from .story import ToolParams, ToolVerdict, add_work_lanes, bodies, counts, first, judged, lease, states
+from .story import ToolParams, ToolVerdict, add_work_lanes, bodies, counts, judged, lease, states
 
 LIBRARY, DISTRIBUTION, MODULE = "celery", "celery", "celery"
 TASK_NAME = "emqlab.tools.work"
@@ -161,11 +162,11 @@ def celery(fix: bool = False, task: float = TASK_S, timeout: float | None = None
         app = make_app(run.url, run.prefix, vt, params.restore_interval)
         try:
             run.begin()
-            run.record("producer", "send", task=TASK_NAME, acks_late=True)
+            run.record("producer", Kind.SEND, task=TASK_NAME, acks_late=True)
             app.send_task(TASK_NAME, args=[task])
         finally:
             app.close()
-        started = run.wait_until("the task's start", lambda: run.reported("start"), 30)[0]
+        started = run.wait_until("the task's start", lambda: run.reported(Kind.START), 30)[0]
         if crash:
             run.sleep_until(started["ts"] - run.t0 + params.crash_at)
             crash_outside_the_mutex(run, started["actor"], transport_prefix(run.prefix) + MUTEX)
@@ -176,7 +177,7 @@ def celery(fix: bool = False, task: float = TASK_S, timeout: float | None = None
             # is over once a body ran to its end (an ack follows one), nothing is left, and every living worker
             # waits for work again (a busy worker is out of BRPOP: prefetch 1, concurrency 1)
             state = run.sampler.last
-            return (state.get("unacked") == 0 and state.get("queued") == 0 and bool(run.reported("end"))
+            return (state.get("unacked") == 0 and state.get("queued") == 0 and bool(run.reported(Kind.END))
                     and run.bodies_ended(cut=int(crash))
                     and len(run.blocked_on(("brpop",))) == len(WORKERS) - int(crash))
 
@@ -245,9 +246,9 @@ def lanes(tl: Timeline) -> None:
         else:
             ended, end = "held at the end", None
         lease(tl, actor, at, at + vt, ended, end, what="visible again at")
-        tl.add(at, "server", "redelivered" if k else "delivered", to=actor)
+        tl.add(at, "server", Kind.REDELIVERED if k else Kind.DELIVERED, to=actor)
     if gone is not None:
-        tl.add(gone, "server", "acked")
+        tl.add(gone, "server", Kind.ACKED)
     tl.finish()
 
 
@@ -255,7 +256,7 @@ def verdict(tl: Timeline) -> CeleryVerdict:
     p = tl.params
     c = counts(tl)
     taken, gone = deliveries(tl)
-    crash = first(tl, "crash")
+    crash = tl.first(Kind.CRASH)
     redelivered = taken[1] if len(taken) > 1 else None
     done = [b for b in bodies(tl) if b.end is not None]
     unprotected = max([round(b.end - gone, 3) for b in done if gone is not None and b.start < gone < b.end] + [0.0])

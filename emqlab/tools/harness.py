@@ -38,6 +38,7 @@ from importlib import metadata
 from typing import Any
 
 from ..core.errors import BadParameter, StoreError
+from ..core.kinds import Kind
 from ..core.ranges import TOOLS_SECONDS_LIMIT
 from ..core.timeline import Timeline
 from ..core.children import Children, child_setup, descendants, signal_each
@@ -267,7 +268,7 @@ class LibraryRun:
         signal_each(tree, signal.SIGKILL)
         child.tree = tree
         child.proc.wait(timeout=10)
-        self.record(name, "crash", signal="SIGKILL", pids=tree)
+        self.record(name, Kind.CRASH, signal="SIGKILL", pids=tree)
         return tree
 
     def freeze(self, name: str) -> None:
@@ -275,7 +276,7 @@ class LibraryRun:
         child = self.children[name]
         child.tree = [child.pid, *descendants(child.pid)]
         signal_each(child.tree, signal.SIGSTOP)
-        self.record(name, "freeze", signal="SIGSTOP")
+        self.record(name, Kind.FREEZE, signal="SIGSTOP")
 
     def thaw(self, name: str) -> None:
         """SIGCONT the tree, stamped with the server's TIME read just before: a thawed process runs at once,
@@ -283,7 +284,7 @@ class LibraryRun:
         child = self.children[name]
         ts = self.server_now()
         signal_each(child.tree, signal.SIGCONT)
-        self.record(name, "thaw", ts=ts, signal="SIGCONT")
+        self.record(name, Kind.THAW, ts=ts, signal="SIGCONT")
 
     # -- waiting on the server ------------------------------------------------------------------------
     def wait_until(self, what: str, check: Callable[[], Any], timeout: float, every: float = 0.02) -> Any:
@@ -304,7 +305,7 @@ class LibraryRun:
         """Whether every task body that reported its start has reported its end (`cut`: how many of them the
         story itself cut short, with a crash)."""
         kinds = [r["kind"] for r in self.reports()]
-        return kinds.count("start") == kinds.count("end") + cut
+        return kinds.count(Kind.START) == kinds.count(Kind.END) + cut
 
     def exited(self) -> bool:
         """Whether every one of the run's processes has exited (a holder's story ends with its process)."""
@@ -390,7 +391,7 @@ class LibraryRun:
             raise StoreError(f"the sampler failed: {self.sampler.failure}")
         tl = Timeline(f"tools-{self.library}", self.params, backend="valkey", clock="real")
         for ts, state in self.sampler.samples:
-            tl.add(ts - self.t0, "server", "state", **relative(state, self.t0))
+            tl.add(ts - self.t0, "server", Kind.STATE, **relative(state, self.t0))
         for item in [*self.reports(), *self.own_events]:
             item = dict(item)
             ts = item.pop("ts")

@@ -37,6 +37,7 @@ import time
 from dataclasses import dataclass
 
 from ..core.errors import BadParameter
+from ..core.kinds import Kind
 from ..core.ranges import check
 from ..core.timeline import Timeline
 from ..core.words import ModeWords, plural, seconds, times
@@ -135,7 +136,7 @@ def python_redis_lock(fix: bool = False, task: float | None = None, timeout: flo
         run.wait_ready(("blpop",), len(ROLES))
         run.begin()
         run.open_gate("holder")
-        started = run.wait_until("the holder's start", lambda: run.reported("start", "holder"), 30)[0]
+        started = run.wait_until("the holder's start", lambda: run.reported(Kind.START, "holder"), 30)[0]
         run.open_gate("second")
         run.sleep_until(started["ts"] - run.t0 + params.freeze_at)
         run.freeze("holder")
@@ -149,11 +150,11 @@ def python_redis_lock(fix: bool = False, task: float | None = None, timeout: flo
 def verdict(tl: Timeline) -> PythonRedisLockVerdict:
     p = tl.params
     c = counts(tl)
-    lapse = next(iter(tl.of("lock_lapsed", "server")), None)
-    got = next(iter(tl.of("acquire", "second")), None)
-    thread = next(iter(tl.of("renewal_thread_died", "holder")), None)
-    refused = next(iter(tl.of("release_refused", "holder")), None)
-    effect = next(iter(tl.of("effect", "holder")), None)
+    lapse = tl.first(Kind.LOCK_LAPSED, "server")
+    got = tl.first(Kind.ACQUIRE, "second")
+    thread = tl.first(Kind.RENEWAL_THREAD_DIED, "holder")
+    refused = tl.first(Kind.RELEASE_REFUSED, "holder")
+    effect = tl.first(Kind.EFFECT, "holder")
     lost_it = lapse is not None and lapse.data.get("holder") == "holder"
     frozen = [[round(i.start, 3), round(i.end, 3)] for i in tl.spans("pause", "holder")]
     v = PythonRedisLockVerdict(
@@ -223,7 +224,7 @@ def holder_main(role: str, argv: list[str]) -> int:
     expire, task = int(argv[0]), float(argv[1])
     report = Reporter(role)
     # a thread that ends with an exception is reported (Python's own hook: the renewal thread's NotAcquired)
-    threading.excepthook = lambda hook: report.event("renewal_thread_died", error=hook.exc_type.__name__,
+    threading.excepthook = lambda hook: report.event(Kind.RENEWAL_THREAD_DIED, error=hook.exc_type.__name__,
                                                      message=str(hook.exc_value)[:160])
     # no read timeout: a blocked acquire waits in BLPOP for up to `expire` seconds, and redis-py 8's default
     # (5 s) would end a wait of 5 s or more with a TimeoutError instead of the lock
@@ -231,9 +232,9 @@ def holder_main(role: str, argv: list[str]) -> int:
     lock = redis_lock.Lock(client, os.environ[PREFIX_ENV] + "job", expire=expire, auto_renewal=True)
     report.wait_gate()
     lock.acquire(blocking=True)
-    report.event("acquire", token=lock.id)
+    report.event(Kind.ACQUIRE, token=lock.id)
     if report.done():
-        report.event("skipped", why="the job was done")
+        report.event(Kind.SKIPPED, why="the job was done")
     else:
         report.start()
         time.sleep(task)

@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.kinds import Kind
 from ..core.ranges import check
 from ..core.timeline import Timeline
 from ..core.words import ModeWords, plural, seconds, times
@@ -116,7 +117,7 @@ def redis_lock(fix: bool = False, task: float = STRETCH_S, timeout: float | None
         run.wait_ready(("blpop",), len(ROLES))
         run.begin()
         run.open_gate("holder")
-        run.wait_until("the holder's acquire", lambda: run.reported("acquire", "holder"), 30)
+        run.wait_until("the holder's acquire", lambda: run.reported(Kind.ACQUIRE, "holder"), 30)
         run.open_gate("contender")
         tl = run.end(run.exited, params.span())
     return judged(tl, lock_lanes, verdict)
@@ -126,13 +127,13 @@ def redis_lock(fix: bool = False, task: float = STRETCH_S, timeout: float | None
 def verdict(tl: Timeline) -> RedisLockVerdict:
     p = tl.params
     c = counts(tl)
-    after = [round(e.data["pttl"] / 1000, 3) for e in tl.of("extend", "holder")]
+    after = [round(e.data["pttl"] / 1000, 3) for e in tl.of(Kind.EXTEND, "holder")]
     fifth = after[4] if len(after) >= 5 else None
-    lapse = next(iter(tl.of("lock_lapsed", "server")), None)
-    got = next(iter(tl.of("acquire", "contender")), None)
-    told = next(iter(tl.of("told", "holder")), None)
-    refused = next(iter(tl.of("release_refused", "holder")), None)
-    stretch = next((e for e in tl.of("stretch", "holder")), None)
+    lapse = tl.first(Kind.LOCK_LAPSED, "server")
+    got = tl.first(Kind.ACQUIRE, "contender")
+    told = tl.first(Kind.TOLD, "holder")
+    refused = tl.first(Kind.RELEASE_REFUSED, "holder")
+    stretch = tl.first(Kind.STRETCH, "holder")
     outlive = round(stretch.data["pttl"] / 1000, 3) if stretch and stretch.data.get("pttl", 0) > 0 else None
     v = RedisLockVerdict(
         **{**c, "holders_at_once": most_at_once([(i.start, i.end) for i in tl.spans("holds")])},
@@ -202,9 +203,9 @@ def holder_main(role: str, argv: list[str]) -> int:
     report.wait_gate()
     token = f"{role}-{os.getpid()}"
     lock.acquire(blocking=True, token=token)
-    report.event("acquire", token=token, pttl=client.pttl(name))
+    report.event(Kind.ACQUIRE, token=token, pttl=client.pttl(name))
     if report.done():
-        report.event("skipped", why="the job was done")
+        report.event(Kind.SKIPPED, why="the job was done")
         report.release(lock, LockNotOwnedError)
         return 0
     report.start()
@@ -212,15 +213,15 @@ def holder_main(role: str, argv: list[str]) -> int:
         for n in range(1, extends + 1):
             time.sleep(step * lease_s)
             lock.extend(lease_s, replace_ttl=replace)
-            report.event("extend", n=n, pttl=client.pttl(name), replace_ttl=replace)
-        report.event("stretch", pttl=client.pttl(name))
+            report.event(Kind.EXTEND, n=n, pttl=client.pttl(name), replace_ttl=replace)
+        report.event(Kind.STRETCH, pttl=client.pttl(name))
         time.sleep(stretch)
         try:
             lock.extend(lease_s, replace_ttl=replace)  # its next touch, before it writes the effect
-            report.event("extend", n=extends + 1, pttl=client.pttl(name), replace_ttl=replace)
+            report.event(Kind.EXTEND, n=extends + 1, pttl=client.pttl(name), replace_ttl=replace)
         except LockNotOwnedError as exc:
-            report.event("told", how=f"{type(exc).__name__} from extend()", message=str(exc)[:160])
-            report.event("stop")
+            report.event(Kind.TOLD, how=f"{type(exc).__name__} from extend()", message=str(exc)[:160])
+            report.event(Kind.STOP)
             report.release(lock, LockNotOwnedError)
             return 0
     else:

@@ -19,6 +19,8 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from ..core.kinds import Kind
+
 URL_ENV = "EMQLAB_TOOLS_URL"
 PREFIX_ENV = "EMQLAB_TOOLS_PREFIX"
 
@@ -61,22 +63,22 @@ class Reporter:
         let_go = self.now()
         try:
             lock.release()
-            self.event("release", ts=let_go)
+            self.event(Kind.RELEASE, ts=let_go)
         except refused as exc:
-            self.event("release_refused", ts=let_go, error=type(exc).__name__, message=str(exc)[:160])
+            self.event(Kind.RELEASE_REFUSED, ts=let_go, error=type(exc).__name__, message=str(exc)[:160])
 
     # -- a task body: start, effect, end ------------------------------------------------------
     def start(self, **data: Any) -> None:
-        self.event("start", **data)
+        self.event(Kind.START, **data)
 
     def effect(self, **data: Any) -> int:
         """The job's effect: one increment of the run's counter, then its report (the count it reached)."""
         count = int(self.client.incr(self.keys["effects"]))
-        self.event("effect", count=count, **data)
+        self.event(Kind.EFFECT, count=count, **data)
         return count
 
     def end(self, **data: Any) -> None:
-        self.event("end", **data)
+        self.event(Kind.END, **data)
 
     # -- a lock's job: done once -----------------------------------------------------------------
     def done(self) -> bool:

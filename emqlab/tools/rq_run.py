@@ -30,12 +30,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.errors import BadParameter
+from ..core.kinds import Kind
 from ..core.ranges import check
 from ..core.timeline import Timeline
 from ..core.words import ModeWords, plural, seconds, times
 from .harness import LibraryRun, Probe, check_budget, require
 from .report import URL_ENV, main, work
-from .story import ToolParams, ToolVerdict, add_work_lanes, bodies, counts, first, judged, lease, states
+from .story import ToolParams, ToolVerdict, add_work_lanes, bodies, counts, judged, lease, states
 
 LIBRARY, DISTRIBUTION, MODULE = "rq", "rq", "rq"
 QUEUE, JOB_ID = "emqlab-tools", "job-1"
@@ -136,7 +137,7 @@ def rq(fix: bool = False, task: float = TASK_S, timeout: float | None = None, fa
         run.wait_ready(("blmove", "blpop", "brpoplpush"), len(WORKERS))
         run.begin()
         _enqueue(run, task, fix)
-        started = run.wait_until("the job's start", lambda: run.reported("start"), 30)[0]
+        started = run.wait_until("the job's start", lambda: run.reported(Kind.START), 30)[0]
         first_worker = started["actor"]
         run.sleep_until(started["ts"] - run.t0 + params.kill_at)
         if fate == "killed":
@@ -160,7 +161,7 @@ def _enqueue(run: LibraryRun, task: float, fix: bool) -> None:
     import redis
     from rq import Queue, Retry
 
-    run.record("producer", "send", job=JOB_ID, retry="Retry(max=1)" if fix else None)
+    run.record("producer", Kind.SEND, job=JOB_ID, retry="Retry(max=1)" if fix else None)
     with redis.Redis.from_url(run.url) as conn:
         Queue(QUEUE, connection=conn).enqueue(f"{__name__}.body", task, job_id=JOB_ID, job_timeout=600,
                                               retry=Retry(max=1) if fix else None)
@@ -168,7 +169,7 @@ def _enqueue(run: LibraryRun, task: float, fix: bool) -> None:
 
 def _given_up(run: LibraryRun, first_worker: str) -> bool:
     """RQ has given the job up: it is in the failed registry, or a retry's run has started elsewhere."""
-    again = [r for r in run.reported("start") if r["actor"] != first_worker]
+    again = [r for r in run.reported(Kind.START) if r["actor"] != first_worker]
     return bool(again) or bool(run.sampler.last.get("failed"))
 
 
@@ -189,7 +190,7 @@ def lanes(tl: Timeline) -> None:
             lease(tl, actor, entry["start"], deadline, "abandoned" if abandoned else "removed", None if abandoned else t,
                   what="started registry", beats=entry["beats"])
             if abandoned:
-                tl.add(t, "server", "abandoned", worker=actor)
+                tl.add(t, "server", Kind.ABANDONED, worker=actor)
             entry.clear()
 
     for t, s in states(tl):
@@ -201,10 +202,10 @@ def lanes(tl: Timeline) -> None:
                 entry.update(execution=execution, start=t, deadline=deadline, beats=0)
             elif deadline > entry["deadline"] + 0.5:
                 entry["deadline"], entry["beats"] = deadline, entry["beats"] + 1
-        if s.get("failed") and not tl.of("failed", "server"):
-            tl.add(t, "server", "failed", status=s.get("status"))
-        if s.get("queued") and not tl.of("requeued", "server") and tl.of("abandoned", "server"):
-            tl.add(t, "server", "requeued", retries_left=s.get("retries_left"))
+        if s.get("failed") and not tl.of(Kind.FAILED, "server"):
+            tl.add(t, "server", Kind.FAILED, status=s.get("status"))
+        if s.get("queued") and not tl.of(Kind.REQUEUED, "server") and tl.of(Kind.ABANDONED, "server"):
+            tl.add(t, "server", Kind.REQUEUED, retries_left=s.get("retries_left"))
     if entry:
         close(max(e.t for e in tl.events))
     tl.finish()
@@ -214,8 +215,8 @@ def verdict(tl: Timeline) -> RqVerdict:
     p = tl.params
     c = counts(tl)
     last = states(tl)[-1][1] if states(tl) else {}
-    fate = first(tl, "crash") or first(tl, "freeze")
-    abandoned = first(tl, "abandoned", "server")
+    fate = tl.first(Kind.CRASH) or tl.first(Kind.FREEZE)
+    abandoned = tl.first(Kind.ABANDONED, "server")
     band = next(iter(tl.spans("lease")), None)
     retried = len(bodies(tl)) > 1
     v = RqVerdict(

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.kinds import Kind
 from ..core.timeline import Interval, Record, Timeline, Verdict, json_name, most_at_once  # noqa: F401 - the runs take it from here
 from ..core.words import FigureWords, figure_words
 
@@ -77,16 +78,16 @@ def bodies(tl: Timeline) -> list[Body]:
     open_: dict[tuple[str, int], Body] = {}
     for e in tl.events:
         key = (e.actor, e.data.get("pid"))
-        if e.kind == "start":
+        if e.kind == Kind.START:
             open_[key] = Body(e.actor, e.data.get("pid"), e.t)
             found.append(open_[key])
-        elif e.kind == "effect" and key in open_:
+        elif e.kind == Kind.EFFECT and key in open_:
             open_[key].effect = e.t
-        elif e.kind == "end" and key in open_:
+        elif e.kind == Kind.END and key in open_:
             open_.pop(key).end = e.t
-        elif e.kind == "stop" and key in open_:  # a holder that learned it lost the lock stops mid-body
+        elif e.kind == Kind.STOP and key in open_:  # a holder that learned it lost the lock stops mid-body
             open_.pop(key).cut = e.t
-        elif e.kind == "crash":
+        elif e.kind == Kind.CRASH:
             for (actor, pid), body in list(open_.items()):
                 if actor == e.actor:
                     body.cut = e.t
@@ -130,7 +131,7 @@ def by_first_take(tl: Timeline) -> None:
     ("the first worker") agree. A worker that never took it but left an event comes after them."""
     names = sorted({e.actor for e in tl.events if WORKER.fullmatch(e.actor)},
                    key=lambda a: int(WORKER.fullmatch(a).group(1)))
-    took = list(dict.fromkeys(e.actor for e in tl.events if e.kind == "start" and e.actor in names))
+    took = list(dict.fromkeys(e.actor for e in tl.events if e.kind == Kind.START and e.actor in names))
     renamed = {a: f"worker-{k}" for k, a in enumerate(took + [a for a in names if a not in took], 1)}
     for e in tl.events:
         e.actor = renamed.get(e.actor, e.actor)
@@ -147,11 +148,7 @@ def judged(tl: Timeline, lanes, verdict) -> Timeline:
 
 def states(tl: Timeline) -> list[tuple[float, dict[str, Any]]]:
     """The sampler's readings: (t, what the library's keys said), at each change."""
-    return [(e.t, e.data) for e in tl.events if e.actor == "server" and e.kind == "state"]
-
-
-def first(tl: Timeline, kind: str, actor: str | None = None):
-    return next(iter(tl.of(kind, actor)), None)
+    return [(e.t, e.data) for e in tl.events if e.actor == "server" and e.kind == Kind.STATE]
 
 
 # -- the lanes a figure draws ----------------------------------------------------------------------------
@@ -160,15 +157,15 @@ def add_work_lanes(tl: Timeline) -> None:
     last = end_of(tl)
     for b in bodies(tl):
         end = b.end if b.end is not None else b.cut if b.cut is not None else last
-        stopped = any(e.kind == "stop" and e.actor == b.actor and e.t == b.cut for e in tl.events)
+        stopped = any(e.kind == Kind.STOP and e.actor == b.actor and e.t == b.cut for e in tl.events)
         ended = ("done" if b.end is not None else "stopped" if stopped else "killed" if b.cut is not None
                  else "still running")
         tl.intervals.append(Interval(b.actor, "run", b.start, end, {"pid": b.pid, "ended": ended}))
     frozen: dict[str, float] = {}
     for e in tl.events:
-        if e.kind == "freeze":
+        if e.kind == Kind.FREEZE:
             frozen[e.actor] = e.t
-        elif e.kind == "thaw" and e.actor in frozen:
+        elif e.kind == Kind.THAW and e.actor in frozen:
             tl.intervals.append(Interval(e.actor, "pause", frozen.pop(e.actor), e.t, {"signal": "SIGSTOP"}))
     for actor, start in frozen.items():
         tl.intervals.append(Interval(actor, "pause", start, last, {"signal": "SIGSTOP"}))
@@ -200,7 +197,7 @@ def lock_bands(tl: Timeline, owners: dict[str, str], moves: str = "extends") -> 
             lease(tl, owner or "server", held["start"], deadline, "lapsed" if lapsed else "released",
                   None if lapsed else t, **{moves: held["moves"]})
             if lapsed:
-                tl.add(deadline, "server", "lock_lapsed", holder=owner or "?")
+                tl.add(deadline, "server", Kind.LOCK_LAPSED, holder=owner or "?")
             held.clear()
 
     for t, s in states(tl):
@@ -218,9 +215,9 @@ def lock_bands(tl: Timeline, owners: dict[str, str], moves: str = "extends") -> 
 
 def holds(tl: Timeline) -> None:
     """`holds` intervals: when each process believed it held the lock (its acquire to its stop or release)."""
-    for e in tl.of("acquire"):
+    for e in tl.of(Kind.ACQUIRE):
         end = next((x.t for x in tl.events if x.actor == e.actor and x.t >= e.t
-                    and x.kind in ("told", "release", "release_refused")), end_of(tl))
+                    and x.kind in (Kind.TOLD, Kind.RELEASE, Kind.RELEASE_REFUSED)), end_of(tl))
         tl.open(e.t, e.actor, "holds").end = end
 
 
@@ -228,7 +225,7 @@ def lock_lanes(tl: Timeline) -> None:
     """A lock holders' story drawn: the work, the lock on the lane of the process whose acquire reported its
     token, and when each process believed it held it."""
     add_work_lanes(tl)
-    lock_bands(tl, {e.data["token"]: e.actor for e in tl.of("acquire") if e.data.get("token")})
+    lock_bands(tl, {e.data["token"]: e.actor for e in tl.of(Kind.ACQUIRE) if e.data.get("token")})
     holds(tl)
     tl.finish()
 

@@ -24,6 +24,7 @@ from typing import Any
 from matplotlib import rc_context
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 
+from ..core.kinds import Kind
 from ..plot import Drawing, style
 
 # What a stepper walks: the events that change who holds what or what became of the work, chosen by kind
@@ -31,16 +32,17 @@ from ..plot import Drawing, style
 # SCENARIO_STEPS on purpose (the renewal cost's round trips, the failover's servers). Everything else (a
 # contender's refused polls, a consumer's beat steps, a producer's enqueue, a tick's summary) stays out.
 STEP_KINDS = frozenset({
-    "acquire", "renew", "late_extend", "renew_lost", "told", "lapse", "lease_lost",  # the lease
-    "claim", "reap", "reclaim", "take", "saw_done",  # who takes the job
-    "work_start", "work_done", "work_stopped", "stopped", "not_started",  # the work
-    "effect", "write", "completion", "complete", "complete_refused", "release", "release_refused",  # its results
-    "crash", "pause_start", "pause_end", "clock_jump",  # the faults
+    Kind.ACQUIRE, Kind.RENEW, Kind.LATE_EXTEND, Kind.RENEW_LOST, Kind.TOLD, Kind.LAPSE, Kind.LEASE_LOST,  # the lease
+    Kind.CLAIM, Kind.REAP, Kind.RECLAIM, Kind.TAKE, Kind.SAW_DONE,  # who takes the job
+    Kind.WORK_START, Kind.WORK_DONE, Kind.WORK_STOPPED, Kind.STOPPED, Kind.NOT_STARTED,  # the work
+    Kind.EFFECT, Kind.WRITE, Kind.COMPLETION, Kind.COMPLETE, Kind.COMPLETE_REFUSED,  # its results
+    Kind.RELEASE, Kind.RELEASE_REFUSED,
+    Kind.CRASH, Kind.PAUSE_START, Kind.PAUSE_END, Kind.CLOCK_JUMP,  # the faults
 })
 SCENARIO_STEPS = {
-    "renewal_cost": frozenset({"round_trip"}),  # what the renewal costs is the story
-    "stuck": frozenset({"session_open"}),  # a session design opens its session before it claims
-    "failover": frozenset({"stall", "killed", "promoted", "rejoined", "wait", "token"}),
+    "renewal_cost": frozenset({Kind.ROUND_TRIP}),  # what the renewal costs is the story
+    "stuck": frozenset({Kind.SESSION_OPEN}),  # a session design opens its session before it claims
+    "failover": frozenset({Kind.STALL, Kind.KILLED, Kind.PROMOTED, Kind.REJOINED, Kind.WAIT, Kind.TOKEN}),
 }
 TIMED = frozenset({"deadline", "ttl", "seconds", "t"})  # event data given in model seconds
 # event data a person does not read aloud: the server's raw TIME and scores (epoch milliseconds, and the
@@ -89,7 +91,7 @@ def step_kinds(scenario: str) -> frozenset[str]:
 
 def idle(event) -> bool:
     """A renewal that held no job (a session extended while its worker had nothing): nothing changes hands."""
-    return event.kind == "renew" and event.data.get("jobs") == []
+    return event.kind == Kind.RENEW and event.data.get("jobs") == []
 
 
 def step_events(timeline) -> list:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ...core.kinds import Kind
 from ...core.words import HEADLINE_WORDS, FigureWords, ModeWords, headline_words, plural, seconds
 from ..base import mode_words
 from .canonical import differs
@@ -40,16 +41,16 @@ def step_words(step: Mapping[str, Any]) -> str:
     answers = step.get("answer", [])
     a = answers[-1] if answers else {}
     if action == BEAT:
-        reap = next((x for x in answers if x.get("kind") == "reap"), {})
+        reap = next((x for x in answers if x.get("kind") == Kind.REAP), {})
         jobs = reap.get("jobs") or []
-        woke = [x for x in answers if x.get("kind") == "thaw"]
+        woke = [x for x in answers if x.get("kind") == Kind.THAW]
         at = f" at {seconds(step['t'])}" if "t" in step else ""
         told = f"the reaper beats{at}: {'reaps ' + ', '.join(jobs) if jobs else 'nothing to reap'}"
         return told + "".join(f"; a frozen worker wakes holding {x.get('job')}" for x in woke)
     if action == "claim":
         return (f"{actor} claims {a['job']} (attempts {a['attempts']}, lease to {seconds(a['deadline'])})"
-                if a.get("kind") == "claim" and "deadline" in a else
-                f"{actor} claims {a['job']} (attempts {a['attempts']})" if a.get("kind") == "claim"
+                if a.get("kind") == Kind.CLAIM and "deadline" in a else
+                f"{actor} claims {a['job']} (attempts {a['attempts']})" if a.get("kind") == Kind.CLAIM
                 else f"{actor} claims nothing")
     if action == "extend":
         job = a.get("job")
@@ -57,11 +58,11 @@ def step_words(step: Mapping[str, Any]) -> str:
             return f"{actor} renews its session" + ("" if a.get("held", True) else ": gone")
         return f"{actor} extends {job}: {'held' if a.get('held') else 'lost'}"
     if action == "effect":
-        refused = a.get("kind") == "effect_refused"
+        refused = a.get("kind") == Kind.EFFECT_REFUSED
         return (f"{actor}'s effect on {a['job']} is refused" if refused else
                 f"{actor} writes {a.get('job')}'s effect (attempts {a.get('attempts')}): applied ×{a.get('applied')}")
     if action == "complete":
-        ok = a.get("kind") == "complete"
+        ok = a.get("kind") == Kind.COMPLETE
         return f"{actor} completes {a.get('job')}: {'accepted' if ok else 'refused'}"
     if action == "freeze":
         return f"{actor} freezes {a.get('seconds', 0):g} s holding {a.get('job')}"

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...core.errors import StaleToken, StoreError
+from ...core.kinds import Kind
 from ...core.timeline import Record, json_name
 from ...lease.designs import DESIGNS
 from ...queue import invariants as inv
@@ -240,12 +241,12 @@ class World:
         """Enqueue the jobs; a session design opens each worker's session. The hands at the start."""
         for job in self.ids:
             self.q.enqueue(job, "order")
-            self._event("producer", "enqueue", job=job)
+            self._event("producer", Kind.ENQUEUE, job=job)
         hands, grants = [], []
         for name in self.names:
             session = self.keepers[name].open() if self.design.per_worker else None
             if session is not None:
-                self._event(name, "session_open")
+                self._event(name, Kind.SESSION_OPEN)
                 grants.append(self._session_grant(name, session))
             hands.append(Hand(name, session=session))
         self.opened = Outcome(grants=tuple(grants))
@@ -320,7 +321,7 @@ class World:
             to, self.last_margin = self.next_time(stored, hands)
             self.clock.run(until=to)
             reaped = self.q.reap_slice(self.p.reap_limit)
-            self._event(REAPER, "reap", jobs=list(reaped.ids), ended=list(reaped.ended))
+            self._event(REAPER, Kind.REAP, jobs=list(reaped.ids), ended=list(reaped.ended))
             before = (*self._reap_view(stored), self.p.reap_limit)
             return self._thawed(hands, to), Outcome(quiet=not reaped.ids and not reaped.ended,
                                                     reap=(tuple(reaped.ids), tuple(reaped.ended), *before))
@@ -332,7 +333,7 @@ class World:
         out = []
         for h in hands:
             if h.frozen_until is not None and h.frozen_until <= to_ms:
-                self._event(h.name, "thaw", job=h.job)
+                self._event(h.name, Kind.THAW, job=h.job)
                 h = replace(h, frozen_until=None)
             out.append(h)
         return tuple(out)
@@ -344,18 +345,18 @@ class World:
         opening = ()
         if opened:
             if keeper.open() is None:  # its lapsed session is not ended yet: nothing to claim under
-                self._event(h.name, "claim_waits", reason="its old session is not ended yet")
+                self._event(h.name, Kind.CLAIM_WAITS, reason="its old session is not ended yet")
                 return h, Outcome()
-            self._event(h.name, "session_open")
+            self._event(h.name, Kind.SESSION_OPEN)
             opening = (self._session_grant(h.name, keeper.session),)
         try:
             got = self.q.claim(self.lease_ms, 1, max_runtime_ms=self.p.max_runtime * MS, **keeper.claim_options())
         except StaleToken:
             keeper.forget()
-            self._event(h.name, "claim_refused", reason="its session is gone")
+            self._event(h.name, Kind.CLAIM_REFUSED, reason="its session is gone")
             return replace(h, session=None), Outcome(quiet=not opened, grants=opening)
         if not got:
-            self._event(h.name, "claim_empty")
+            self._event(h.name, Kind.CLAIM_EMPTY)
             return replace(h, session=keeper.session), Outcome(quiet=not opened, grants=opening)
         c = got[0]
         granted = min(c.deadline, c.hard) if c.hard else c.deadline  # a session's deadline, capped by the hard one
@@ -365,7 +366,7 @@ class World:
         else:  # the lease the claim's reply scored (never past the hard deadline, which the reply also names)
             asked = c.server_now + self._ms(self.lease_ms)
             grants = ((h.name, f"job {c.id}'s lease", min(asked, asked_hard) if asked_hard else asked, c.deadline),)
-        self._event(h.name, "claim", job=c.id, attempts=c.attempts, deadline=self._at(granted, c.server_now))
+        self._event(h.name, Kind.CLAIM, job=c.id, attempts=c.attempts, deadline=self._at(granted, c.server_now))
         return (replace(h, job=c.id, attempts=c.attempts, written=False, session=keeper.session, deadline=granted,
                         hard=c.hard), Outcome(claimed=((c.id, c.attempts),), grants=grants))
 
@@ -386,18 +387,18 @@ class World:
             return replace(h, session=session), Outcome()
         pair = (h.job, h.attempts)
         if h.job is not None and h.job in renewed.lost:
-            self._event(h.name, "extend", job=h.job, attempts=h.attempts, held=False)
+            self._event(h.name, Kind.EXTEND, job=h.job, attempts=h.attempts, held=False)
             return replace(h.idle(), session=session), Outcome(refused=(pair,))
         asked = renewed.server_now + self._ms(self.lease_ms)
         session_grant = ((h.name, "its session", asked, renewed.score),) if (
             self.design.per_worker and renewed.score is not None and renewed.session) else ()
         if h.job is None:
-            self._event(h.name, "extend", held=renewed.session is not False)
+            self._event(h.name, Kind.EXTEND, held=renewed.session is not False)
             return replace(h, session=session), Outcome(grants=session_grant)
         deadline = renewed.deadlines.get(h.job, h.deadline)
         if h.hard and deadline is not None:
             deadline = min(deadline, h.hard)  # a session's renewal does not move a job past its hard deadline
-        self._event(h.name, "extend", job=h.job, attempts=h.attempts, held=True,
+        self._event(h.name, Kind.EXTEND, job=h.job, attempts=h.attempts, held=True,
                     deadline=self._at(deadline, renewed.server_now))
         # a session's renewal is the session's, not an operation on the job: it checks no job's attempts
         if self.design.per_worker:
@@ -411,9 +412,9 @@ class World:
         try:
             applied = self.q.record_effect(h.job, h.attempts, fenced=fenced)
         except StaleToken:
-            self._event(h.name, "effect_refused", job=h.job, attempts=h.attempts)
+            self._event(h.name, Kind.EFFECT_REFUSED, job=h.job, attempts=h.attempts)
             return h.idle(), Outcome(refused=(pair,), quiet=True)
-        self._event(h.name, "effect", job=h.job, attempts=h.attempts, applied=applied, fenced=fenced)
+        self._event(h.name, Kind.EFFECT, job=h.job, attempts=h.attempts, applied=applied, fenced=fenced)
         if fenced:  # the fenced write settled the job in the same step
             return h.idle(), Outcome(accepted=(pair,))
         return replace(h, written=True), Outcome(accepted=(pair,))
@@ -423,20 +424,20 @@ class World:
         try:
             self.q.complete(h.job, h.attempts)
         except StaleToken:
-            self._event(h.name, "complete_refused", job=h.job, attempts=h.attempts)
+            self._event(h.name, Kind.COMPLETE_REFUSED, job=h.job, attempts=h.attempts)
             return h.idle(), Outcome(refused=(pair,), quiet=True)
         except StoreError:  # the row is gone: nothing to complete
-            self._event(h.name, "complete_refused", job=h.job, attempts=h.attempts, reason="no such job")
+            self._event(h.name, Kind.COMPLETE_REFUSED, job=h.job, attempts=h.attempts, reason="no such job")
             return h.idle(), Outcome(refused=(pair,), quiet=True)
-        self._event(h.name, "complete", job=h.job, attempts=h.attempts)
+        self._event(h.name, Kind.COMPLETE, job=h.job, attempts=h.attempts)
         return h.idle(), Outcome(accepted=(pair,))
 
     def _freeze(self, h: Hand, now_ms: float | None = None) -> Hand:
-        self._event(h.name, "freeze", job=h.job, attempts=h.attempts, seconds=self.p.freeze)
+        self._event(h.name, Kind.FREEZE, job=h.job, attempts=h.attempts, seconds=self.p.freeze)
         return replace(h, frozen_until=(self.clock.now_ms if now_ms is None else now_ms) + self.p.freeze * MS)
 
     def _crash(self, h: Hand) -> tuple[Hand, Outcome]:
-        self._event(h.name, "crash", holding=[h.job])
+        self._event(h.name, Kind.CRASH, holding=[h.job])
         return Hand(h.name, alive=False, job=h.job, attempts=h.attempts, deadline=h.deadline, hard=h.hard), Outcome()
 
     # -- reading the store ---------------------------------------------------------------------------
@@ -532,4 +533,4 @@ class World:
         active = dict(stored.entries[self.q.active].value) if self.q.active in stored.entries else {}
         left = {job: (None if math.isinf(score) else round(self.clock.from_server_ms(score - stored.server_ms) / MS, 3))
                 for job, score in active.items()}
-        self._event(STORE, "snapshot", step=step, lease_left=left, **snap.to_dict())
+        self._event(STORE, Kind.SNAPSHOT, step=step, lease_left=left, **snap.to_dict())
