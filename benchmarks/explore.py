@@ -45,7 +45,7 @@ sys.path.insert(0, str(HERE))
 
 from emqlab.core.words import plural  # noqa: E402
 from emqlab.lease.designs import design_names  # noqa: E402
-from emqlab.scenarios.base import run_on  # noqa: E402
+from emqlab.scenarios.run_harness import run_on  # noqa: E402
 from emqlab.scenarios.explore import explore, explore_params, replay, search  # noqa: E402
 from emqlab.store.backend import connect  # noqa: E402
 
@@ -252,8 +252,8 @@ def mutants_section(full: bool, log) -> tuple[str, list[dict]]:
     killed = len(by_invariant) + len(by_error)
     share = killed / n
     share_ne = killed / (n - len(equivalent)) if n > len(equivalent) else 1.0
-    kinds = sorted({m.kind for m in ms})
-    counts = ", ".join(f"{sum(1 for m in ms if m.kind == k)} {k}" for k in kinds)
+    kinds = sorted({m.operator for m in ms})
+    counts = ", ".join(f"{sum(1 for m in ms if m.operator == k)} {k}" for k in kinds)
     scripts = ", ".join(f"{s} {sum(1 for m in ms if m.script == s)}" for s in mut.SCRIPTS)
     lines = [
         "### Mutants of the shipped scripts\n",
@@ -293,7 +293,7 @@ def mutants_section(full: bool, log) -> tuple[str, list[dict]]:
                 deepest[x["world"]] = max(deepest.get(x["world"], 0), x["depth"])
             world = ", ".join(w.short + ("" if d == r["depth"] else f" to depth {d}") for w, d in deepest.items())
             steps = ""
-        lines.append(f"| {k} | {m.script} | {m.line} | {m.kind} | {change} | {verdict} | {world} | {steps} | "
+        lines.append(f"| {k} | {m.script} | {m.line} | {m.operator} | {change} | {verdict} | {world} | {steps} | "
                      f"{r['wall']:.1f} |")
     lines.append("\n#### Every survivor, and why\n")
     for r in survivors:

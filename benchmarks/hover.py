@@ -57,11 +57,11 @@ def measure_lab(rounds: int) -> list[dict]:
     import shutil
 
     sys.path.insert(0, str(ROOT / "tests"))
-    from support import (CHROMIUM, CHROMIUM_ARGS, COUNT_SENT, NOTEBOOKS, Server, _server_argv, free_port, lesson,
-                         open_and_run)
+    from support.browser import (CHROMIUM, CHROMIUM_ARGS, COUNT_SENT, NOTEBOOKS, Server, _server_argv, free_port,
+                                 lesson, open_and_run)
     from playwright.sync_api import sync_playwright
 
-    from emqlab.course.lab import lab_env
+    from emqlab.course.lab.launcher import lab_env
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -95,7 +95,7 @@ def measure_lab(rounds: int) -> list[dict]:
 def measure(rounds: int) -> list[dict]:
     """Lessons 01 and 04 as `emqlab site` writes them (from the saved lessons), opened from file://."""
     sys.path.insert(0, str(ROOT / "tests"))
-    from support import CHROMIUM, CHROMIUM_ARGS, lesson  # Debian's chromium, as the browser tests drive it
+    from support.browser import CHROMIUM, CHROMIUM_ARGS, lesson  # Debian's chromium, as the browser tests drive it
     from playwright.sync_api import sync_playwright
 
     from emqlab.course.site import build

@@ -118,7 +118,7 @@ class Mutant:
     """One script with one change: `line` (1-based, in the resolved source) read `before` and now reads `after`."""
 
     script: str
-    kind: str
+    operator: str
     line: int
     before: str
     after: str
@@ -126,7 +126,7 @@ class Mutant:
 
     @property
     def name(self) -> str:
-        return f"{self.script}:{self.line} {self.kind}: {self.change}"
+        return f"{self.script}:{self.line} {self.operator}: {self.change}"
 
     @property
     def change(self) -> str:
@@ -140,7 +140,7 @@ class Mutant:
             j += 1
         lo = max(0, i - 1)
         old, new = " ".join(a[lo:len(a) - j + (1 if j else 0)]), " ".join(b[lo:len(b) - j + (1 if j else 0)])
-        if self.kind == "dropped write" and new.startswith("do end"):
+        if self.operator == "dropped write" and new.startswith("do end"):
             return f"`{self.before}` dropped"
         return f"`{old}` -> `{new}`"
 
@@ -182,7 +182,7 @@ def _sub(line: str, pos: int, end: int, new: str) -> str:
     return line[:pos] + new + line[end:]
 
 
-# -- the operators: each yields (kind, new line) for one line ---------------------------------------------------
+# -- the operators: each yields (operator, new line) for one line ---------------------------------------------------
 CMP_RE = re.compile(r"<=|>=|==|~=|(?<![<>=~-])<(?![=<])|(?<![<>=~-])>(?![=>])")
 
 
@@ -295,14 +295,14 @@ def mutants_of(script: str) -> list[Mutant]:
         if line.lstrip().startswith("--") or "tonumber(t[1]) * 1000" in line:
             continue
         for op in OPERATORS:
-            for kind, new in op(line):
+            for operator, new in op(line):
                 if new == line:
                     continue
                 mutated = "\n".join(lines[:k] + [new] + lines[k + 1:])
                 if mutated in seen:
                     continue
                 seen.add(mutated)
-                out.append(Mutant(script, kind, k + 1, line.strip(), new.strip(), mutated))
+                out.append(Mutant(script, operator, k + 1, line.strip(), new.strip(), mutated))
     return out
 
 
@@ -393,7 +393,7 @@ def cover(world: World, depth: int = 12) -> set[tuple[str, int]]:
     """The (script, line) pairs the world runs: every script instrumented (`instrumented`) on one store,
     searched on the package's canonical form (the probes touch no key of the queue, so the form is as
     sound for them as for the package's scripts), each line counted when its probe ran."""
-    from emqlab.scenarios.base import run_on
+    from emqlab.scenarios.run_harness import run_on
     from emqlab.scenarios.explore import explore_params, search
     from emqlab.store.backend import connect
 

@@ -25,7 +25,7 @@ import time
 
 from emqlab.store.backend import connect
 from emqlab.queue.jobs import Queue
-from emqlab.queue.reaper import reap_in_slices
+from emqlab.queue.reap_backlog import reap_in_slices
 
 # The bound a reap call must stay under, in server time. A slice of 100 takes ~0.7 ms (leases) to
 # ~1.5 ms (a session's jobs) of server time here; the slow log times wall clock, and on this 2-core
@@ -91,7 +91,7 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     with connect(a.backend) as backend:
         prefix = backend.run_prefix("bench-reap")
-        embedded = backend.kind == "valkey"  # ours alone: its slow log may be reconfigured
+        embedded = backend.source == "valkey"  # ours alone: its slow log may be reconfigured
         try:
             # pass 1: the bound, checked by the server (only calls slower than the bound are logged)
             fill_s, report, after, over, ended = _reap_pass(backend, prefix, a,

@@ -13,7 +13,7 @@ import pytest
 from emqlab.store.backend import connect
 from emqlab.store.embedded import EmbeddedValkey
 import realtime
-from support import SLOW_SCALE
+from support.records import SLOW_SCALE
 
 LIVE_SCALE = 0.01 * realtime.host().scale_factor  # 0.01 on the reference host; slower on a slower one (tests/realtime.py)
 
@@ -45,7 +45,7 @@ def backend(request):
 
 @pytest.fixture(params=BOTH)
 def backend_slow(request):
-    """Both stores, the live one at `support.SLOW_SCALE`: for a test whose claim is an order of things a
+    """Both stores, the live one at `support.records.SLOW_SCALE`: for a test whose claim is an order of things a
     few model seconds apart, which a loaded machine may swap at scale 0.01."""
     be = _both(request, SLOW_SCALE)
     yield be
@@ -68,7 +68,7 @@ def live(valkey_url):
 
 @pytest.fixture
 def slow_live(valkey_url):
-    """The session's Valkey at `support.SLOW_SCALE`: for a real-time claim that needs a few model seconds
+    """The session's Valkey at `support.records.SLOW_SCALE`: for a real-time claim that needs a few model seconds
     of precision on a loaded machine (a 5 model s margin is 0.5 s of real time here)."""
     be = connect(valkey_url, clock="real", scale=SLOW_SCALE)
     yield be

@@ -16,7 +16,7 @@ import pytest
 
 import emqlab
 from realtime import timeout_s
-from support import LAYERS, modules, rank
+from support.layers import LAYERS, modules, rank
 
 CHILD = textwrap.dedent(r'''
     import atexit, json, os, signal, sys, threading

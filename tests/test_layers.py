@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from support import CLASSROOM, LAYERS, MODEL, cycles, edges, imports, modules, rank, upward
+from support.layers import CLASSROOM, LAYERS, MODEL, cycles, edges, imports, modules, rank, upward
 
 
 def _show(what: str, bad) -> str:
@@ -31,7 +31,7 @@ def test_the_walk_sees_the_package():
     assert {"emqlab.cli.command", "emqlab.queue.procs", "emqlab.scenarios.reaper", "emqlab.plot.applied"} <= set(KNOWN)
     assert ("emqlab.cli.command", "emqlab.store.backend") in EDGES  # a top-level import
     assert ("emqlab.cli.lease", "emqlab.scenarios.heartbeat") in EDGES  # an import inside a function
-    assert ("emqlab.scenarios.reaper", "emqlab.scenarios.base") in EDGES  # a relative import
+    assert ("emqlab.scenarios.reaper", "emqlab.scenarios.run_harness") in EDGES  # a relative import
     assert ("emqlab.plot.applied", "emqlab.plot.style") in EDGES or ("emqlab.plot.applied", "emqlab.plot") in EDGES
     assert {m.split(".")[1] for m in KNOWN if m.count(".")} >= set(LAYERS)  # every layer is a folder
 
@@ -152,24 +152,24 @@ def test_the_checks_catch_what_they_are_for(tmp_path):
     for folder in ("queue", "scenarios", "classroom"):
         (tmp_path / folder).mkdir()
     (tmp_path / "queue" / "procs.py").write_text("def run():\n    from ..scenarios.reaper import x\n")
-    (tmp_path / "scenarios" / "reaper.py").write_text("from ..queue.procs import run, _child\nfrom . import base\n")
-    (tmp_path / "scenarios" / "base.py").write_text("import emqlab.scenarios.reaper as r\n")
+    (tmp_path / "scenarios" / "reaper.py").write_text("from ..queue.procs import run, _child\nfrom . import run_harness\n")
+    (tmp_path / "scenarios" / "run_harness.py").write_text("import emqlab.scenarios.reaper as r\n")
     (tmp_path / "classroom" / "server.py").write_text("from .board import Board\n")
     (tmp_path / "classroom" / "board.py").write_text("x = 1\n")
     known = {"emqlab.queue.procs": tmp_path / "queue" / "procs.py",
              "emqlab.scenarios.reaper": tmp_path / "scenarios" / "reaper.py",
-             "emqlab.scenarios.base": tmp_path / "scenarios" / "base.py",
+             "emqlab.scenarios.run_harness": tmp_path / "scenarios" / "run_harness.py",
              "emqlab.classroom.server": tmp_path / "classroom" / "server.py",
              "emqlab.classroom.board": tmp_path / "classroom" / "board.py"}
     found = edges(known)
     assert found == {("emqlab.queue.procs", "emqlab.scenarios.reaper"), ("emqlab.scenarios.reaper", "emqlab.queue.procs"),
-                     ("emqlab.scenarios.reaper", "emqlab.scenarios.base"),
-                     ("emqlab.scenarios.base", "emqlab.scenarios.reaper"),
+                     ("emqlab.scenarios.reaper", "emqlab.scenarios.run_harness"),
+                     ("emqlab.scenarios.run_harness", "emqlab.scenarios.reaper"),
                      ("emqlab.classroom.server", "emqlab.classroom.board")}
     graph: dict[str, set[str]] = {}
     for a, b in found:
         graph.setdefault(a, set()).add(b)
-    assert cycles(graph) == [["emqlab.queue.procs", "emqlab.scenarios.base", "emqlab.scenarios.reaper"]]
+    assert cycles(graph) == [["emqlab.queue.procs", "emqlab.scenarios.reaper", "emqlab.scenarios.run_harness"]]
     assert upward("emqlab.queue.procs", "emqlab.scenarios.reaper")  # queue -> scenarios points up
     assert not upward("emqlab.scenarios.reaper", "emqlab.queue.procs")
     assert upward("emqlab.classroom.server", "emqlab.classroom.board")  # inside the slice, up

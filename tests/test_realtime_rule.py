@@ -10,7 +10,7 @@ import sys
 import textwrap
 
 from realtime import LATENESS_ENV, NOT_A_COUNT, PROBE_ENV, REFERENCE_PROBE_S, lower_bounds_without_premise
-from support import ROOT
+from support.processes import ROOT
 
 PLANTED = '''
 import pytest

@@ -32,10 +32,10 @@ from .server import QUEUE, ClassStore, open_class
 from ..core.errors import BadParameter
 from ..core.kinds import Command, Kind
 from ..core.marks import MARKS
-from ..core.ranges import check
+from ..core.ranges import within
 from ..queue import invariants
 from ..queue.jobs import PLACES, Queue
-from ..core.words import FigureWords, ModeWords, plural, times, told
+from ..core.words import FigureWords, ModeWords, as_text, plural, times
 
 LANE_KEEP = 200  # events each learner's lane keeps (the newest)
 
@@ -103,7 +103,7 @@ class Board:
     # -- controls ---------------------------------------------------------------------------------
     def enqueue(self, n: int) -> list[str]:
         """Enqueue a burst of `n` jobs, ids following the last one (j1, j2, …); the ids enqueued."""
-        n = int(check("burst", n))
+        n = int(within("burst", n))
         first = int(self.client.get(self.keys.key("enqueued")) or 0) + 1
         ids = [f"j{i}" for i in range(first, first + n)]
         for start in range(0, n, 1000):
@@ -136,7 +136,7 @@ class Board:
         return self.order(name, Command.CRASH)
 
     def pause(self, name: str, seconds: float) -> "Order":
-        return self.order(name, Command.PAUSE, float(check("pause", seconds)))
+        return self.order(name, Command.PAUSE, float(within("pause", seconds)))
 
     def fencing(self, on: bool) -> None:
         self.client.set(self.keys.key("fence"), "1" if on else "0")
@@ -186,7 +186,7 @@ class Board:
         # done_has_effect too: a learner may complete a job by hand (the queue's own operation, no effect written)
         judged = tuple(n for n in invariants.evaluable(facts) if n != "done_has_effect")
         broken: dict[str, list[str]] = {name: [] for name in judged}
-        for b in invariants.check(facts, judged):
+        for b in invariants.judge(facts, judged):
             if b.invariant == "one_effect" and was_off:
                 continue  # duplicates are expected once fencing was off for the class
             if b.job not in broken[b.invariant]:
@@ -278,7 +278,7 @@ def lane_settled(lane: dict[str, Any]) -> dict[str, set[tuple[str, int]]]:
 
 def lane_story(name: str, lanes: list[dict[str, Any]], fates: dict[str, dict[str, Any]] | None = None) -> str:
     """`lane_words` as text: the headline, then one line per fact."""
-    return told(*lane_words(name, lanes, fates))
+    return as_text(*lane_words(name, lanes, fates))
 
 
 def lane_words(name: str, lanes: list[dict[str, Any]],

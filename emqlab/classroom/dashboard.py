@@ -30,6 +30,7 @@ from typing import Any
 
 import ipywidgets as w
 
+from ..core.environment import CLASS_URL_ENV
 from ..core.errors import BadParameter
 from ..view.interactive import interactive_html
 from ..view.widgets import LitFigure
@@ -37,7 +38,6 @@ from .draw import class_figure, learner_lane_figure
 from .board import Board, class_lanes, class_snapshot, class_words
 
 log = logging.getLogger(__name__)
-URL_ENV = "EMQLAB_CLASS_URL"
 FIGSIZE, DPI = (15, 7.5), 120  # a slide: 1800 px wide
 WINDOW_S = 60.0  # the lanes show at most the last minute
 
@@ -89,10 +89,10 @@ class ClassBoard:
 
     @classmethod
     def from_env(cls, address: str | None = None, **kw: Any) -> "ClassBoard":
-        url = address or os.environ.get(URL_ENV, "").strip()
+        url = address or os.environ.get(CLASS_URL_ENV, "").strip()
         if not url:
             raise BadParameter(f"no class to show: start it with `emqlab class serve` (which serves this dashboard), "
-                               f"or `emqlab present class --join-file FILE` (or set ${URL_ENV})")
+                               f"or `emqlab present class --join-file FILE` (or set ${CLASS_URL_ENV})")
         return cls(Board.connect(url), **kw)
 
     @classmethod
@@ -177,7 +177,7 @@ class ClassBoard:
             rows = "".join(
                 f"<tr class='emqlab-lane' data-slot='{v['slot']}' data-name='{html.escape(v['label'])}' "
                 f"data-state='{v['state']}'><td><b>{html.escape(v['label'])}</b></td>"
-                f"<td>{html.escape(words.modes[v['slot']].verdict)}</td>"
+                f"<td>{html.escape(words.modes[v['slot']].static)}</td>"
                 f"<td>{words.modes[v['slot']].html()}</td></tr>" for v in views)
             self.table.value = ("<table style='font-size:0.9em;border-spacing:12px 2px'><tr><th>learner</th>"
                                 f"<th>now</th><th>what happened</th></tr>{rows}</table>")

@@ -27,12 +27,13 @@ from typing import Any
 
 import redis
 
+from ..core.environment import CLASS_URL_ENV
 from .server import QUEUE, open_class
 from ..queue.consumer import Consumer
 from ..core.children import child_setup
 from ..core.errors import BadParameter
 from ..core.kinds import Command, Kind
-from ..core.ranges import check
+from ..core.ranges import within
 from ..queue.jobs import Queue, check_name
 from ..core.timeline import Interval, Recorder, Timeline
 from .board import LANE_KEEP
@@ -88,7 +89,7 @@ class Learner:
 
     def __init__(self, url: str, name: str | None = None, *, lease_s: float = 2.0, beat_s: float = 0.5,
                  work_s: float = 0.2):
-        lease_s, beat_s, work_s = check("lease", lease_s), check("beat", beat_s), check("work", work_s)  # real seconds
+        lease_s, beat_s, work_s = within("lease", lease_s), within("beat", beat_s), within("work", work_s)  # real seconds
         self.store = open_class(url)
         if self.store.slot == "instructor":
             self.store.close()
@@ -219,7 +220,7 @@ class Learner:
             self._done.set()
             thread.join(timeout=5)
             self._leave()
-        return self.summary()
+        return self.tally()
 
     def _leave(self) -> None:
         try:
@@ -229,7 +230,7 @@ class Learner:
         self.control.close()
         self.store.close()
 
-    def summary(self) -> dict[str, Any]:
+    def tally(self) -> dict[str, Any]:
         c = self.consumer
         return {"slot": self.slot, "name": self.name, "completed": c.completed, "refused": c.refused,
                 "claims": self.recorder.counts.get(Kind.CLAIM, 0), "class_ended": self.ended}
@@ -244,7 +245,7 @@ class Joined:
                  work_s: float = 0.2):
         import sys
 
-        lease_s, beat_s, work_s = check("lease", lease_s), check("beat", beat_s), check("work", work_s)  # real seconds
+        lease_s, beat_s, work_s = within("lease", lease_s), within("beat", beat_s), within("work", work_s)  # real seconds
 
         self.store = open_class(address)  # checks the address and gives us a view of our own lane
         if self.store.slot == "instructor":
@@ -253,7 +254,7 @@ class Joined:
         self.name = check_name(name or self.store.slot)
         cmd = [sys.executable, "-m", "emqlab.cli", "class", "join", "--name", self.name, "--json",
                "--lease", f"{lease_s:g}", "--beat", f"{beat_s:g}", "--work", f"{work_s:g}"]
-        env = {**os.environ, "EMQLAB_CLASS_URL": address}  # never on the command line
+        env = {**os.environ, CLASS_URL_ENV: address}  # never on the command line
         self.proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, start_new_session=True,
                                      preexec_fn=child_setup)

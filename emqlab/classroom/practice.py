@@ -52,7 +52,7 @@ class Outcome:
         self.verdict = verdict
 
     def __repr__(self) -> str:
-        return self.verdict.summary
+        return self.verdict.headline
 
 
 def unfenced_answers(board: dict) -> dict:
@@ -195,7 +195,7 @@ class PracticeClass:
                 headline, facts = lane_words(name, lanes)
                 return Fate(held=held, reaped_by=reaped_by, finished=finished,
                             late_write_refused=settled and not landed, late_effect_landed=landed,
-                            summary=headline, facts=facts)
+                            headline=headline, facts=facts)
             if time.monotonic() > end:
                 raise EmqlabError(f"{name}'s jobs were not all reaped and finished within {timeout:g} s")
             time.sleep(0.1)

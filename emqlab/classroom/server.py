@@ -30,7 +30,7 @@ from urllib.parse import quote, urlparse
 import redis
 
 from ..core.errors import BadParameter
-from ..core.ranges import check
+from ..core.ranges import within
 from ..store.scripts import KEY_COUNTS, source
 
 QUEUE = "class"
@@ -61,7 +61,7 @@ OWN_COMMANDS = ("get", "set", "del", "unlink", "exists", "pexpire", "pttl", "hse
 
 
 def slots(n: int) -> list[str]:
-    return [f"l{i:02d}" for i in range(1, int(check("learners", n)) + 1)]
+    return [f"l{i:02d}" for i in range(1, int(within("learners", n)) + 1)]
 
 
 @dataclass(frozen=True)
@@ -176,7 +176,7 @@ class ClassStore:
     def __post_init__(self):
         self.scripts = FunctionCalls(self.client, self.keys)
         self.prefix = self.keys.prefix
-        self.live, self.kind = True, "url"
+        self.live, self.source = True, "url"
 
     def close(self) -> None:
         self.client.close()
@@ -317,7 +317,7 @@ def embedded_server(host: str = "127.0.0.1", port: int | None = None):
     from ..store.embedded import EmbeddedValkey
 
     if port is not None:
-        port = int(check("port", port))
+        port = int(within("port", port))
     bind = host if is_loopback(host) else f"{host} 127.0.0.1"
     server = EmbeddedValkey(config={"bind": bind, "protected-mode": "yes"}, port=port).start()
     try:

@@ -14,22 +14,22 @@ import signal
 import sys
 import time
 
+from ..core.environment import CLASS_URL_ENV
 from ..store.backend import connect
 from ..classroom.server import Classroom, embedded_server, is_loopback
 from ..core.errors import BadParameter
-from ..core.ranges import check
+from ..core.ranges import within
 from .options import help_text, number
 
-URL_ENV = "EMQLAB_CLASS_URL"
 ADDRESS_RULE = ("an address carries a password: give a file holding it (a join file, FILE.instructor), '-' to read "
-                f"it from stdin, or set ${URL_ENV}; never the URL itself on a command line")
+                f"it from stdin, or set ${CLASS_URL_ENV}; never the URL itself on a command line")
 
 
 def read_address(source: str | None, line: int = 1) -> str:
     """The `line`-th address of a file, a line of stdin ('-'), or $EMQLAB_CLASS_URL (no source)."""
-    line = int(check("line", line))
+    line = int(within("line", line))
     if source is None:
-        text = os.environ.get(URL_ENV, "")
+        text = os.environ.get(CLASS_URL_ENV, "")
         if not text:
             raise BadParameter(f"no class address: {ADDRESS_RULE}")
         return text.strip()
@@ -130,7 +130,7 @@ def _dashboard(argv: list[str], instructor_url: str, port: int):
 
     from ..course.present import voila_env
 
-    dash = subprocess.Popen(argv, env={**voila_env(), URL_ENV: instructor_url}, stdin=subprocess.DEVNULL,
+    dash = subprocess.Popen(argv, env={**voila_env(), CLASS_URL_ENV: instructor_url}, stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     print(f"the instructor's dashboard: http://127.0.0.1:{port}/ (this machine only; it stops with the class)",
           flush=True)
@@ -160,13 +160,13 @@ def cmd_join(args) -> None:
     before = {sig: signal.signal(sig, lambda *_: learner.stop()) for sig in (signal.SIGINT, signal.SIGTERM)}
     print(f"joined as {learner.name} (seat {learner.slot}); Ctrl-C leaves", flush=True)
     try:
-        summary = learner.run()
+        tally = learner.run()
     finally:
         for sig, handler in before.items():
             signal.signal(sig, handler)
-    why = "the class ended" if summary["class_ended"] else "left"
-    text = f"{why}: {summary['completed']} job(s) completed, {summary['refused']} stale write(s) refused"
-    print(json.dumps(summary) if args.json else text)
+    why = "the class ended" if tally["class_ended"] else "left"
+    text = f"{why}: {tally['completed']} job(s) completed, {tally['refused']} stale write(s) refused"
+    print(json.dumps(tally) if args.json else text)
 
 
 # -- the instructor's verbs -------------------------------------------------------------------------
@@ -230,7 +230,7 @@ def add_verbs(sub, common) -> None:
 
     q = verbs.add_parser("join", help="work the class queue as one learner (the consumer of the reaper lesson)")
     q.add_argument("address", nargs="?", default=None,
-                   help=f"a join file (its --line), '-' for stdin, or nothing for ${URL_ENV}; never a URL")
+                   help=f"a join file (its --line), '-' for stdin, or nothing for ${CLASS_URL_ENV}; never a URL")
     q.add_argument("--line", type=number("line"), default=1, help=help_text("line", "which line of the file (default 1)"))
     q.add_argument("--name", default=None, help="the name your lane shows (default: your seat, l07)")
     q.add_argument("--lease", type=number("lease"), default=2.0, help=help_text("lease", "lease, real seconds (default 2)"))
@@ -239,7 +239,7 @@ def add_verbs(sub, common) -> None:
     q.add_argument("--json", action="store_true")
     q.set_defaults(func=cmd_join)
 
-    where = dict(help=f"the instructor's address file (FILE.instructor); default: --join-file's, or ${URL_ENV}")
+    where = dict(help=f"the instructor's address file (FILE.instructor); default: --join-file's, or ${CLASS_URL_ENV}")
     for name, action, text in (("status", _status, "totals and invariants of the class"),
                                ("enqueue", _enqueue, "enqueue a burst of N jobs"),
                                ("crash", _crash, "crash a learner's worker (SIGKILL, once it holds a job)"),

@@ -4,7 +4,7 @@ Bad input: one line `emqlab: error: …` on stderr, exit 2. A runtime failure (s
 …): one line, exit 1. `--json` prints one JSON object on stdout. The verbs live in one module per
 family, each adding its own (`add_verbs(sub, common)`): `lease` (heartbeat, renewal-cost), `queue`
 (reaper, chaos, stuck), `faults` (failover), `course` (figures, lab, present), `store` (valkey,
-clean), `classroom` (class …), `tools` (the libraries learners ship), `check` (explore, check: every
+clean), `classroom` (class …), `tools` (the libraries learners ship), `verify` (explore, check: every
 interleaving searched, any history judged). A verb may return an exit code: `check` returns 1 when a history
 broke an invariant.
 """
@@ -21,10 +21,10 @@ import redis
 
 from ..core.errors import EmqlabError
 from ..store.backend import redact
-from . import check, classroom, course, faults, lease, queue, store, tools
+from . import classroom, course, faults, lease, queue, store, tools, verify
 from .options import Parser, common_options
 
-FAMILIES = (lease, queue, course, store, faults, classroom, tools, check)
+FAMILIES = (lease, queue, course, store, faults, classroom, tools, verify)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -19,7 +19,7 @@ def cmd_figures(args) -> None:
 
 
 def cmd_lab(args) -> None:
-    from ..course.lab import open_lab
+    from ..course.lab.launcher import open_lab
 
     open_lab(args.extra)
 
@@ -29,9 +29,10 @@ def cmd_present(args) -> None:
 
     env = None
     if args.join_file:  # the class dashboard's address: read here, handed to Voila in its environment
-        from .classroom import URL_ENV, read_address
+        from ..core.environment import CLASS_URL_ENV
+        from .classroom import read_address
 
-        env = {URL_ENV: read_address(args.join_file + ".instructor")}
+        env = {CLASS_URL_ENV: read_address(args.join_file + ".instructor")}
     present(args.name, port=args.port, open_browser=not args.no_browser, env=env)
 
 

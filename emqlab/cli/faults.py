@@ -15,14 +15,14 @@ GUARD_HELP = ("none: the lease alone; wait: WAIT 1 after the acquire, start only
 def cmd_failover(args) -> None:
     from ..scenarios.failover import SCALE, failover
 
-    if (args.backend or store_spec(None)).kind == "fake":  # no --backend: the environment's, as any verb reads it
+    if (args.backend or store_spec(None)).source == "fake":  # no --backend: the environment's, as any verb reads it
         raise BadParameter("a failover needs two real servers, a primary to kill and a replica to promote, and "
                            "fakeredis is neither: pass --backend valkey (the run starts its own pair)")
     if args.clock == "virtual":
         raise BadParameter("a failover runs on real servers in real time: drop --clock virtual")
     scale = SCALE if args.scale == DEFAULT_SCALE else args.scale  # the common default is too fast for its lag
     timeline = failover(guard=args.guard, lease=args.lease, job=args.job, scale=scale)
-    emit(args, timeline.to_dict(), timeline.summary)
+    emit(args, timeline.to_dict(), timeline.text)
 
 
 def add_verbs(sub, common) -> None:

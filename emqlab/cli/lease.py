@@ -13,14 +13,14 @@ def cmd_heartbeat(args) -> None:
     from ..scenarios.heartbeat import heartbeat
 
     timeline = heartbeat(**verb_kwargs(args), **store_kwargs(args))
-    emit(args, timeline.to_dict(), timeline.summary)
+    emit(args, timeline.to_dict(), timeline.text)
 
 
 def cmd_renewal_cost(args) -> None:
     from ..scenarios.renewal_cost import renewal_cost
 
     result = renewal_cost(**verb_kwargs(args), **store_kwargs(args))
-    emit(args, result.to_dict(), result.summary)
+    emit(args, result.to_dict(), result.text)
 
 
 def add_verbs(sub, common) -> None:

@@ -21,7 +21,7 @@ def cmd_reaper(args) -> None:
     if args.no_crash:
         kwargs["crash_at"] = None
     timeline = reaper(**kwargs, **store_kwargs(args))
-    emit(args, timeline.to_dict(), timeline.summary)
+    emit(args, timeline.to_dict(), timeline.text)
 
 
 def cmd_chaos(args) -> None:
@@ -32,14 +32,14 @@ def cmd_chaos(args) -> None:
         from ..view.figures import chaos_figure
 
         chaos_figure(result).figure.savefig(args.plot, dpi=120)
-    emit(args, result.to_dict(), result.summary)
+    emit(args, result.to_dict(), result.text)
 
 
 def cmd_stuck(args) -> None:
     from ..scenarios.stuck import stuck
 
     timeline = stuck(**verb_kwargs(args), **store_kwargs(args))
-    emit(args, timeline.to_dict(), timeline.summary)
+    emit(args, timeline.to_dict(), timeline.text)
 
 
 def add_verbs(sub, common) -> None:

@@ -28,7 +28,7 @@ def cmd_clean(args) -> None:
 
     with connect(args.backend, clock=args.clock, scale=args.scale) as backend:
         result = clean(backend)
-    emit(args, result.to_dict(), result.summary)
+    emit(args, result.to_dict(), result.text)
 
 
 def add_verbs(sub, common) -> None:

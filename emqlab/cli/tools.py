@@ -22,14 +22,14 @@ def cmd_tools(args) -> None:
     from ..store.backend import store_spec
     from ..tools import run
 
-    if (args.backend or store_spec(None)).kind == "fake":
+    if (args.backend or store_spec(None)).source == "fake":
         raise BadParameter(f"`emqlab tools {args.library}` runs the real {args.library} against a real server, which "
                            "fakeredis is not: pass --backend valkey (the run starts a server of its own)")
     if args.clock == "virtual":
         raise BadParameter("a library's run keeps the library's own clock, the real one: drop --clock virtual")
     timeline = run(args.library, fix=args.fix, task=args.task, timeout=args.timeout, crash=args.crash,
                    fate=args.fate, pause_at=args.tools_pause_at)
-    emit(args, timeline.to_dict(), timeline.summary)
+    emit(args, timeline.to_dict(), timeline.text)
 
 
 def add_verbs(sub, common) -> None:

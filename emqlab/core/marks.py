@@ -2,7 +2,7 @@
 what it means, written once.
 
 A figure never picks a colour or a marker of its own: it names a mark here (`emqlab.plot.style` draws it)
-and the legend says the mark's `meaning`. One meaning has one mark; one look (kind, shape, colour) means one
+and the legend says the mark's `meaning`. One meaning has one mark; one look (artist, shape, colour) means one
 thing; and two marks a figure draws side by side differ in shape, not only in colour, so a reader who cannot
 tell orange from vermillion still tells them apart. `said` is how prose names a mark ("the vermillion
 cross"), so a lesson's words and the figure's legend agree.
@@ -59,12 +59,12 @@ UNFILLED = ("x", "|", "_", "+", "1", "2", "3", "4", ".")  # markers drawn by the
 
 @dataclass(frozen=True)
 class Mark:
-    """One kind of mark. `shape` by kind: a band's fill ("filled" or "outline"), a line's style ("-", "--",
+    """One kind of mark. `shape` by artist: a band's fill ("filled" or "outline"), a line's style ("-", "--",
     ":", "-."), a marker's symbol (matplotlib's), an arrow's style. `hatch`: a band's hatching; `hollow`: a
     marker drawn as its rim; `point`: a marker on a line's middle vertex."""
 
     name: str
-    kind: str
+    artist: str  # what draws it: band, marker, line or arrow
     meaning: str
     colour: str
     shape: str
@@ -75,17 +75,17 @@ class Mark:
 
     @property
     def look(self) -> tuple[str, str, str]:
-        """(kind, shape, colour): what a reader sees; one look, one meaning."""
-        return self.kind, self.form, self.colour.upper()
+        """(artist, shape, colour): what a reader sees; one look, one meaning."""
+        return self.artist, self.form, self.colour.upper()
 
     @property
     def form(self) -> str:
         """The shape alone, as a reader without colour sees it."""
-        if self.kind == "band":
+        if self.artist == "band":
             return " ".join(x for x in (self.shape, self.hatch) if x)
-        if self.kind == "marker":
+        if self.artist == "marker":
             return self.shape + (" hollow" if self.hollow else "")
-        if self.kind == "line":
+        if self.artist == "line":
             return self.shape + (self.point or "")
         return self.shape
 
@@ -93,11 +93,11 @@ class Mark:
     def said(self) -> str:
         """How a sentence names the mark: its colour and its shape ("vermillion cross")."""
         colour = next((name for name, hex_ in PALETTE.items() if hex_ == self.colour), "grey")
-        if self.kind == "marker":
+        if self.artist == "marker":
             return f"{'hollow ' if self.hollow else ''}{colour} {MARKER_WORDS[self.shape]}"
-        if self.kind == "line":
+        if self.artist == "line":
             return f"{colour} {LINE_WORDS[self.shape]}"
-        if self.kind == "arrow":
+        if self.artist == "arrow":
             return f"{colour} arrow"
         fill, _, ls = self.shape.partition(" ")
         edge = {"": "", ":": "dotted ", "--": "dashed "}[ls]

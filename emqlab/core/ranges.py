@@ -2,7 +2,7 @@
 
 `RANGES` names each numeric flag and parameter once: its lowest and highest allowed value, its
 unit, whether it is whole, and what the range protects. The library checks each number
-once, where it is taken (`check`: the scenarios' public functions, `Leases`, `Queue`, the store, the
+once, where it is taken (`within`: the scenarios' public functions, `Leases`, `Queue`, the store, the
 class), so a number is refused the same way everywhere: one sentence naming the range, raised as
 `BadParameter` (CLI: one line, exit 2) before anything starts. The CLI only parses (`parse`) and
 shows each range in its `--help`.
@@ -128,7 +128,7 @@ def get(name: str) -> Range:
     return RANGES[key]
 
 
-def check(name: str, value: Any) -> float | int:
+def within(name: str, value: Any) -> float | int:
     """`value` if it is a finite number inside `name`'s range (an int for whole ones), else BadParameter.
     A bool is not a number here; a whole number may be given as an integral float (3.0)."""
     rng = get(name)

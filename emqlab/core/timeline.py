@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass, replace
 from typing import Any, TypeVar
 
-from .words import ModeWords, told
+from .words import ModeWords, as_text
 
 R = TypeVar("R", bound="Record")
 
@@ -83,23 +83,23 @@ class Record:
 class Verdict(Record):
     """A run's verdict: the facts read off its events (a scenario's subclass names them), then its
     words, written by the scenario's one words function: `label` (the mode's name in words),
-    `summary` (the readout's headline: one sentence with the outcome), `facts` (the rest of the
-    readout, one short fact each), `static` (the short verdict line the course page prints)."""
+    `headline` (one sentence with the outcome; JSON key `summary`), `facts` (the rest, one short
+    fact each), `static` (the short verdict line the course page prints); `text` joins them."""
 
-    LAST = ("label", "summary", "facts", "static")
+    LAST = ("label", "headline", "facts", "static")
     label: str = ""
-    summary: str = ""
+    headline: str = field(default="", metadata=json_name("summary"))
     facts: tuple[str, ...] = field(default=(), metadata=json_name("facts", omit_default=True, load=tuple))
     static: str = ""
 
     @property
-    def told(self) -> str:
-        """The whole readout as text: the headline, then one line per fact."""
-        return told(self.summary, self.facts)
+    def text(self) -> str:
+        """The full text: the headline, then one line per fact."""
+        return as_text(self.headline, self.facts)
 
     def worded(self: R, words: ModeWords) -> R:
         """This verdict with the words its scenario's words function wrote for it."""
-        return self.but(label=words.label, summary=words.readout, facts=words.facts, static=words.verdict)
+        return self.but(label=words.label, headline=words.headline, facts=words.facts, static=words.static)
 
 
 def minus(start: float, end: float, holes: list[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -216,11 +216,11 @@ class Timeline:
         return list(seen)
 
     @property
-    def summary(self) -> str:
-        """The run's readout, as the command line prints it: the headline, then its facts."""
+    def text(self) -> str:
+        """The run's full text, as the command line prints it: the headline, then its facts."""
         if isinstance(self.verdict, Verdict):
-            return self.verdict.told
-        return told(self.verdict.get("summary", ""), self.verdict.get("facts", ()))
+            return self.verdict.text
+        return as_text(self.verdict.get("summary", ""), self.verdict.get("facts", ()))
 
     # -- JSON --------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

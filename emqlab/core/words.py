@@ -4,9 +4,15 @@ A run's sentences are written in one place only: its scenario's readout function
 verdict computed from the run's events. That function stores them in the verdict
 (`emqlab.core.timeline.Verdict`):
 
-    verdict.label    the mode's name in words ("renew at TTL/2")
-    verdict.summary  the readout: what happened in this run, one or two sentences
-    verdict.static   the short verdict line the course page prints beside the mode
+    verdict.label     the mode's name in words ("renew at TTL/2")
+    verdict.headline  what happened in this run, one sentence with the outcome (JSON key `summary`)
+    verdict.facts     the rest: one short fact each
+    verdict.text      the full text: the headline, then each fact on a line of its own
+    verdict.static    the short verdict line the course page prints beside the mode
+
+`ModeWords` and `Timeline` use the same four names (`headline`, `facts`, `text`, `static`), and
+`FigureWords.text(lit)` is the text under a figure. A figure's *readout* is that line under it
+(`Drawing.readout`, the text artist), nothing else.
 
 `FigureWords` carries what a figure says (its caption, the prompt under it before a mode is lit,
 and each mode's words). Each scenario builds it with its own `figure_words(...)`; the CLI, the
@@ -31,8 +37,8 @@ def headline_words(text: str) -> int:
     return sum(1 for w in text.split() if any(c.isalnum() for c in w))
 
 
-def told(headline: str, facts: tuple[str, ...] | list[str]) -> str:
-    """A readout as text: its headline, then each fact on a line of its own."""
+def as_text(headline: str, facts: tuple[str, ...] | list[str]) -> str:
+    """A run's words as one text: the headline, then each fact on a line of its own."""
     return "\n".join([headline, *(f"· {fact}" for fact in facts)])
 
 
@@ -82,32 +88,32 @@ def plural(n: int, one: str, many: str | None = None) -> str:
 
 @dataclass(frozen=True)
 class ModeWords:
-    """What one mode of a figure says: its label, its readout, its static verdict."""
+    """What one mode of a figure says: its label, headline, static verdict and facts."""
 
     label: str
-    readout: str  # the headline: one sentence (at most HEADLINE_WORDS words) with the outcome
-    verdict: str
-    facts: tuple[str, ...] = ()  # the rest of the readout, one short fact each
+    headline: str  # one sentence (at most HEADLINE_WORDS words) with the outcome
+    static: str  # the short verdict line printed beside the mode
+    facts: tuple[str, ...] = ()  # the rest, one short fact each
 
     @property
     def text(self) -> str:
-        """The whole readout: the headline, then one line per fact."""
-        return told(self.readout, self.facts)
+        """The full text: the headline, then one line per fact."""
+        return as_text(self.headline, self.facts)
 
     def html(self) -> str:
-        """The whole readout as HTML: the headline, then its facts as a list."""
+        """The full text as HTML: the headline, then its facts as a list."""
         facts = "".join(f"<li>{escape(fact)}</li>" for fact in self.facts)
-        return escape(self.readout) + (f"<ul style='margin:0.2em 0'>{facts}</ul>" if facts else "")
+        return escape(self.headline) + (f"<ul style='margin:0.2em 0'>{facts}</ul>" if facts else "")
 
     @property
     def verdict_line(self) -> str:
-        """"label → verdict", as the course page prints it."""
-        return f"{self.label} → {self.verdict}"
+        """"label → static verdict", as the course page prints it."""
+        return f"{self.label} → {self.static}"
 
     @classmethod
     def of(cls, verdict: Any, label: str | None = None) -> "ModeWords":
         """A run's words, read from the verdict its scenario wrote (a caller may rename the mode)."""
-        return cls(label or verdict.label, verdict.summary, verdict.static, tuple(verdict.facts))
+        return cls(label or verdict.label, verdict.headline, verdict.static, tuple(verdict.facts))
 
 
 @dataclass(frozen=True)
@@ -120,16 +126,12 @@ class FigureWords:
     notes: tuple[str, ...] = ()  # further lines for the caption file (e.g. one per benchmark row)
     labels: Mapping[str, str] = field(default_factory=dict)  # words printed beside marks, by the mark's key
 
-    def readout(self, lit: str | None) -> str:
-        """The line under the figure: the lit mode's readout, else the prompt."""
+    def text(self, lit: str | None) -> str:
+        """The text under the figure (its readout line): the lit mode's full text, else the prompt."""
         return self.modes[lit].text if lit in self.modes else self.prompt
 
-    def readout_texts(self) -> list[str]:
-        """Every readout the figure can show."""
-        return [m.text for m in self.modes.values()]
-
     def report(self) -> str:
-        """Every mode's verdict line and readout (headline, then facts), indented under it: stable text
+        """Every mode's verdict line and full text (headline, then facts), indented under it: stable text
         for a checked cell."""
         return "\n".join(f"{m.verdict_line}\n" + "\n".join(f"    {line}" for line in m.text.splitlines())
                          for m in self.modes.values())
@@ -150,7 +152,7 @@ class FigureWords:
         return "\n".join(line for line in lines if line) + "\n"
 
 
-def figure_words(modes: Mapping[str, Any], caption: str, prompt: str,
+def words_of_modes(modes: Mapping[str, Any], caption: str, prompt: str,
                  labels: Mapping[str, str] | None = None, notes: tuple[str, ...] = ()) -> FigureWords:
     """FigureWords for {mode: Timeline}, each mode's words read from its verdict."""
     labels = labels or {}

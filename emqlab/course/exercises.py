@@ -18,7 +18,7 @@ import redis
 from ..core.errors import BadParameter, EmqlabError, StoreError
 from ..core.measured import load_benchmark
 from ..lease.cadence import parse_cadence
-from ..scenarios.base import run_on
+from ..scenarios.run_harness import run_on
 from ..scenarios.fencing import fencing
 from ..scenarios.heartbeat import heartbeat
 from ..scenarios.slow_link import latency_bound
@@ -91,14 +91,14 @@ def check_cadence(fraction: Any, backend: Any = None) -> Feedback:
     run = heartbeat(lease=LEASE, job=JOB, renew=value, backend=backend).verdict
     if run.lapsed_at is not None:
         return Feedback(False, f"An extend every {seconds(every)} comes too late for a {LEASE} s lease; an extend "
-                               f"must arrive before the lease runs out. The run: {run.summary}")
+                               f"must arrive before the lease runs out. The run: {run.headline}")
     if every > LEASE / 2:
         return Feedback(False, f"The lease held, but each extend arrives with {seconds(LEASE - every)} of the "
                                f"{LEASE} s lease left, less than half of it: if one extend fails, the retry has less "
                                "time than the cadence itself. Renew while at least half the lease remains.")
     return Feedback(True, f"Each extend arrives with {seconds(LEASE - every)} of the lease still in hand, at least "
                           f"half of it: time to retry a failed one at once (waiting for the next tick, at half the "
-                          f"lease, lands with nothing left: lesson 03). The run: {run.summary}")
+                          f"lease, lands with nothing left: lesson 03). The run: {run.headline}")
 
 
 # -- 2. write the extend ----------------------------------------------------------------------------
@@ -184,11 +184,11 @@ def check_lease(lease: Any, backend: Any = None) -> Feedback:
     paused = heartbeat(lease=value, job=JOB, renew="half", pause=f"{at}:{pause_s}", backend=backend).verdict
     if paused.lapsed_at is not None:
         return Feedback(False, f"Renewing at half a {seconds(value)} lease, a {pause_s} s pause at {at} s can outlast "
-                               f"what is left of the lease; make it longer. The run: {paused.summary}")
+                               f"what is left of the lease; make it longer. The run: {paused.headline}")
     return Feedback(True, f"A crashed holder's lock lapsed at {seconds(crash.lapsed_at)} and the contender had it at "
                           f"{seconds(freed)}, and renewing every "
                           f"{seconds(value / 2)} rode out the {pause_s} s pause. Short enough to die with its holder, "
-                          f"long enough to outlast a pause. The run: {paused.summary}")
+                          f"long enough to outlast a pause. The run: {paused.headline}")
 
 
 # -- 4. how many leases can per-job timers keep? --------------------------------------------------
@@ -267,7 +267,7 @@ def check_fencing(reaped_at: Any, attempts: Any, refused: Any, backend: Any = No
                                "The write to refuse is the late one from the first worker, who still carries "
                                "attempt 1.")
     why = run.facts[-1]  # the scenario's own words for what refused the late write
-    return Feedback(True, f"The run agrees: {run.summary} Refused because {why}.")
+    return Feedback(True, f"The run agrees: {run.headline} Refused because {why}.")
 
 
 # -- 6. a budget for a slow link ---------------------------------------------------------------------
@@ -293,7 +293,7 @@ def check_link_budget(max_delay: Any, backend: Any = None) -> Feedback:
                                "inside the lease.")
     return Feedback(True, f"d + TTL/3 + d < TTL gives d < TTL/3 = {seconds(bound)}: at (1 − c) × TTL / 2 with "
                           f"c = ⅓. Exactly on the line the extend lands at the deadline itself, which a live server "
-                          f"may or may not still honour. The run: {run.summary}")
+                          f"may or may not still honour. The run: {run.headline}")
 
 
 # -- 7. a limit for a stuck job ----------------------------------------------------------------------
@@ -320,7 +320,7 @@ def check_max_runtime(max_runtime: Any, backend: Any = None) -> Feedback:
                                f"{seconds(limit)} that is later than {STUCK_BACK_BY_S} s. A beat comes every "
                                f"{STUCK_BEAT_S} s, so leave room for one.")
     return Feedback(True, f"Longer than any healthy job, and short enough that a beat after the deadline still falls "
-                          f"within {STUCK_BACK_BY_S} s. The run: {run.summary}")
+                          f"within {STUCK_BACK_BY_S} s. The run: {run.headline}")
 
 
 # Every exercise by name, in the course's order: its check, the names of the answers it takes (as the lesson

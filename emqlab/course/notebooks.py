@@ -22,6 +22,7 @@ from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
 
+from ..core.environment import BACKEND_ENV, URL_ENV
 from . import prose
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"  # beside the package, in a checkout
@@ -75,7 +76,7 @@ def save(paths: list[Path] | None = None) -> list[Path]:
     import nbformat
     from nbclient import NotebookClient
 
-    env = {k: v for k, v in os.environ.items() if k not in ("EMQLAB_BACKEND", "EMQLAB_URL")}
+    env = {k: v for k, v in os.environ.items() if k not in (BACKEND_ENV, URL_ENV)}
     saved = []
     for path in paths or lessons():
         nb = nbformat.read(path, as_version=4)

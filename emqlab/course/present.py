@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import BadParameter, EmqlabError
-from ..core.ranges import check
+from ..core.ranges import within
 
 # name -> what the room sees (the notebook is emqlab/dashboards/<name>.ipynb)
 DASHBOARDS = {
@@ -56,7 +56,7 @@ def dashboard_path(name: str) -> Path:
 def voila_command(name: str, port: int = DEFAULT_PORT, open_browser: bool = True,
                   extra: list[str] | None = None) -> list[str]:
     """The command that serves dashboard `name` on 127.0.0.1:`port`."""
-    port = int(check("port", port))
+    port = int(within("port", port))
     path = dashboard_path(name)
     if importlib.util.find_spec("voila") is None:
         raise EmqlabError("Voila is not installed; install the lab extras: pip install -e '.[lab]'")
@@ -135,9 +135,10 @@ def classboard(address: str | None = None, **kw: Any):
     on this machine (a server and 4 workers, removed when the kernel stops)."""
     import os
 
-    from ..classroom.dashboard import URL_ENV, ClassBoard
+    from ..classroom.dashboard import ClassBoard
+    from ..core.environment import CLASS_URL_ENV
 
-    if address or os.environ.get(URL_ENV, "").strip():
+    if address or os.environ.get(CLASS_URL_ENV, "").strip():
         return ClassBoard.from_env(address, **kw)
     return ClassBoard.practice(**kw)
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import simpy
 
 from ..core.errors import BadParameter
-from ..core.ranges import check
+from ..core.ranges import within
 
 PAUSE = "pause"
 
@@ -29,7 +29,7 @@ def at_seconds(spec: "str | tuple | list", what: str, ranges: tuple[str, str], e
             at, seconds = float(at_text), float(seconds_text)
         except ValueError:
             raise BadParameter(f"{what} {spec!r} must be AT:SECONDS, e.g. {example} (model seconds)") from None
-    return float(check(ranges[0], at)), float(check(ranges[1], seconds))  # finite and in range
+    return float(within(ranges[0], at)), float(within(ranges[1], seconds))  # finite and in range
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ import threading
 from typing import Any
 
 from ..core.errors import BackendUnavailable, BadParameter
-from ..core.ranges import check
+from ..core.ranges import within
 
 _running: set["Relay"] = set()
 _lock = threading.Lock()
@@ -56,7 +56,7 @@ class Relay:
 
     def __init__(self, target_port: int, target_host: str = "127.0.0.1", delay: float = 0.0, jitter: float = 0.0,
                  seed: int | None = None):
-        self.target = (target_host, int(check("port", target_port)))
+        self.target = (target_host, int(within("port", target_port)))
         self.delay, self.jitter = self._seconds("delay", delay), self._seconds("jitter", jitter)
         self._random = random.Random(seed)
         self.port: int | None = None

@@ -16,7 +16,7 @@ import secrets
 from dataclasses import dataclass
 
 from ..core.errors import BadParameter, LeaseLost, StaleToken
-from ..core.ranges import check
+from ..core.ranges import within
 
 NAME_RE = re.compile(r"[A-Za-z0-9_.{}-]{1,200}")  # a relative name: no ':' (a key with one must carry the prefix)
 TOKEN_RE = re.compile(r"[\x21-\x7e]{1,256}")  # printable, no spaces
@@ -28,7 +28,7 @@ def new_token() -> str:
 
 
 def _check_ttl(ttl_ms: float) -> None:
-    check("ttl_ms", ttl_ms)  # finite, >= 1 ms (PX 0 is an error), at most a day
+    within("ttl_ms", ttl_ms)  # finite, >= 1 ms (PX 0 is an error), at most a day
 
 
 def _check_token(token: str) -> str:

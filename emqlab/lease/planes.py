@@ -34,7 +34,7 @@ import redis
 from redis.crc import key_slot
 
 from ..core.errors import BadParameter, LeaseLost, StoreError
-from ..core.ranges import RANGES, check
+from ..core.ranges import RANGES, within
 from ..store.scripts import source
 from .leases import Leases, new_token
 
@@ -51,7 +51,7 @@ WRITE_CHUNK = 10_000  # leases per pipeline when taking or checking them (outsid
 def check_count(name: str, value: Any, what: str) -> int:
     """A whole number >= 1 (inside its range in `emqlab.core.ranges` when the table names it), or BadParameter."""
     if name in RANGES:
-        return int(check(name, value))
+        return int(within(name, value))
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not float(value).is_integer() or value < 1:
         raise BadParameter(f"{name} must be a whole number >= 1 ({what}), got {value!r}")
     return int(value)

@@ -35,12 +35,12 @@ from typing import Iterator
 
 import redis
 
+from ..core.environment import RUN_LEASE_ENV
 from ..core.errors import BadParameter, StoreError
 from .leases import new_token
 from ..store.scripts import source
 
 LEASE_SUFFIX = "run-lease"
-LEASE_ENV = "EMQLAB_RUN_LEASE"
 DEFAULT_LEASE_S = 30.0
 LEASE_RANGE_S = (2.0, 3600.0)
 SCAN_COUNT = 1000  # keys per SCAN step: each call stays short however large the keyspace
@@ -48,7 +48,7 @@ SCAN_COUNT = 1000  # keys per SCAN step: each call stays short however large the
 
 def lease_seconds() -> float:
     """How long a run's lease lasts (real seconds): $EMQLAB_RUN_LEASE, default 30, from 2 to 3600."""
-    text = os.environ.get(LEASE_ENV, "").strip()
+    text = os.environ.get(RUN_LEASE_ENV, "").strip()
     if not text:
         return DEFAULT_LEASE_S
     try:
@@ -57,7 +57,7 @@ def lease_seconds() -> float:
         value = math.nan
     low, high = LEASE_RANGE_S
     if not (math.isfinite(value) and low <= value <= high):
-        raise BadParameter(f"${LEASE_ENV} must be a number of seconds from {low:g} to {high:g}, got {text!r}")
+        raise BadParameter(f"${RUN_LEASE_ENV} must be a number of seconds from {low:g} to {high:g}, got {text!r}")
     return value
 
 
@@ -153,7 +153,7 @@ class Cleaned:
         return {"runs_removed": self.runs_removed, "keys_removed": self.keys_removed, "live_runs": self.live_runs}
 
     @property
-    def summary(self) -> str:
+    def text(self) -> str:
         return (f"removed {self.keys_removed} key(s) of {self.runs_removed} run(s) whose lease had lapsed; "
                 f"{self.live_runs} live run(s) left alone")
 

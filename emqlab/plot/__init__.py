@@ -99,7 +99,7 @@ def legend_of_marks(fig: Figure, **kw: Any):
     its axes: its bands first, then its marks. Each mark is drawn with `label=` what it means (an arrow, which
     a legend cannot collect, with an empty line of the same look and label beside it); an artist that
     means nothing by itself, such as a lane's background, carries a label starting with "_". A mark no
-    run drew has no entry. `plot.check.legend_problems` holds every figure to this."""
+    run drew has no entry. `plot.legibility.legend_problems` holds every figure to this."""
     entries: dict[str, Any] = {}
     bands = [a for ax in fig.axes for a in (*ax.patches, *ax.collections)]
     for handle in [*bands, *(a for ax in fig.axes for a in ax.lines)]:  # bands (lease, work, pause), then marks
@@ -167,13 +167,13 @@ class Drawing:
     def __post_init__(self) -> None:
         self._artists = {name: [] for name in self.words.modes}
         for artist in self.figure.findobj():
-            kind, _, name = (artist.get_gid() or "").partition(":")
-            if kind == "mode" and name in self._artists:
+            part, _, name = (artist.get_gid() or "").partition(":")
+            if part == "mode" and name in self._artists:
                 base = artist.get_alpha()
                 self._artists[name].append((artist, 1.0 if base is None else base))
-            elif kind == "lane" and name in self.words.modes:
+            elif part == "lane" and name in self.words.modes:
                 self._lanes[name] = artist
-        self._verdicts = list(_verdict_texts(self.figure, [m.verdict for m in self.words.modes.values()]))
+        self._verdicts = list(_verdict_texts(self.figure, [m.static for m in self.words.modes.values()]))
         self.fit()
 
     @property
@@ -205,7 +205,7 @@ class Drawing:
         for name, lane in self._lanes.items():
             lane.set_linewidth(2.5 if name == mode else 0)
             lane.set_facecolor(LIT_LANE if name == mode else UNLIT_LANE)
-        self.say(self.words.readout(mode))
+        self.say(self.words.text(mode))
         return self
 
     # -- the readout line under the figure, wrapped to the figure's width ----------------------------
@@ -243,7 +243,7 @@ class Drawing:
         self.readout.set_position((0.01, 0.04 / fig.get_figheight()))
         self.readout.set_wrap(False)
         self._fitted = True
-        self.say(self.words.readout(self.lit))
+        self.say(self.words.text(self.lit))
         return self
 
     def show_verdicts(self, shown: bool = True) -> "Drawing":

@@ -94,7 +94,7 @@ def _lanes(ax, name: str, tl: Timeline, x_max: float) -> None:
 
 def _title(ax, words: FigureWords, name: str) -> None:
     mode = words.modes[name]
-    ax.set_title(f"{mode.label}\n{mode.verdict}", fontsize=style.FONT["label"], loc="left")
+    ax.set_title(f"{mode.label}\n{mode.static}", fontsize=style.FONT["label"], loc="left")
 
 
 def _draw(timelines: Any, words: FigureWords, fig: Figure | None, what: str) -> Drawing:

@@ -147,7 +147,7 @@ def draw_beats(timelines: Any, words: FigureWords, fig: Figure | None = None, *,
         _draw_beats(top, name, tl, rows)
         _draw_clock(bottom, name, tl, actors, x_end)
         mode = words.modes[name]
-        top.set_title(f"{mode.label}\n{mode.verdict}", fontsize=style.FONT["label"], loc="left")
+        top.set_title(f"{mode.label}\n{mode.static}", fontsize=style.FONT["label"], loc="left")
         bottom.set_xlabel("model seconds", fontsize=style.FONT["label"])
     first.set_xlim(-1, x_end * 1.03 + 1)
     legend_of_marks(fig, loc="outside upper center", fontsize=style.FONT["tick"], frameon=False, handlelength=1.4,

@@ -75,7 +75,7 @@ def _panel(ax, name: str, tl: Timeline, words: FigureWords) -> None:
     for side in ("top", "right", "bottom"):
         ax.spines[side].set_visible(False)
     mode = words.modes[name]
-    ax.set_title(f"{mode.label}\n{mode.verdict}", fontsize=style.FONT["label"], loc="left")
+    ax.set_title(f"{mode.label}\n{mode.static}", fontsize=style.FONT["label"], loc="left")
 
 
 def draw_cluster(timelines: Any, words: FigureWords, fig: Figure | None = None, *,

@@ -243,7 +243,7 @@ def _panel(ax, name: str, tl: Timeline, words: FigureWords, n_max: int, brk: tup
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     mode = words.modes[name]
-    ax.set_title(f"{mode.label}\n{mode.verdict}", fontsize=style.FONT["label"], loc="left")
+    ax.set_title(f"{mode.label}\n{mode.static}", fontsize=style.FONT["label"], loc="left")
 
 
 def draw_schedule(timelines: Any, words: FigureWords, fig: Figure | None = None, *,
@@ -314,7 +314,7 @@ def draw_growth(timelines: Any, words: FigureWords, fig: Figure | None = None, *
         mode = words.modes[name]
         y0 = 0.985 - CARD_H * (k + 1)
         style.lane(ax, name, xy=(0.01, y0), size=(CARD_W, CARD_H * 0.9)).set_edgecolor(colour)
-        ax.text(0.02, y0 + CARD_H * 0.45, f"{mode.label}\n{mode.verdict}", transform=ax.transAxes, va="center",
+        ax.text(0.02, y0 + CARD_H * 0.45, f"{mode.label}\n{mode.static}", transform=ax.transAxes, va="center",
                 ha="left", fontsize=style.FONT["tick"], color=colour, gid=gid)
     ax.set_ylim(0, top * (1.25 + 0.15 * len(modes)))
     ax.set_xlabel("depth: steps from the start", fontsize=style.FONT["label"])

@@ -130,8 +130,8 @@ def _panel(ax, name: str, tl: Timeline, words: FigureWords, x_max: float, chars:
     # the verdict just over the axes, the title over it: both in points, so a tall panel (a slide's, a row's)
     # leaves them the same room as a short one
     ax.set_title(mode.label, loc="left", fontsize=style.FONT["label"], fontweight="bold",
-                 pad=7 + 15 * _lines(mode.verdict, chars))
-    ax.annotate(wrap(mode.verdict, chars), (0, 1), xycoords="axes fraction", xytext=(0, 2), textcoords="offset points",
+                 pad=7 + 15 * _lines(mode.static, chars))
+    ax.annotate(wrap(mode.static, chars), (0, 1), xycoords="axes fraction", xytext=(0, 2), textcoords="offset points",
                 ha="left", va="bottom", fontsize=style.FONT["tick"], color=style.INK["text"], gid=gid)
 
 

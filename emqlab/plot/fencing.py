@@ -118,7 +118,7 @@ def _panel(ax, name: str, tl: Timeline, words: FigureWords, x_max: float) -> Non
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     mode = words.modes[name]
-    ax.set_title(f"{mode.label}\n{mode.verdict}", fontsize=style.FONT["label"], loc="left")
+    ax.set_title(f"{mode.label}\n{mode.static}", fontsize=style.FONT["label"], loc="left")
 
 
 def _legend(fig: Figure) -> None:

@@ -129,7 +129,7 @@ def _draw_mode(ax, name: str, timeline: Timeline, x_max: float, mode: ModeWords)
     for e in timeline.of(Kind.CLOCK_JUMP, "server"):  # a step of the server's clock, across the panel (the verdict
         style.vline(ax, "clock-jump", e.t, lw=1.4, gid=gid, zorder=0.6)  # line above says by how much)
     ax.set_title(mode.label, loc="left", fontsize=style.FONT["title"], fontweight="bold", gid=gid, pad=20)
-    ax.text(0, 1.0, mode.verdict, transform=ax.transAxes, ha="left", va="bottom", fontsize=style.FONT["tick"],
+    ax.text(0, 1.0, mode.static, transform=ax.transAxes, ha="left", va="bottom", fontsize=style.FONT["tick"],
             color=style.INK["text"], gid=gid)
     ax.set_ylim(FOOT_Y - 0.25, lanes["holder"] + 1.0)
     ax.set_yticks(list(lanes.values()), list(lanes), fontsize=style.FONT["label"])

@@ -21,7 +21,7 @@ COLUMNS = 3
 
 def key_marks() -> list:
     """The marks a legend can name, in the key's order: by kind, then as the table lists them."""
-    return sorted((m for m in MARKS.values() if m.legend), key=lambda m: ORDER.index(m.kind))
+    return sorted((m for m in MARKS.values() if m.legend), key=lambda m: ORDER.index(m.artist))
 
 
 def draw_key(words: FigureWords, fig: Figure | None = None, *, figsize: tuple[float, float] = (15, 8.4)) -> Drawing:
@@ -39,11 +39,11 @@ def draw_key(words: FigureWords, fig: Figure | None = None, *, figsize: tuple[fl
     for k, m in enumerate(marks):
         ax, y = axes[k // rows], k % rows
         hidden = {"label": "_" + m.meaning}
-        if m.kind == "band":
+        if m.artist == "band":
             style.band(ax, m.name, 0.1, y - 0.3, 1.2, 0.6, **hidden)
-        elif m.kind == "arrow":
+        elif m.artist == "arrow":
             style.arrow(ax, m.name, (0.1, y), (1.3, y), label="_" + m.meaning)
-        elif m.kind == "line":
+        elif m.artist == "line":
             style.line(ax, m.name, [0.1, 0.7, 1.3], [y, y, y], lw=2, **hidden)
         else:
             style.marker(ax, m.name, [0.7], [y], size=11, **hidden)

@@ -120,7 +120,7 @@ def _draw_mode(ax, name: str, tl: Timeline, words: FigureWords) -> None:
                     fontsize=style.FONT["tick"], color=style.colour("lapse"), gid=gid)
     mode = words.modes[name]
     ax.set_title(mode.label, loc="left", fontsize=style.FONT["title"], fontweight="bold", gid=gid)
-    ax.set_title(mode.verdict, loc="right", fontsize=style.FONT["tick"], gid=gid, wrap=True)
+    ax.set_title(mode.static, loc="right", fontsize=style.FONT["tick"], gid=gid, wrap=True)
     ax.set_ylim(-0.7, top + (1.1 if many else 0.9))
     ax.set_yticks(list(y_of.values()), list(y_of), fontsize=style.FONT["tick"] if len(rows) > 1 else style.FONT["label"])
     ax.tick_params(axis="x", labelsize=style.FONT["tick"])

@@ -80,7 +80,7 @@ def draw_stuck(timelines: Any, words: FigureWords, fig: Figure | None = None) ->
     for ax, (name, tl) in zip(axes, modes.items()):
         _panel(ax, name, tl, horizon)
         mode = words.modes[name]
-        ax.set_title(f"{mode.label} — {mode.verdict}", fontsize=style.FONT["label"], loc="left")
+        ax.set_title(f"{mode.label} — {mode.static}", fontsize=style.FONT["label"], loc="left")
     axes[-1].set_xlim(-2, horizon * 1.02)
     axes[-1].set_xlabel("model seconds since worker-1's claim", fontsize=style.FONT["label"])
     _legend(fig)

@@ -33,7 +33,7 @@ def colour(name: str) -> str:
 def marker_kw(name: str, size: float = 10, **kw: Any) -> dict[str, Any]:
     """matplotlib keywords for marker `name` at `size` points (a filled marker gets a white rim)."""
     m = mark(name)
-    assert m.kind == "marker", f"{name} is a {m.kind}, not a marker"
+    assert m.artist == "marker", f"{name} is a {m.artist}, not a marker"
     unfilled = m.shape in UNFILLED
     rimmed = not (unfilled or m.hollow or m.shape in THIN)  # a white rim keeps a filled mark apart from a band
     out = dict(marker=m.shape, markersize=size, linestyle="none", color=m.colour, label=label(m),
@@ -53,7 +53,7 @@ def marker(ax, name: str, xs, ys, size: float = 10, **kw: Any):
 
 def line_kw(name: str, **kw: Any) -> dict[str, Any]:
     m = mark(name)
-    assert m.kind == "line", f"{name} is a {m.kind}, not a line"
+    assert m.artist == "line", f"{name} is a {m.artist}, not a line"
     out: dict[str, Any] = dict(color=m.colour, linestyle=m.shape, label=label(m))
     if m.point:
         out.update(marker=m.point, markevery=[1], markersize=5)
@@ -75,7 +75,7 @@ def vline(ax, name: str, x: float, **kw: Any):
 
 def band_kw(name: str, **kw: Any) -> dict[str, Any]:
     m = mark(name)
-    assert m.kind == "band", f"{name} is a {m.kind}, not a band"
+    assert m.artist == "band", f"{name} is a {m.artist}, not a band"
     fill, _, ls = m.shape.partition(" ")
     if fill == "filled":
         out: dict[str, Any] = dict(facecolor=m.colour, edgecolor=INK["on-mark"] if m.hatch else "none", lw=0,
@@ -102,7 +102,7 @@ def arrow(ax, name: str, start: tuple[float, float], end: tuple[float, float], *
     """Arrow `name` from `start` to `end` (data units), and once per axes an empty line of its look, which
     a legend collects (it collects no arrow)."""
     m = mark(name)
-    assert m.kind == "arrow", f"{name} is a {m.kind}, not an arrow"
+    assert m.artist == "arrow", f"{name} is a {m.artist}, not an arrow"
     said = kw.pop("label", label(m))
     patch = FancyArrowPatch(start, end, arrowstyle=m.shape, mutation_scale=kw.pop("mutation_scale", 12),
                             color=m.colour, lw=kw.pop("lw", 1.3), shrinkA=0, shrinkB=0, label=said, **kw)

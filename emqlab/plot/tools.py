@@ -197,8 +197,8 @@ def _panel(ax, name: str, tl: Timeline, words: FigureWords, chars: int) -> None:
     ax.set_xlabel(f"{unit} since the run began", fontsize=style.FONT["tick"], labelpad=1)
     mode = words.modes[name]
     ax.set_title(mode.label, loc="left", fontsize=style.FONT["label"], fontweight="bold",
-                 pad=4 + 14 * (wrap(mode.verdict, chars).count("\n") + 1))
-    ax.text(0, 1.01, wrap(mode.verdict, chars), transform=ax.transAxes, ha="left", va="bottom",
+                 pad=4 + 14 * (wrap(mode.static, chars).count("\n") + 1))
+    ax.text(0, 1.01, wrap(mode.static, chars), transform=ax.transAxes, ha="left", va="bottom",
             fontsize=style.FONT["tick"], color=style.INK["text"], gid=gid)
 
 

@@ -146,13 +146,13 @@ class Grant:
 
 @dataclass(frozen=True)
 class Reaped:
-    """One reap call, as its reply told it and as the store shows it: the ids the reply returned (`told`) and
-    the sessions it said it ended (`told_ended`); the jobs that left active in the call (`moved`) and the
+    """One reap call, as its reply told it and as the store shows it: the ids the reply returned (`replied`) and
+    the sessions it said it ended (`replied_ended`); the jobs that left active in the call (`moved`) and the
     workers whose `sessions` entry went (`ended`); how much the `reaped` count grew (`counted`); the call's
     `limit`."""
 
-    told: tuple[str, ...]
-    told_ended: tuple[str, ...]
+    replied: tuple[str, ...]
+    replied_ended: tuple[str, ...]
     moved: tuple[str, ...]
     ended: tuple[str, ...]
     counted: int
@@ -315,17 +315,17 @@ def reap_told(f: Facts) -> list[Broken]:
     limit."""
     out = []
     for r in f.reaps:
-        unsaid = sorted(set(r.moved) - set(r.told))
-        untrue = sorted(set(r.told) - set(r.moved))
+        unsaid = sorted(set(r.moved) - set(r.replied))
+        untrue = sorted(set(r.replied) - set(r.moved))
         if unsaid:
             out.append(Broken("reap_told", unsaid[0], f"the reaper took {', '.join(unsaid)} out of active and its "
                                                       "reply did not name it"))
         if untrue:
             out.append(Broken("reap_told", untrue[0], f"the reaper's reply named {', '.join(untrue)}, which it "
                                                       "did not take out of active"))
-        if sorted(r.ended) != sorted(r.told_ended):
-            said = ", ".join(r.told_ended) or "none"
-            out.append(Broken("reap_told", (r.ended or r.told_ended)[0], f"the reaper ended the sessions of "
+        if sorted(r.ended) != sorted(r.replied_ended):
+            said = ", ".join(r.replied_ended) or "none"
+            out.append(Broken("reap_told", (r.ended or r.replied_ended)[0], f"the reaper ended the sessions of "
                                                                          f"{', '.join(r.ended) or 'none'} and its "
                                                                          f"reply named {said}"))
         if r.counted != len(r.moved):
@@ -489,7 +489,7 @@ class Invariant:
 
     name: str
     rule: str
-    check: Callable[[Facts], list[Broken]]
+    judge: Callable[[Facts], list[Broken]]
     evaluable: Callable[[Facts], bool] = _snapshot
     needs: str = "no snapshot events"
 
@@ -534,10 +534,10 @@ def evaluable(facts: Facts, names: Iterable[str] | None = None) -> tuple[str, ..
     return tuple(name for name, inv in INVARIANTS.items() if name in chosen and inv.evaluable(facts))
 
 
-def check(facts: Facts, names: Iterable[str] | None = None) -> list[Broken]:
+def judge(facts: Facts, names: Iterable[str] | None = None) -> list[Broken]:
     """Every violation of the invariants `names` (default: all) at this point, in the table's order."""
     chosen = set(INVARIANTS) if names is None else set(names)
-    return [b for name, inv in INVARIANTS.items() if name in chosen for b in inv.check(facts)]
+    return [b for name, inv in INVARIANTS.items() if name in chosen for b in inv.judge(facts)]
 
 
 def check_names(names: Any) -> tuple[str, ...]:
@@ -775,7 +775,7 @@ def judge_history(events: Sequence[Mapping[str, Any]], names: Iterable[str] | No
     for i, facts in history_facts(events):
         here = evaluable(facts, chosen)
         judged.update(here)
-        for b in check(facts, here):
+        for b in judge(facts, here):
             key = (b.invariant, b.job, "" if b.invariant in ONCE_A_JOB else b.what)
             if key in found:
                 continue

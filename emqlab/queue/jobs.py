@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from ..core.errors import BadParameter, StaleToken, StoreError
-from ..core.ranges import check, get
+from ..core.ranges import within, get
 
 PLACES = ("pending", "active", "schedule", "done", "dead")  # where a job can be: exactly one at a time
 STATE_OF_PLACE = {"pending": "pending", "active": "active", "schedule": "scheduled", "done": "done", "dead": "dead"}
@@ -151,7 +151,7 @@ class Queue:
     def __init__(self, backend, name: str = "orders", *, prefix: str | None = None, hashtag: bool = True,
                  max_attempts: int = MAX_ATTEMPTS):
         check_name(name)
-        self.max_attempts = check("max_attempts", max_attempts)
+        self.max_attempts = within("max_attempts", max_attempts)
         prefix = backend.prefix if prefix is None else prefix
         if not prefix.startswith(backend.prefix):
             raise BadParameter(f"queue prefix {prefix!r} must lie under {backend.prefix!r}; emqlab writes nowhere else")

@@ -12,7 +12,7 @@ pushed to a list under the run's prefix, stamped on the parent's model time base
 those): it travels in the child's environment (`EMQLAB_CHILD_URL`), readable by its owner alone.
 A child's stderr goes to a file the parent reads, never to the user's terminal; a child that fails
 writes one line there and exits 1, and the parent reports the failure in one line of its own.
-The scenarios that drive these processes live in `emqlab.scenarios.processes`.
+The scenarios that drive these processes live in `emqlab.scenarios.os_processes`.
 """
 
 from __future__ import annotations
@@ -27,12 +27,12 @@ import tempfile
 import time
 from typing import Any
 
+from ..core.environment import CHILD_URL_ENV
 from ..core.children import Children, child_setup
 from ..core.errors import BadParameter, StoreError
 from ..core.kinds import Kind
 from ..core.timeline import Filtered, Recorder, Timeline
 
-URL_ENV = "EMQLAB_CHILD_URL"  # the store's address, for the child only; never on a command line
 
 
 def _finish(proc: subprocess.Popen, *, graceful: bool, timeout: float = 5.0) -> None:
@@ -85,7 +85,7 @@ class ProcessPool:
                 "--quiet", ",".join(quiet), "--design", design, "--max-runtime-ms", str(max_runtime_ms)]
         if gated:
             args += ["--gate", self.gate_key(name), "--ready", self.ready_key]
-        env = {**os.environ, URL_ENV: self.url}
+        env = {**os.environ, CHILD_URL_ENV: self.url}
         err = self._stderr[name] = tempfile.TemporaryFile()  # unlinked at once: gone with the parent
         proc = subprocess.Popen(args, preexec_fn=child_setup, start_new_session=True, env=env,
                                 stdin=subprocess.DEVNULL, stderr=err)
@@ -285,9 +285,9 @@ def child_main(argv: list[str]) -> int:
     p.add_argument("--gate", default="", help="a list to wait on (BLPOP) before consuming; empty: start at once")
     p.add_argument("--ready", default="", help="with --gate: the list the child pushes its name on once connected")
     a = p.parse_args(argv)
-    url = os.environ.pop(URL_ENV, None)
+    url = os.environ.pop(CHILD_URL_ENV, None)
     if not url:
-        raise BadParameter(f"a consumer process reads the store's URL from ${URL_ENV}; it is not set")
+        raise BadParameter(f"a consumer process reads the store's URL from ${CHILD_URL_ENV}; it is not set")
     with connect(url, clock="real", scale=a.scale) as backend:
         queue = Queue(backend, a.queue, prefix=a.prefix)
         blocking = blpop_can_time(backend, a.beat_ms)

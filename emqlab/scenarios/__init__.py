@@ -12,7 +12,7 @@ RECORDS = {
     "heartbeat": ("heartbeat", "Params", "HeartbeatVerdict"),
     "renewal_cost": ("renewal_cost", "Params", "CostVerdict"),
     "reaper": ("reaper", "Params", "ReaperVerdict"),
-    "queue-heartbeat": ("reaper", "QueueHeartbeatParams", "QueueHeartbeatVerdict"),
+    "queue-heartbeat": ("queue_heartbeat", "QueueHeartbeatParams", "QueueHeartbeatVerdict"),
     "fencing": ("fencing", "Params", "FencingVerdict"),
     "chaos": ("chaos", "Params", "ChaosVerdict"),
     "stuck": ("stuck", "Params", "StuckVerdict"),

@@ -29,7 +29,7 @@ from ..queue.jobs import Queue, check_name
 from ..core.kinds import Kind
 from ..core.timeline import Filtered, Record, Timeline, Verdict
 from ..core.words import ModeWords, plural, seconds
-from .base import Run, mode_words, positive, run_on
+from .run_harness import Run, mode_words, positive, run_on
 from .fault_plan import fault_plan, fault_wait, undelivered
 
 @dataclass(frozen=True, kw_only=True)
@@ -103,9 +103,9 @@ def chaos(workers: int = 4, jobs: int = 1000, fencing: str = "on", kills: int | 
     design: how consumers hold their jobs (`emqlab.lease.designs`: none, per-job, sweep, session; renewing
     designs renew at TTL/2). A pause of 2 × lease outlives a lease, a renewal and a session alike.
     """
-    workers, jobs = ranges.check("workers", workers), ranges.check("jobs", jobs)
-    kills = workers if kills is None else ranges.check("kills", kills)
-    pauses = 2 * workers if pauses is None else ranges.check("pauses", pauses)
+    workers, jobs = ranges.within("workers", workers), ranges.within("jobs", jobs)
+    kills = workers if kills is None else ranges.within("kills", kills)
+    pauses = 2 * workers if pauses is None else ranges.within("pauses", pauses)
     fencing = _choice("fencing", fencing, ("on", "off"))
     procs = _choice("procs", procs, ("auto", "on", "off"))
     progress = _choice("progress", progress, ("auto", "on", "off"))
@@ -113,7 +113,7 @@ def chaos(workers: int = 4, jobs: int = 1000, fencing: str = "on", kills: int | 
     lease_s = positive("lease", 10 if lease is None else lease)
     beat_s = positive("beat", 1 if beat is None else beat)
     job_s = positive("job", 0.5 if job is None else job)
-    seed = ranges.check("seed", seed)
+    seed = ranges.within("seed", seed)
     check_name(queue)
     params = Params(workers=workers, jobs=jobs, fencing=fencing, kills=kills, pauses=pauses, lease=lease_s,
                     beat=beat_s, job=job_s, seed=seed, pause_seconds=2 * lease_s, design=design)
@@ -129,7 +129,7 @@ def chaos(workers: int = 4, jobs: int = 1000, fencing: str = "on", kills: int | 
         bar = _bar(jobs, progress)
         try:
             if use_procs:
-                from .processes import run_chaos_processes
+                from .os_processes import run_chaos_processes
 
                 run_chaos_processes(run, q, params, plan, bar)
             else:
@@ -140,7 +140,7 @@ def chaos(workers: int = 4, jobs: int = 1000, fencing: str = "on", kills: int | 
         run.timeline.counts["planned"] = {"kills": params.kills, "pauses": params.pauses}
         run.timeline.counts["undelivered"] = [{"at": e.data["at"], "kind": e.data["fault"], "why": e.data["why"]}
                                               for e in run.timeline.of(Kind.FAULT_UNDELIVERED)]
-        run.timeline.verdict = chaos_verdict(run.timeline)
+        run.timeline.verdict = verdict(run.timeline)
     return run.timeline
 
 
@@ -241,7 +241,7 @@ def chaos_counts(q: Queue, timeline: Timeline, jobs: int) -> dict[str, Any]:
     effects = snap.effects
     facts = invariants.Facts(snapshot=snap)
     judged = invariants.evaluable(facts)
-    broken = invariants.check(facts, judged)
+    broken = invariants.judge(facts, judged)
     return {
         "jobs": jobs,
         "completed": done,
@@ -260,7 +260,7 @@ def chaos_counts(q: Queue, timeline: Timeline, jobs: int) -> dict[str, Any]:
     }
 
 
-def chaos_verdict(timeline: Timeline) -> ChaosVerdict:
+def verdict(timeline: Timeline) -> ChaosVerdict:
     c, p = timeline.counts, timeline.params
     samples = timeline.of(Kind.SAMPLE)
     v = ChaosVerdict(

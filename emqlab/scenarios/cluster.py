@@ -1,7 +1,7 @@
 """The cluster lesson: where one queue's keys live on a three-node Valkey cluster, with and without
 the `{q}` hashtag, and what the server says to a script over them.
 
-`placement(cluster, hashtag)` runs on a real `emqlab.store.cluster.LocalCluster`:
+`placement(cluster, hashtag)` runs on a real `emqlab.store.local_cluster.LocalCluster`:
 1. it sends the queue's enqueue script (four keys) straight to the node that owns its first key,
    and records the server's reply, or its refusal (CROSSSLOT);
 2. it writes one small value to each of seven of the queue's keys (`KEYS`: those enqueue, claim,
@@ -20,13 +20,13 @@ from dataclasses import dataclass
 import redis
 from redis.exceptions import ClusterCrossSlotError
 
-from ..store.cluster import ClusterBackend, LocalCluster
+from ..store.local_cluster import ClusterBackend, LocalCluster
 from ..queue.jobs import Queue
 from ..store.scripts import source
 from ..core.kinds import Kind
 from ..core.timeline import Record, Timeline, Verdict
 from ..core.words import ModeWords, plural
-from .base import mode_words
+from .run_harness import mode_words
 from .reaper import JOB_ID
 
 MODES = {"hashtag": "with the {orders} hashtag", "none": "without a hashtag"}
@@ -114,11 +114,11 @@ def placement(cluster: LocalCluster, hashtag: bool = True, job_id: str = JOB_ID)
         for key in keys.values():
             cb.client.delete(key)
         cb.close()
-    tl.verdict = placement_verdict(tl)
+    tl.verdict = verdict(tl)
     return tl
 
 
-def placement_verdict(tl: Timeline) -> PlacementVerdict:
+def verdict(tl: Timeline) -> PlacementVerdict:
     held = tl.of(Kind.HOLDS)
     [script] = tl.of(Kind.SCRIPT)
     v = PlacementVerdict(

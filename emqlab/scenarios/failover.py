@@ -37,11 +37,11 @@ from ..store.backend import connect
 from ..core.errors import BackendUnavailable, BadParameter, StaleToken, StoreError
 from ..lease.leases import Leases, new_token
 from ..core.kinds import Kind
-from ..core.ranges import check, check_run
+from ..core.ranges import within, check_run
 from ..faults.replica import ReplicaPair, wait, wait_cost
 from ..core.timeline import Interval, Record, Timeline, Verdict, WallRecorder, most_at_once
 from ..core.words import ModeWords, plural, seconds
-from .base import mode_words, positive
+from .run_harness import mode_words, positive
 
 __all__ = ["failover", "verdict", "words", "figure_words", "GUARDS", "SCALE"]
 
@@ -365,7 +365,7 @@ def failover(guard: str = "none", lease: float = 30, job: float = 12, scale: flo
     needs servers it may kill, whatever store the caller works with."""
     if guard not in GUARDS:
         raise BadParameter(f"guard must be one of {', '.join(GUARDS)}, got {guard!r}")
-    lease_s, job_s, scale = positive("lease", lease), positive("job", job), float(check("scale", scale))
+    lease_s, job_s, scale = positive("lease", lease), positive("job", job), float(within("scale", scale))
     params = Params(guard=guard, lease=lease_s, job=job_s, scale=scale)
     check_run("this failover run", *params.cost(), real=True, scale=scale)  # before any server starts
     timeline = Timeline("failover", params, backend="valkey", clock="real")

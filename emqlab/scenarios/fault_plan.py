@@ -2,7 +2,7 @@
 fault that finds no consumer to strike waits for one, and the record of a fault that could not land.
 
 Shared by the in-process run (`emqlab.scenarios.chaos`) and the one with OS processes
-(`emqlab.scenarios.processes`); `params` is a chaos run's `Params`.
+(`emqlab.scenarios.os_processes`); `params` is a chaos run's `Params`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from ..core.kinds import Kind
 
 # a fault due while no consumer is in, awake and alive waits for one, and is looked for again every beat;
 # on the virtual clock a free consumer comes back within a pause plus a supervisor's restart (a beat), so
-# the wait is bounded by that (OS processes add the boot bound: `emqlab.scenarios.processes.fault_wait`)
+# the wait is bounded by that (OS processes add the boot bound: `emqlab.scenarios.os_processes.fault_wait`)
 def fault_wait(params) -> float:
     """Model seconds a due fault waits for a free consumer before it is reported undelivered."""
     return params.pause_seconds + 2 * params.beat

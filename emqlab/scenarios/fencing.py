@@ -30,7 +30,7 @@ from ..core.words import ModeWords, seconds, times
 from ..faults.pauses import Pause
 from ..queue.consumer import Consumer
 from ..queue.jobs import Queue
-from .base import mode_words, play, positive, run_on
+from .run_harness import mode_words, play, positive, run_on
 from .reaper import JOB_ID
 
 STORE = "store"  # the actor of the store's own events
@@ -177,11 +177,11 @@ def fencing(fencing: str = "on", lease: float = 30, job: float = 20, pause: Any 
         effects = q.effects_applied().get(JOB_ID, 0)
         run.timeline.counts.update({"jobs": 1, "completed": q.sizes()["done"], "lost": 1 - q.sizes()["done"],
                                     "duplicate_effects": max(0, effects - 1), "effects_applied": effects})
-        run.timeline.verdict = fencing_verdict(run.timeline)
+        run.timeline.verdict = verdict(run.timeline)
     return run.timeline
 
 
-def fencing_verdict(timeline: Timeline) -> FencingVerdict:
+def verdict(timeline: Timeline) -> FencingVerdict:
     p, c = timeline.params, timeline.counts
     claim = timeline.first(Kind.CLAIM, "worker-1")
     reap = timeline.first(Kind.REAP)

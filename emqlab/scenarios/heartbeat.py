@@ -17,17 +17,17 @@ import simpy
 
 from ..core.errors import BadParameter, LeaseLost, StaleToken, StoreError
 from ..core.kinds import Kind
-from ..core.ranges import check
+from ..core.ranges import within
 from ..core.timeline import Interval, Record, Timeline, Verdict, json_name, minus
 from ..core.words import FigureWords, ModeWords, panel_places, plural, seconds, times
 from ..core.words import boundary_words as grid_words
-from ..core.words import figure_words as figure_words_of
+from ..core.words import words_of_modes
 from ..faults.clock_jump import ClockJump, expires_at, jumping, jumps
 from ..faults.link import Link
 from ..faults.pauses import Pause, World
 from ..lease.cadence import Cadence, parse_cadence
 from ..lease.leases import Leases, new_token
-from .base import Run, positive, run_on
+from .run_harness import Run, positive, run_on
 
 LOST = "lease-lost"
 STOP = "stop"
@@ -283,7 +283,7 @@ def heartbeat(lease: float = 30, job: float = 75, renew: Any = "none", pause: An
     cadence, missed = parse_cadence(renew), _missed(miss)
     p = Params(lease=positive("lease", lease), job=positive("job", job), renew=cadence.name, cadence=cadence.fraction,
                pause=Pause.parse(pause), poll=positive("poll", poll), miss=tuple(sorted(missed)),
-               latency=float(check("latency", latency)), clock_jump=ClockJump.parse(clock_jump))
+               latency=float(within("latency", latency)), clock_jump=ClockJump.parse(clock_jump))
     if p.clock_jump is not None and p.clock_jump.at >= p.job:
         raise BadParameter(f"a clock jump must come while the job runs (AT < job = {p.job:g} s), got AT = "
                            f"{p.clock_jump.at:g} s")
@@ -543,7 +543,7 @@ def figure_words(modes: dict[str, Timeline], labels: dict[str, str] | None = Non
     caption = f"The renewal heartbeat, {where}. {panels[0].upper()}{panels[1:]}."
     prompt = (f"{where[0].upper()}{where[1:]}. Point at " + " or ".join(f"“{n}”" for n in named)
               + " to light its timeline and read what happened.")
-    return figure_words_of(modes, caption, prompt, labels)
+    return words_of_modes(modes, caption, prompt, labels)
 
 
 def boundary_words(boundary: dict[str, Any]) -> FigureWords:

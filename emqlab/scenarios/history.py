@@ -23,7 +23,7 @@ from ..core.kinds import Kind
 from ..core.timeline import Timeline, Verdict
 from ..core.words import HEADLINE_WORDS, ModeWords, headline_words, plural, seconds
 from ..queue import invariants as inv
-from .base import mode_words
+from .run_harness import mode_words
 
 MAX_BYTES = 50_000_000  # a history file larger than this is refused before it is read
 

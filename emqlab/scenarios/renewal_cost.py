@@ -16,15 +16,15 @@ from typing import Any
 
 from ..core.errors import BadParameter
 from ..core.kinds import Kind
-from ..core.ranges import check
+from ..core.ranges import within
 from ..core.timeline import Record, Timeline, Verdict, json_name
-from ..core.words import FigureWords, ModeWords, figure_words as _figure_words, plural, seconds
+from ..core.words import FigureWords, ModeWords, plural, seconds, words_of_modes
 from ..lease.cadence import cadence_help, parse_cadence
 from ..lease.designs import DESIGNS, SWEEP, check_design, design_names, make_plane
 from ..lease.leases import new_token
 from ..lease.planes import WRITE_CHUNK, Call, Holding, check_count
 from ..store.commandstats import ServerCounter
-from .base import Run, positive, run_on
+from .run_harness import Run, positive, run_on
 
 SCENARIO = "renewal_cost"
 EVENT_LIMIT = 1000  # above this many round trips per tick, only per-tick events are recorded
@@ -112,7 +112,7 @@ def parse_steals(steal: Any, jobs: int) -> list[tuple[float, int]]:
             raise BadParameter(f"steal {item!r} must be AT:JOB (model seconds, job number), e.g. 20:3") from None
         if not 1 <= job <= jobs:
             raise BadParameter(f"steal {':'.join(map(str, item))!r} needs a job number from 1 to {jobs}")
-        out.append((float(check("steal_at", at)), job))
+        out.append((float(within("steal_at", at)), job))
     return out
 
 
@@ -185,8 +185,8 @@ def renewal_cost(jobs: int = 6, design: str = SWEEP, ticks: int = 4, batch: int 
     Events: `round_trip` (one per round trip while a tick has at most 1000; actor = design),
     `tick` (one per tick, with its totals), `take` (actor thief), `lease_lost`/`work_stopped`
     (actor `job N`), and `let_go` (actor worker: after the last tick it releases the leases it still
-    holds; a stepper leaves it out, as it does the ticks' totals). The verdict carries `summary` (the
-    readout) and `static` (the course's line).
+    holds; a stepper leaves it out, as it does the ticks' totals). The verdict carries its `headline`,
+    `facts` and `static` (the course's line).
     """
     jobs = check_count("jobs", jobs, "K, the leases the worker holds")
     design = check_design(design)
@@ -432,7 +432,7 @@ def figure_words(modes: dict[str, Timeline], labels: dict[str, str] | None = Non
     caption = (f"{caption[:1].upper()}{caption[1:]}: round trips per renewal tick for a worker holding "
                f"K = {ks} jobs ({ticks} ticks, measured).")
     prompt = f"A worker holds K = {ks} jobs. Point at {names} to read what each renewal tick costs."
-    return _figure_words(modes, caption, prompt, labels)
+    return words_of_modes(modes, caption, prompt, labels)
 
 
 # -- the benchmark's figures ------------------------------------------------------------------------

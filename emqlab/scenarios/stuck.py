@@ -21,7 +21,7 @@ from ..lease.designs import DESIGNS, NONE, lookup_design
 from ..core.kinds import Kind
 from ..core.timeline import Event, Record, Timeline, Verdict
 from ..core.words import ModeWords, plural, seconds
-from .base import mode_words, play, positive, run_on
+from .run_harness import mode_words, play, positive, run_on
 
 JOB_ID = "ORD0NgWEfAEJfs"  # the course's example id
 AFTER_S = 5.0  # how long the job runs once it no longer hangs (its second attempt)
@@ -111,7 +111,7 @@ def stuck(design: str = NONE, max_runtime: float | None = None, lease: float = 3
             yield clock.timeout(horizon * ms)
 
         play(run, script(), (horizon + beat_s) * ms, 1, [holder, other])
-        run.timeline.verdict = stuck_verdict(run.timeline)
+        run.timeline.verdict = verdict(run.timeline)
     return run.timeline
 
 
@@ -125,7 +125,7 @@ def _server_span(claim: Event | None, reap: Event) -> float:
     return reap.t - (claim.t if claim else 0.0)
 
 
-def stuck_verdict(timeline: Timeline) -> StuckVerdict:
+def verdict(timeline: Timeline) -> StuckVerdict:
     p = timeline.params
     claim = timeline.first(Kind.CLAIM, where=lambda e: e.data.get("job") == JOB_ID and e.data.get("attempts") == 1)
     t0 = claim.t if claim else 0.0
@@ -156,7 +156,7 @@ def stuck_verdict(timeline: Timeline) -> StuckVerdict:
         second_attempt_by=again.actor if again else None,
         completed_at=round(done.t - t0, 3) if done else None,
     )
-    return v.worded(stuck_words(p, v))
+    return v.worded(words(p, v))
 
 
 def design_label(design: str, max_runtime: float | None = None) -> str:
@@ -165,7 +165,7 @@ def design_label(design: str, max_runtime: float | None = None) -> str:
     return f"{base} + {seconds(max_runtime)} limit" if max_runtime else base
 
 
-def stuck_words(p: Params, v: StuckVerdict) -> ModeWords:
+def words(p: Params, v: StuckVerdict) -> ModeWords:
     """The stuck-job run in words: a headline (whether the hung job went back to pending, and when), the
     other facts, and the static verdict line, each clause read from `v`."""
     label = design_label(p.design, p.max_runtime)
@@ -203,7 +203,7 @@ def stuck_words(p: Params, v: StuckVerdict) -> ModeWords:
                                       f"{'hard deadline' if v.reclaim_reason == 'max_runtime' else why}", tuple(facts))
 
 
-stuck_figure_words = mode_words(
+figure_words = mode_words(
     "A worker stays alive while one of its jobs hangs. With no renewal the job's lease "
     "runs out and the reaper hands it on; a renewal that runs apart from the work (a "
     "sweep, a session) keeps the stuck job leased as long as the worker lives, until a "

@@ -15,12 +15,13 @@ from urllib.parse import urlparse
 
 import redis
 
+from ..core.environment import BACKEND_ENV, URL_ENV
 from . import fakeclock
 from .clock import DEFAULT_SCALE, VirtualClock, make_clock
 from .embedded import EmbeddedValkey
 from .faketime import ServerClock
 from ..core.errors import BackendUnavailable, BadParameter, ForeignKeys, StoreError
-from ..core.ranges import check
+from ..core.ranges import within
 from .scripts import ScriptRegistry
 
 PREFIX = "emqlab:"
@@ -92,8 +93,8 @@ def glob_escape(text: str) -> str:
 
 
 def parse_backend(spec: str | None) -> tuple[str, str | None]:
-    """`fake`, `valkey` or a URL -> (kind, url). Raises BadParameter with what is allowed."""
-    spec = (spec or os.environ.get("EMQLAB_URL") or os.environ.get("EMQLAB_BACKEND") or "fake").strip()
+    """`fake`, `valkey` or a URL -> (source, url). Raises BadParameter with what is allowed."""
+    spec = (spec or os.environ.get(URL_ENV) or os.environ.get(BACKEND_ENV) or "fake").strip()
     if spec in ("fake", "valkey"):
         return spec, None
     if "://" not in spec:
@@ -127,22 +128,22 @@ def parse_backend(spec: str | None) -> tuple[str, str | None]:
 
 class StoreSpec(str):
     """A backend named and already read: the text as given (a URL's scheme in lower case), with its
-    `kind` (fake, valkey, url) and `url`. `connect` takes one without reading it again."""
+    `source` (fake, valkey, url) and `url`. `connect` takes one without reading it again."""
 
-    kind: str
+    source: str
     url: str | None
 
-    def __new__(cls, text: str, kind: str, url: str | None) -> "StoreSpec":
+    def __new__(cls, text: str, source: str, url: str | None) -> "StoreSpec":
         spec = super().__new__(cls, text)
-        spec.kind, spec.url = kind, url
+        spec.source, spec.url = source, url
         return spec
 
 
 def store_spec(text: str | None) -> StoreSpec:
     """`fake`, `valkey` or a URL, read once (BadParameter with what is allowed); None reads the
     environment as `connect` does."""
-    kind, url = parse_backend(text)
-    return StoreSpec(url or kind, kind, url)
+    source, url = parse_backend(text)
+    return StoreSpec(url or source, source, url)
 
 
 def not_our_clock(what: str = "a server it did not start") -> BadParameter:
@@ -162,10 +163,10 @@ class Backend:
 
     server_clock: ServerClock | None = None  # the embedded server's steppable clock (`connect(server_clock=True)`)
 
-    def __init__(self, kind: str, client: redis.Redis, clock, counter: Counter, *, url: str | None = None,
+    def __init__(self, source: str, client: redis.Redis, clock, counter: Counter, *, url: str | None = None,
                  server: EmbeddedValkey | None = None, prefix: str = PREFIX,
                  scripts: Mapping[str, str] | None = None):
-        self.kind = kind
+        self.source = source
         self.client = client
         self.clock = clock
         self.counter = counter
@@ -184,18 +185,18 @@ class Backend:
     # -- naming ---------------------------------------------------------------------------
     @property
     def live(self) -> bool:
-        return self.kind != "fake"
+        return self.source != "fake"
 
     def describe(self) -> str:
-        if self.kind == "url":
+        if self.source == "url":
             return redact(self.url)  # never print a password
-        if self.kind == "valkey" and self._server is not None:
+        if self.source == "valkey" and self._server is not None:
             return f"embedded valkey-server at {self._server.url}"
         return "fakeredis (in-process)"
 
     @property
     def name(self) -> str:
-        return {"fake": "fake", "valkey": "valkey"}.get(self.kind, self.describe())
+        return {"fake": "fake", "valkey": "valkey"}.get(self.source, self.describe())
 
     def key(self, *parts: str) -> str:
         """A key under this backend's prefix."""
@@ -213,7 +214,7 @@ class Backend:
         a run's lease renewer uses, so it never waits behind the run's own commands."""
         if not self.live:
             raise BadParameter("fakeredis lives inside one client; a second connection needs a live server")
-        if self.kind == "valkey":
+        if self.source == "valkey":
             return redis.Redis(decode_responses=True, socket_timeout=10, **self._server.connection_kwargs)
         return redis.Redis.from_url(self.url, decode_responses=True, socket_connect_timeout=5, socket_timeout=10)
 
@@ -260,7 +261,7 @@ class Backend:
         """Step the store's own clock by `model_ms` (negative: back), the workers' clock going on as it was:
         fakeredis on its virtual clock, or an embedded server this backend started under libfaketime
         (`connect(..., server_clock=True)`). Any other store is refused: emqlab moves no clock it did not start."""
-        if self.kind == "fake":
+        if self.source == "fake":
             return self._jump_fake_clock(model_ms)
         server_clock = self.server_clock
         if server_clock is None:
@@ -330,36 +331,36 @@ def connect(spec: str | None = None, *, clock: str | VirtualClock | None = None,
     `server_clock`: with valkey only, the embedded server this backend starts runs under libfaketime, its
     clock stepped by `Backend.jump_server_clock` (a step forward is for good: the server is this backend's
     alone); refused on any other store, and where libfaketime is missing (one line naming what to install)."""
-    kind, url = (spec.kind, spec.url) if isinstance(spec, StoreSpec) else parse_backend(spec)
-    if server_clock and kind != "valkey":
+    source, url = (spec.source, spec.url) if isinstance(spec, StoreSpec) else parse_backend(spec)
+    if server_clock and source != "valkey":
         raise not_our_clock()
-    scale = check("scale", scale)  # even where the clock is virtual: a bad number is refused, not ignored
+    scale = within("scale", scale)  # even where the clock is virtual: a bad number is refused, not ignored
     if not re.fullmatch(r"[A-Za-z0-9_.-]+:", prefix):
         raise BadParameter(f"key prefix {prefix!r} must be letters, digits, '_', '.', '-' followed by ':'")
     if clock is None:
-        clock = "virtual" if kind == "fake" else "real"
+        clock = "virtual" if source == "fake" else "real"
     if isinstance(clock, str):
         clock = make_clock(clock, scale)
-    if kind != "fake" and not clock.real:
+    if source != "fake" and not clock.real:
         raise BadParameter("a virtual clock runs only on the fake backend; a live server keeps real time (use --clock real)")
     counter = Counter()
 
-    if kind == "fake":
+    if source == "fake":
         import fakeredis
 
         fakeclock.install()
         conn_class = _counting_class(fakeredis.FakeRedisConnection, counter, clock if not clock.real else None)
         client = fakeredis.FakeRedis(server=fakeredis.FakeServer(), connection_class=conn_class,
                                      decode_responses=True)
-        return Backend(kind, client, clock, counter, prefix=prefix, scripts=scripts)
+        return Backend(source, client, clock, counter, prefix=prefix, scripts=scripts)
 
-    if kind == "valkey":
+    if source == "valkey":
         stepped = ServerClock() if server_clock else None  # no libfaketime: refused before any server starts
         server = EmbeddedValkey(faketime=stepped).start()
         try:
             pool = redis.ConnectionPool(connection_class=_counting_class(redis.Connection, counter, None),
                                         decode_responses=True, **server.connection_kwargs)
-            backend = Backend(kind, redis.Redis(connection_pool=pool), clock, counter, url=server.url, server=server,
+            backend = Backend(source, redis.Redis(connection_pool=pool), clock, counter, url=server.url, server=server,
                               prefix=prefix, scripts=scripts)
             backend.server_clock = stepped
             return backend
@@ -376,4 +377,4 @@ def connect(spec: str | None = None, *, clock: str | VirtualClock | None = None,
     except (TypeError, ValueError) as exc:
         reason = str(exc).rstrip(".")
         raise BadParameter(f"backend URL {redact(url)!r} is not usable ({reason}); allowed: {BACKEND_HELP}") from None
-    return Backend(kind, redis.Redis(connection_pool=pool), clock, counter, url=url, prefix=prefix, scripts=scripts)
+    return Backend(source, redis.Redis(connection_pool=pool), clock, counter, url=url, prefix=prefix, scripts=scripts)

@@ -17,7 +17,7 @@ import simpy
 import simpy.rt
 
 from ..core.errors import BadParameter
-from ..core.ranges import check
+from ..core.ranges import within
 
 DEFAULT_SCALE = 0.01
 
@@ -81,7 +81,7 @@ class RealClock(VirtualClock):
     name = "real"
 
     def __init__(self, scale: float = DEFAULT_SCALE, strict: bool = False) -> None:
-        self.scale = float(check("scale", scale))  # finite and in range: 1e-320 would overflow SimPy
+        self.scale = float(within("scale", scale))  # finite and in range: 1e-320 would overflow SimPy
         # lax by default: a late wake-up on a loaded machine shifts the run instead of aborting it;
         # what the store saw is still what the timeline records.
         self.strict = strict
@@ -124,9 +124,9 @@ class RealClock(VirtualClock):
         return float(server_ms) / self.scale
 
 
-def make_clock(kind: str, scale: float = DEFAULT_SCALE):
-    if kind == "virtual":
+def make_clock(clock: str, scale: float = DEFAULT_SCALE):
+    if clock == "virtual":
         return VirtualClock()
-    if kind == "real":
+    if clock == "real":
         return RealClock(scale)
-    raise BadParameter(f"unknown clock {kind!r}; allowed: virtual, real")
+    raise BadParameter(f"unknown clock {clock!r}; allowed: virtual, real")

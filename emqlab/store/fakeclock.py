@@ -4,7 +4,7 @@ fakeredis has no clock hook: it reads `time.time()` through the `time` module im
 of its modules (the per-command `db.time` stamp, the TIME command, and `_helpers.current_time`).
 This adapter swaps that module reference, in exactly those modules, for a proxy whose `time()`
 answers the virtual clock of the connection that is running a command, and real time otherwise.
-It is pinned to a tested fakeredis range; `check()` fails loudly if an upgrade moves the reads.
+It is pinned to a tested fakeredis range; `ensure_supported()` fails loudly if an upgrade moves the reads.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ _PROXY = _TimeModuleProxy()
 _installed = False
 
 
-def check() -> None:
+def ensure_supported() -> None:
     """Raise BackendUnavailable if fakeredis no longer reads its clock where this adapter expects:
     the fake store cannot keep the model's time then."""
     import fakeredis
@@ -71,7 +71,7 @@ def install() -> None:
     global _installed
     if _installed:
         return
-    check()
+    ensure_supported()
     for name in PATCHED_MODULES:
         setattr(import_module(name), "time", _PROXY)
     _installed = True

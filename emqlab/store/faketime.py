@@ -30,10 +30,10 @@ import time
 from importlib.util import find_spec
 from typing import Callable, Iterable, Mapping
 
+from ..core.environment import LIBFAKETIME_ENV
 from ..core.errors import BackendUnavailable, BadParameter, StoreError
 
 SONAME = "libfaketime.so.1"
-ENV_OVERRIDE = "EMQLAB_LIBFAKETIME"
 # Debian's multiarch folder first (faketime / libfaketime packages), then the other layouts distributions use
 SYSTEM_PATHS = (f"/usr/lib/*/faketime/{SONAME}", f"/usr/lib/faketime/{SONAME}", f"/usr/lib64/faketime/{SONAME}",
                 f"/usr/local/lib/faketime/{SONAME}")
@@ -91,11 +91,11 @@ def library(search: Iterable[str] | None = None) -> str:
     in order, instead of the defaults (the `EMQLAB_LIBFAKETIME` override, Debian's paths, then PyPI's copy).
     Raises FaketimeMissing (one line, naming what to install) when none is usable."""
     if search is None:
-        override = os.environ.get(ENV_OVERRIDE)
+        override = os.environ.get(LIBFAKETIME_ENV)
         if override:
             if _loadable(override):
                 return override
-            raise FaketimeMissing(f"{ENV_OVERRIDE}={override} is not a libfaketime this machine can preload; "
+            raise FaketimeMissing(f"{LIBFAKETIME_ENV}={override} is not a libfaketime this machine can preload; "
                                   f"unset it, or {INSTALL_HINT}")
         candidates = [p for pattern in SYSTEM_PATHS for p in sorted(glob.glob(pattern))]
         pypi = _pypi_copy()

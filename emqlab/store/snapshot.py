@@ -43,31 +43,31 @@ class Stored:
     server_ms: int
 
 
-def _queue_read(pipe, key: str, kind: str, ttl: bool = True) -> None:
-    if kind == "hash":
+def _queue_read(pipe, key: str, key_type: str, ttl: bool = True) -> None:
+    if key_type == "hash":
         pipe.hgetall(key)
-    elif kind == "zset":
+    elif key_type == "zset":
         pipe.zrange(key, 0, -1, withscores=True)
-    elif kind == "set":
+    elif key_type == "set":
         pipe.smembers(key)
-    elif kind == "list":
+    elif key_type == "list":
         pipe.lrange(key, 0, -1)
-    elif kind == "string":
+    elif key_type == "string":
         pipe.get(key)
     else:
-        raise ValueError(f"key {key!r} has type {kind!r}, which a snapshot does not hold")
+        raise ValueError(f"key {key!r} has type {key_type!r}, which a snapshot does not hold")
     if ttl:
         pipe.pttl(key)
 
 
-def _plain(kind: str, raw: Any) -> Any:
-    if kind == "hash":
+def _plain(key_type: str, raw: Any) -> Any:
+    if key_type == "hash":
         return tuple(sorted(raw.items()))
-    if kind == "zset":
+    if key_type == "zset":
         return tuple((member, float(score)) for member, score in raw)
-    if kind in ("set",):
+    if key_type in ("set",):
         return tuple(sorted(raw))
-    if kind == "list":
+    if key_type == "list":
         return tuple(raw)
     return raw
 
@@ -110,8 +110,8 @@ def read(client: redis.Redis, prefix: str, types: dict[str, str] | None = None, 
             pipe = client.pipeline(transaction=False)
             for key in new:
                 pipe.type(key)
-            for key, kind in zip(new, pipe.execute()):
-                types[key] = kind
+            for key, key_type in zip(new, pipe.execute()):
+                types[key] = key_type
             stale = True
         for key in [k for k in types if k not in keys]:
             del types[key]  # gone: its type may differ when it comes back

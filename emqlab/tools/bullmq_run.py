@@ -30,12 +30,13 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.environment import TOOLS_PREFIX_ENV, TOOLS_URL_ENV
 from ..core.kinds import Kind
-from ..core.ranges import check
+from ..core.ranges import within
 from ..core.timeline import Timeline
 from ..core.words import ModeWords, plural, seconds, times
 from .harness import LibraryRun, Probe, check_budget, require
-from .report import PREFIX_ENV, URL_ENV, Reporter, main, work
+from .report import Reporter, main, work
 from .story import ToolParams, ToolVerdict, add_work_lanes, bodies, counts, judged, lock_bands, states
 
 LIBRARY, DISTRIBUTION, MODULE = "bullmq", "bullmq", "bullmq"
@@ -122,8 +123,8 @@ def bullmq(fix: bool = False, task: float = TASK_S, timeout: float | None = None
     """Run BullMQ's story (see the module) on a server of its own; the Timeline, verdict included.
 
     fix: the processor runs the work in a thread; timeout: lockDuration (seconds), by default half the task."""
-    task = float(check("task", task))
-    lock = float(check("timeout", timeout)) if timeout is not None else default_timeout(task)
+    task = float(within("task", task))
+    lock = float(within("timeout", timeout)) if timeout is not None else default_timeout(task)
     params = Params(fix=bool(fix), task=task, lock_duration=lock)
     check_budget(LIBRARY, params.span())
     version = require(MODULE, DISTRIBUTION, LIBRARY)
@@ -256,7 +257,7 @@ def worker_main(_role: str, argv: list[str]) -> int:
     Worker with its own event loop, on the server in $EMQLAB_TOOLS_URL, until it is ended."""
     name, mode, lock, stalled, max_stalled = argv[0], argv[1], float(argv[2]), float(argv[3]), int(argv[4])
     p = Params(fix=mode == "thread", lock_duration=lock, stalled_interval=stalled, max_stalled_count=max_stalled)
-    asyncio.run(_serve(name, mode, opts(p, os.environ[PREFIX_ENV])))
+    asyncio.run(_serve(name, mode, opts(p, os.environ[TOOLS_PREFIX_ENV])))
     return 0
 
 
@@ -273,7 +274,7 @@ async def _serve(name: str, mode: str, options: dict[str, Any]) -> None:
             work(seconds_, name, token=token)
         return "done"
 
-    worker = Worker(QUEUE, processor, {"connection": os.environ[URL_ENV], "name": name, **options})
+    worker = Worker(QUEUE, processor, {"connection": os.environ[TOOLS_URL_ENV], "name": name, **options})
     # what the worker itself emits (its public events), reported as it happens: how it learns, and when
     worker.on("error", lambda err, *job: reporter.event(Kind.LIBRARY_ERROR, message=str(err)[:200]))
     worker.on("failed", lambda job, err: reporter.event(Kind.LIBRARY_FAILED, message=str(err)[:200]))

@@ -30,19 +30,19 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.environment import TOOLS_ACTOR_ENV, TOOLS_PREFIX_ENV, TOOLS_URL_ENV
 from ..core.children import descendants, signal_each
 from ..core.errors import BadParameter, StoreError
 from ..core.kinds import Kind
-from ..core.ranges import check
+from ..core.ranges import within
 from ..core.timeline import Timeline
 from ..core.words import ModeWords, plural, seconds, times
 from .harness import LibraryRun, Probe, check_budget, require
-from .report import PREFIX_ENV, URL_ENV, main, work
+from .report import main, work
 from .story import ToolParams, ToolVerdict, add_work_lanes, bodies, counts, judged, lease, states
 
 LIBRARY, DISTRIBUTION, MODULE = "celery", "celery", "celery"
 TASK_NAME = "emqlab.tools.work"
-ACTOR_ENV = "EMQLAB_TOOLS_ACTOR"
 WORKERS = ("worker-1", "worker-2")
 TASK_S = 3.0
 CRASH_AT_S = 1.0  # into the task, with `crash`
@@ -120,7 +120,7 @@ def make_app(url: str, prefix: str, visibility_timeout: float, restore_interval:
 
     @app.task(name=TASK_NAME, acks_late=True)
     def body(seconds: float) -> int:
-        return work(float(seconds), os.environ.get(ACTOR_ENV, "worker"))
+        return work(float(seconds), os.environ.get(TOOLS_ACTOR_ENV, "worker"))
 
     return app
 
@@ -147,8 +147,8 @@ def celery(fix: bool = False, task: float = TASK_S, timeout: float | None = None
 
     fix: visibility_timeout above the task; crash: kill the first worker `CRASH_AT_S` into the task.
     timeout: the visibility_timeout (seconds), by default 2/3 of the task, or with `fix` the task + 2 s."""
-    task = float(check("task", task))
-    vt = float(check("timeout", timeout)) if timeout is not None else default_timeout(task, fix)
+    task = float(within("task", task))
+    vt = float(within("timeout", timeout)) if timeout is not None else default_timeout(task, fix)
     if crash and task <= CRASH_AT_S:
         raise BadParameter(f"with a crash the task must outlast the crash at {CRASH_AT_S:g} s, got {task:g} s")
     params = Params(fix=bool(fix), task=task, visibility_timeout=vt, crash=bool(crash))
@@ -157,7 +157,7 @@ def celery(fix: bool = False, task: float = TASK_S, timeout: float | None = None
     with LibraryRun(LIBRARY, params, lambda prefix: CeleryProbe(prefix, vt), version) as run:
         for name in WORKERS:
             run.spawn(name, ["-m", __name__, "worker", name, repr(vt), repr(params.restore_interval)],
-                      **{ACTOR_ENV: name})
+                      **{TOOLS_ACTOR_ENV: name})
         run.wait_ready(("brpop",), len(WORKERS))
         app = make_app(run.url, run.prefix, vt, params.restore_interval)
         try:
@@ -324,7 +324,7 @@ def worker_main(_role: str, argv: list[str]) -> int:
     """`python -m emqlab.tools.celery_run worker NAME VISIBILITY_TIMEOUT RESTORE_INTERVAL`: one Celery
     worker, from Celery's own entry point (`celery worker`), on the server in $EMQLAB_TOOLS_URL."""
     name, vt, restore = argv[0], float(argv[1]), float(argv[2])
-    app = make_app(os.environ[URL_ENV], os.environ[PREFIX_ENV], vt, restore)
+    app = make_app(os.environ[TOOLS_URL_ENV], os.environ[TOOLS_PREFIX_ENV], vt, restore)
     app.worker_main(["worker", "--concurrency=1", "--pool=prefork", f"--hostname={name}@emqlab", "--without-gossip",
                      "--without-mingle", "--without-heartbeat", "--loglevel=WARNING"])
     return 0

@@ -37,13 +37,14 @@ from collections.abc import Callable
 from importlib import metadata
 from typing import Any
 
+from ..core.environment import TOOLS_PREFIX_ENV, TOOLS_URL_ENV
 from ..core.errors import BadParameter, StoreError
 from ..core.kinds import Kind
 from ..core.ranges import TOOLS_SECONDS_LIMIT
 from ..core.timeline import Timeline
 from ..core.children import Children, child_setup, descendants, signal_each
 from ..store.embedded import EmbeddedValkey
-from .report import PREFIX_ENV, URL_ENV, keys
+from .report import keys
 
 SAMPLE_S = 0.05  # how often the sampler reads the server (real seconds)
 LAST_READING_S = 0.3  # after a story's end, the sampler's last reading (real seconds)
@@ -234,7 +235,7 @@ class LibraryRun:
 
     def env(self, **extra: str) -> dict[str, str]:
         """A child's environment: the server's address and the run's prefix travel here, never on argv."""
-        return {**os.environ, URL_ENV: self.url, PREFIX_ENV: self.prefix, "PYTHONUNBUFFERED": "1", **extra}
+        return {**os.environ, TOOLS_URL_ENV: self.url, TOOLS_PREFIX_ENV: self.prefix, "PYTHONUNBUFFERED": "1", **extra}
 
     # -- processes -----------------------------------------------------------------------------------
     def spawn(self, name: str, argv: list[str], **env: str) -> Child:
@@ -271,16 +272,16 @@ class LibraryRun:
         self.record(name, Kind.CRASH, signal="SIGKILL", pids=tree)
         return tree
 
-    def freeze(self, name: str) -> None:
+    def pause(self, name: str) -> None:
         """SIGSTOP the process tree: a stop-the-world pause (GC, VM migration, a laptop lid)."""
         child = self.children[name]
         child.tree = [child.pid, *descendants(child.pid)]
         signal_each(child.tree, signal.SIGSTOP)
         self.record(name, Kind.FREEZE, signal="SIGSTOP")
 
-    def thaw(self, name: str) -> None:
-        """SIGCONT the tree, stamped with the server's TIME read just before: a thawed process runs at once,
-        and its first report must not come before the thaw that let it run."""
+    def resume(self, name: str) -> None:
+        """SIGCONT the tree, stamped with the server's TIME read just before: a resumed process runs at once,
+        and its first report must not come before the resume (its `thaw` event) that let it run."""
         child = self.children[name]
         ts = self.server_now()
         signal_each(child.tree, signal.SIGCONT)

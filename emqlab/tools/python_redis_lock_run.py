@@ -13,7 +13,7 @@ job's effect, and only its `release()` raises `NotAcquired`, after the fact.
 
 The run: a holder and a second holder, each its own process with python-redis-lock's `Lock` (auto_renewal,
 `expire` seconds), each doing the job (`task` seconds) if nobody has done it; emqlab freezes the holder
-(SIGSTOP) `pause_at` seconds into its job for `FREEZE_S` seconds. By default the freeze starts just before
+(SIGSTOP) `pause_at` seconds into its job for `PAUSE_S` seconds. By default the freeze starts just before
 the renewal thread's first extend (2/3 of `expire` after the acquire, less `PAUSE_MARGIN_S`): like the moment
 before any extend, a worst moment, when only a third of `expire` is left on the key.
 - failure: expire 1 s, under the freeze: the second holder takes the lock and does the job, the first thaws
@@ -34,16 +34,17 @@ import math
 import os
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from ..core.environment import TOOLS_PREFIX_ENV, TOOLS_URL_ENV
 from ..core.errors import BadParameter
 from ..core.kinds import Kind
-from ..core.ranges import check
-from ..core.timeline import Timeline
+from ..core.ranges import within
+from ..core.timeline import Timeline, json_name
 from ..core.words import ModeWords, plural, seconds, times
 from .harness import LibraryRun, check_budget, require
 from .redis_lock_run import LockProbe
-from .report import PREFIX_ENV, URL_ENV, Reporter, main
+from .report import Reporter, main
 from .story import ToolParams, ToolVerdict, counts, judged, lock_lanes, most_at_once
 
 LIBRARY, DISTRIBUTION, MODULE = "python-redis-lock", "python-redis-lock", "redis_lock"
@@ -52,14 +53,14 @@ ROLES = ("holder", "second")
 # extends and dies while the holder still sleeps in its job; a job that ended inside the freeze would race that
 # thread to release(), which stops the thread, and on a busy machine release() sometimes won (no NotAcquired)
 TASK_S = 5.0
-AFTER_THAW_S = 1.5  # the job goes on this long after the thaw (see above)
+AFTER_RESUME_S = 1.5  # the job goes on this long after the thaw (see above)
 # how far before the renewal thread's extend the freeze is placed: the harness lands a freeze within about 0.1 s
 # of its time on this machine (benchmarks/tools_repeat.py reports the placements it met), and a freeze landing
 # after the extend would be no worst case
 PAUSE_MARGIN_S = 0.3
 # the second holder retries its SET NX once a second (a BLPOP timed out at expire), so it takes the lock up to
 # a second after it ran out, which is up to a second into the freeze: a 3 s freeze leaves it a second more
-FREEZE_S = 3.0
+PAUSE_S = 3.0
 EXPIRE_S = 1
 
 
@@ -69,11 +70,11 @@ class Params(ToolParams):
     runs every 2/3 of it), when the holder is frozen and for how long (seconds)."""
 
     expire: int
-    freeze_at: float
-    freeze: float = FREEZE_S
+    pause_at: float = field(metadata=json_name("freeze_at"))
+    pause: float = field(default=PAUSE_S, metadata=json_name("freeze"))
 
     def span(self) -> float:
-        return self.freeze_at + self.freeze + 2 * self.task + 2 * self.expire + 3
+        return self.pause_at + self.pause + 2 * self.task + 2 * self.expire + 3
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,7 +98,7 @@ VERDICT = PythonRedisLockVerdict  # what `emqlab.tools.load` reads a run's verdi
 
 def default_timeout(fix: bool) -> int:
     """The story's expire: 1 s (under the freeze), or with `fix` three times the freeze + 2 s."""
-    return 3 * int(FREEZE_S) + 2 if fix else EXPIRE_S
+    return 3 * int(PAUSE_S) + 2 if fix else EXPIRE_S
 
 
 def renewal_every(expire: float) -> float:
@@ -118,16 +119,16 @@ def python_redis_lock(fix: bool = False, task: float | None = None, timeout: flo
     fix: expire above three times the freeze; timeout: the lock's expire (whole seconds, default 1, or 11 with
     fix); pause_at: when the holder is frozen, seconds into its job (default: the worst moment, just before its
     renewal thread's first extend); task: the job (default 5 s, or as long as the freeze needs)."""
-    expire = check("timeout", timeout) if timeout is not None else default_timeout(fix)
+    expire = within("timeout", timeout) if timeout is not None else default_timeout(fix)
     if float(expire) != int(expire) or int(expire) < 1:
         raise BadParameter(f"python-redis-lock's expire (--timeout) is whole seconds, at least 1, got {expire:g}")
-    at = float(check("tools_pause_at", pause_at)) if pause_at is not None else max(0.1, worst_pause_at(expire))
-    needed = at + FREEZE_S + AFTER_THAW_S
-    task = float(check("task", task)) if task is not None else max(TASK_S, math.ceil(needed * 1000) / 1000)
+    at = float(within("tools_pause_at", pause_at)) if pause_at is not None else max(0.1, worst_pause_at(expire))
+    needed = at + PAUSE_S + AFTER_RESUME_S
+    task = float(within("task", task)) if task is not None else max(TASK_S, math.ceil(needed * 1000) / 1000)
     if task < needed - 1e-9:
-        raise BadParameter(f"a pause at {at:g} s ends at {at + FREEZE_S:g} s, and the task must go on "
-                           f"{AFTER_THAW_S:g} s after it: --task at least {needed:g} s, got {task:g} s")
-    params = Params(fix=bool(fix), task=task, expire=int(expire), freeze_at=at)
+        raise BadParameter(f"a pause at {at:g} s ends at {at + PAUSE_S:g} s, and the task must go on "
+                           f"{AFTER_RESUME_S:g} s after it: --task at least {needed:g} s, got {task:g} s")
+    params = Params(fix=bool(fix), task=task, expire=int(expire), pause_at=at)
     check_budget(LIBRARY, params.span(), "--pause-at, --timeout or --task")
     version = require(MODULE, DISTRIBUTION, LIBRARY)
     with LibraryRun(LIBRARY, params, lambda prefix: LockProbe("lock:" + prefix + "job"), version) as run:
@@ -138,10 +139,10 @@ def python_redis_lock(fix: bool = False, task: float | None = None, timeout: flo
         run.open_gate("holder")
         started = run.wait_until("the holder's start", lambda: run.reported(Kind.START, "holder"), 30)[0]
         run.open_gate("second")
-        run.sleep_until(started["ts"] - run.t0 + params.freeze_at)
-        run.freeze("holder")
-        run.sleep_until(run.t + params.freeze)
-        run.thaw("holder")
+        run.sleep_until(started["ts"] - run.t0 + params.pause_at)
+        run.pause("holder")
+        run.sleep_until(run.t + params.pause)
+        run.resume("holder")
         tl = run.end(run.exited, params.span())
     return judged(tl, lock_lanes, verdict)
 
@@ -188,15 +189,15 @@ def outcome(label: str, p: Params, v: PythonRedisLockVerdict) -> tuple[str, str]
     if v.holders_at_once >= 2:
         head = f"{label}: the lock passed to a second holder while the first was frozen."
         return head, "2 holders at once"
-    head = f"{label} outlasted the {seconds(p.freeze)} freeze: one holder at a time, the job ran {times(v.runs)}."
+    head = f"{label} outlasted the {seconds(p.pause)} freeze: one holder at a time, the job ran {times(v.runs)}."
     return head, f"one holder, runs {times(v.runs)}"
 
 
 def words(p: Params, v: PythonRedisLockVerdict) -> ModeWords:
     label = f"expire={p.expire} s, auto_renewal"
     said = [f"python-redis-lock {v.version}; renewal thread every {seconds(v.renewal_every)}; the job works "
-            f"{seconds(p.task)}; the freeze starts {seconds(p.freeze_at)} into it"
-            + (", just before the renewal thread's first extend" if p.freeze_at == worst_pause_at(p.expire) else "")]
+            f"{seconds(p.task)}; the freeze starts {seconds(p.pause_at)} into it"
+            + (", just before the renewal thread's first extend" if p.pause_at == worst_pause_at(p.expire) else "")]
     for a, b in v.frozen:
         said.append(f"the holder was frozen (SIGSTOP) from {seconds(a)} to {seconds(b)}, its renewal thread with it")
     if v.lapsed_at is not None:
@@ -228,8 +229,8 @@ def holder_main(role: str, argv: list[str]) -> int:
                                                      message=str(hook.exc_value)[:160])
     # no read timeout: a blocked acquire waits in BLPOP for up to `expire` seconds, and redis-py 8's default
     # (5 s) would end a wait of 5 s or more with a TimeoutError instead of the lock
-    client = redis.StrictRedis.from_url(os.environ[URL_ENV], socket_timeout=None)
-    lock = redis_lock.Lock(client, os.environ[PREFIX_ENV] + "job", expire=expire, auto_renewal=True)
+    client = redis.StrictRedis.from_url(os.environ[TOOLS_URL_ENV], socket_timeout=None)
+    lock = redis_lock.Lock(client, os.environ[TOOLS_PREFIX_ENV] + "job", expire=expire, auto_renewal=True)
     report.wait_gate()
     lock.acquire(blocking=True)
     report.event(Kind.ACQUIRE, token=lock.id)

@@ -28,12 +28,13 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.environment import TOOLS_PREFIX_ENV, TOOLS_URL_ENV
 from ..core.kinds import Kind
-from ..core.ranges import check
+from ..core.ranges import within
 from ..core.timeline import Timeline
 from ..core.words import ModeWords, plural, seconds, times
 from .harness import LibraryRun, Probe, check_budget, require
-from .report import PREFIX_ENV, URL_ENV, Reporter, main
+from .report import Reporter, main
 from .story import ToolParams, ToolVerdict, counts, judged, lock_lanes, most_at_once
 
 LIBRARY, DISTRIBUTION, MODULE = "redis-lock", "redis", "redis"
@@ -105,8 +106,8 @@ def redis_lock(fix: bool = False, task: float = STRETCH_S, timeout: float | None
 
     fix: extend with replace_ttl=True; task: the long stretch without an extend (seconds); timeout: the
     lock's timeout (seconds, default 1)."""
-    task = float(check("task", task))
-    lease_s = float(check("timeout", timeout)) if timeout is not None else default_timeout()
+    task = float(within("task", task))
+    lease_s = float(within("timeout", timeout)) if timeout is not None else default_timeout()
     params = Params(fix=bool(fix), task=task, lease=lease_s)
     check_budget(LIBRARY, params.span())
     version = require(MODULE, DISTRIBUTION, LIBRARY)
@@ -196,8 +197,8 @@ def holder_main(role: str, argv: list[str]) -> int:
 
     how, lease_s, stretch, extends, step = argv[0], float(argv[1]), float(argv[2]), int(argv[3]), float(argv[4])
     replace = how == "replace"
-    client = redis.Redis.from_url(os.environ[URL_ENV], decode_responses=True)
-    name = os.environ[PREFIX_ENV] + "lock"
+    client = redis.Redis.from_url(os.environ[TOOLS_URL_ENV], decode_responses=True)
+    name = os.environ[TOOLS_PREFIX_ENV] + "lock"
     lock = client.lock(name, timeout=lease_s, sleep=POLL_S, thread_local=False)
     report = Reporter(role)
     report.wait_gate()

@@ -19,10 +19,9 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from ..core.environment import TOOLS_PREFIX_ENV, TOOLS_URL_ENV
 from ..core.kinds import Kind
 
-URL_ENV = "EMQLAB_TOOLS_URL"
-PREFIX_ENV = "EMQLAB_TOOLS_PREFIX"
 
 
 def keys(prefix: str) -> dict[str, str]:
@@ -37,9 +36,9 @@ class Reporter:
     def __init__(self, actor: str):
         import redis
 
-        url, prefix = os.environ.get(URL_ENV), os.environ.get(PREFIX_ENV)
+        url, prefix = os.environ.get(TOOLS_URL_ENV), os.environ.get(TOOLS_PREFIX_ENV)
         if not url or not prefix:
-            raise RuntimeError(f"a library's worker reads the server from ${URL_ENV} and ${PREFIX_ENV}; they are not set")
+            raise RuntimeError(f"a library's worker reads the server from ${TOOLS_URL_ENV} and ${TOOLS_PREFIX_ENV}; they are not set")
         self.actor = actor
         self.keys = keys(prefix)
         self.client = redis.Redis.from_url(url, decode_responses=True, socket_timeout=30)

@@ -29,18 +29,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.environment import TOOLS_ACTOR_ENV, TOOLS_URL_ENV
 from ..core.errors import BadParameter
 from ..core.kinds import Kind
-from ..core.ranges import check
+from ..core.ranges import within
 from ..core.timeline import Timeline
 from ..core.words import ModeWords, plural, seconds, times
 from .harness import LibraryRun, Probe, check_budget, require
-from .report import URL_ENV, main, work
+from .report import main, work
 from .story import ToolParams, ToolVerdict, add_work_lanes, bodies, counts, judged, lease, states
 
 LIBRARY, DISTRIBUTION, MODULE = "rq", "rq", "rq"
 QUEUE, JOB_ID = "emqlab-tools", "job-1"
-ACTOR_ENV = "EMQLAB_TOOLS_ACTOR"
 WORKERS = ("worker-1", "worker-2")
 TASK_S = 2.0
 KILL_AT_S = 0.5  # into the job
@@ -94,7 +94,7 @@ def body(seconds_: float) -> int:
     """The job (run by a work horse): the task body, reported on the lane of the worker that forked it."""
     import os
 
-    return work(float(seconds_), os.environ.get(ACTOR_ENV, "worker"))
+    return work(float(seconds_), os.environ.get(TOOLS_ACTOR_ENV, "worker"))
 
 
 class RqProbe(Probe):
@@ -120,8 +120,8 @@ def rq(fix: bool = False, task: float = TASK_S, timeout: float | None = None, fa
 
     fix: the job carries Retry(max=1); fate: killed | slow; timeout: job_monitoring_interval (seconds, RQ
     adds 60 to it)."""
-    task = float(check("task", task))
-    monitor = float(check("timeout", timeout)) if timeout is not None else MONITOR_S
+    task = float(within("task", task))
+    monitor = float(within("timeout", timeout)) if timeout is not None else MONITOR_S
     if not monitor.is_integer():
         raise BadParameter(f"RQ's job_monitoring_interval (--timeout) is whole seconds, got {monitor:g}")
     if fate not in FATES:
@@ -133,7 +133,7 @@ def rq(fix: bool = False, task: float = TASK_S, timeout: float | None = None, fa
     version = require(MODULE, DISTRIBUTION, LIBRARY)
     with LibraryRun(LIBRARY, params, lambda prefix: RqProbe(), version) as run:
         for name in WORKERS:
-            run.spawn(name, ["-m", __name__, "worker", name, repr(monitor)], **{ACTOR_ENV: name})
+            run.spawn(name, ["-m", __name__, "worker", name, repr(monitor)], **{TOOLS_ACTOR_ENV: name})
         run.wait_ready(("blmove", "blpop", "brpoplpush"), len(WORKERS))
         run.begin()
         _enqueue(run, task, fix)
@@ -143,11 +143,11 @@ def rq(fix: bool = False, task: float = TASK_S, timeout: float | None = None, fa
         if fate == "killed":
             run.crash(first_worker)
         else:
-            run.freeze(first_worker)
+            run.pause(first_worker)
         deadline = run.t + params.span()  # from the fate: a slow worker's wait for RQ to give up counts in it
         if fate == "slow":  # it comes back once RQ has given up on it (and the retry, if any, is running)
             run.wait_until("RQ to give the job up", lambda: _given_up(run, first_worker), params.span() + 30)
-            run.thaw(first_worker)
+            run.resume(first_worker)
 
         def over() -> bool:
             return (run.sampler.last.get("status") in ("finished", "failed")
@@ -280,7 +280,7 @@ def worker_main(_role: str, argv: list[str]) -> int:
     from rq import Queue, Worker
 
     name, monitor = argv[0], float(argv[1])
-    conn = redis.Redis.from_url(os.environ[URL_ENV])
+    conn = redis.Redis.from_url(os.environ[TOOLS_URL_ENV])
     worker = Worker([Queue(QUEUE, connection=conn)], connection=conn, name=f"{name}-{os.getpid()}",
                     job_monitoring_interval=int(monitor), maintenance_interval=1, worker_ttl=16)
     worker.work(logging_level="WARNING")

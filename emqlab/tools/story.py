@@ -18,7 +18,7 @@ from typing import Any
 
 from ..core.kinds import Kind
 from ..core.timeline import Interval, Record, Timeline, Verdict, json_name, most_at_once  # noqa: F401 - the runs take it from here
-from ..core.words import FigureWords, figure_words
+from ..core.words import FigureWords, words_of_modes
 
 EMQLAB = "emqlab"  # the mode of emqlab's own design facing a library's story, in a figure beside the library's runs
 
@@ -44,7 +44,7 @@ class ToolVerdict(Verdict):
     a crash began but never ended); effects: what the job's effect counter holds on the server; pids, workers:
     the processes a body began in, and their lanes; finished_in: the lanes of the bodies that ended; lost: the job ended with no effect; holders_at_once: the most bodies (or lock
     holders) that believed they had the job at one moment; told: whether the first holder learned, while it
-    still worked, that it had lost the job (None: it never lost it); JSON `told` (`Verdict.told` is the readout)."""
+    still worked, that it had lost the job (None: it never lost it); JSON `told` (`Verdict.text` is the readout)."""
 
     library: str
     version: str
@@ -252,7 +252,7 @@ def words_of(caption: str, ours: str = "", prompt: str = PROMPT):
             if name == EMQLAB and name not in given:
                 given[name] = f"emqlab: {tl.verdict.label}"
         said = caption if EMQLAB in named or not ours else caption.replace(ours, "")
-        return figure_words(named, said, prompt, given)
+        return words_of_modes(named, said, prompt, given)
 
     figure_words_of.__doc__ = f"The figure's words: {caption}"
     return figure_words_of

@@ -3,7 +3,7 @@
 Each export runs the real scenario on a backend (fakeredis on the virtual clock by default, so the
 files come out the same every time), draws it with its builder from `emqlab.view.figures`, and writes
 the image at slide size beside a caption file holding the figure's words (`FigureWords.caption_text`),
-and holds it to the checks a person makes by eye (`plot.check.figure_problems`: a legend that names
+and holds it to the checks a person makes by eye (`plot.legibility.figure_problems`: a legend that names
 exactly the marks drawn, no text printed over text).
 """
 
@@ -21,7 +21,7 @@ from ..store.backend import Backend, connect
 from ..store.clock import DEFAULT_SCALE
 from ..core.errors import BadParameter, EmqlabError
 from ..plot import Drawing
-from ..plot.check import figure_problems
+from ..plot.legibility import figure_problems
 from ..scenarios.slow_link import latency_boundary
 
 FORMATS = ("png", "svg")
@@ -42,7 +42,7 @@ def course_figures(only: Collection[str] | None = None) -> list[CourseFigure]:
     heartbeat = lambda be: figures.heartbeat_figure(figures.heartbeat_modes(be))  # noqa: E731
     renewal = lambda be: figures.renewal_figure(figures.renewal_designs(be))  # noqa: E731
     stuck = lambda be: figures.stuck_figure(figures.stuck_modes(be))  # noqa: E731
-    link = lambda be: figures.heartbeat_figure(figures.link_modes(be))  # noqa: E731
+    link = lambda be: figures.heartbeat_figure(figures.link_delay_modes(be))  # noqa: E731
     # the failover always runs on two real servers it starts itself, whatever the store: once per export
     failover = _once(lambda: figures.failover_figure(figures.failover_modes()))
     every = [
@@ -124,7 +124,7 @@ def export_figure(drawing: Drawing, path: Path, fmt: str, lit: str | None = None
 
 
 class FigureProblem(EmqlabError):
-    """An exported figure failed the checks a person makes by eye (`plot.check.figure_problems`)."""
+    """An exported figure failed the checks a person makes by eye (`plot.legibility.figure_problems`)."""
 
 
 def export_all(out: str | Path, fmt: str = "png", backend: Backend | str | None = None, *,

@@ -27,7 +27,8 @@ from ..scenarios.fencing import fencing as fencing_run
 from ..scenarios.fencing import figure_words as fencing_words
 from ..scenarios.heartbeat import boundary_words, heartbeat
 from ..scenarios.heartbeat import figure_words as heartbeat_words
-from ..scenarios.reaper import queue_heartbeat_figure_words, reaper, reaper_figure_words
+from ..scenarios.queue_heartbeat import figure_words as queue_heartbeat_figure_words
+from ..scenarios.reaper import figure_words as reaper_figure_words, reaper
 from ..scenarios.renewal_cost import capacity_words, renewal_cost, renewal_scaling, scaling_words
 from ..scenarios.renewal_cost import figure_words as renewal_words
 
@@ -81,7 +82,7 @@ def chaos_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None)
 def stuck_figure(timelines: Any, fig=None, labels: dict[str, str] | None = None) -> Drawing:
     """A stuck job under each design and with a hard deadline (runs of `scenarios.stuck.stuck`; see `stuck_modes`)."""
     from ..plot.stuck import draw_stuck
-    from ..scenarios.stuck import stuck_figure_words
+    from ..scenarios.stuck import figure_words as stuck_figure_words
 
     return _build(draw_stuck, stuck_figure_words,
                   lambda tl: tl.params.mode, "stuck_figure",
@@ -113,7 +114,7 @@ def boundary_figure(boundary: dict[str, Any], fig=None) -> Drawing:
 
 
 # -- the runs behind the exported figures and the dashboards ----------------------------------------
-def link_modes(backend: Backend, lease: float = 30, job: float = 75) -> dict[str, Any]:
+def link_delay_modes(backend: Backend, lease: float = 30, job: float = 75) -> dict[str, Any]:
     """The slow link's two runs: renew at TTL/2 over a 5 s and over a 10 s one-way link."""
     return {f"{d} s link": heartbeat(lease=lease, job=job, renew="half", latency=d, backend=backend) for d in (5, 10)}
 
@@ -154,7 +155,7 @@ def measured_scaling(backend: Backend) -> Drawing:
     if bench:
         when = bench["meta"].get("when", "see benchmarks/results/renewal_cost.md")
         return scaling_figure(bench["rows"], f"measured on live Valkey by benchmarks/renewal_cost.py ({when})")
-    where = {"fake": "fakeredis (in-process)", "valkey": "an embedded valkey-server"}.get(backend.kind,
+    where = {"fake": "fakeredis (in-process)", "valkey": "an embedded valkey-server"}.get(backend.source,
                                                                                           backend.describe())
     return scaling_figure(renewal_scaling(backend, SCALING_KS), f"measured on {where} by `emqlab figures`")
 
@@ -179,7 +180,7 @@ def cluster_figure(timelines: Any, fig=None, labels: dict[str, str] | None = Non
 
 
 def cluster_modes(cluster: Any) -> dict[str, Any]:
-    """The cluster lesson's runs on a live `emqlab.store.cluster.LocalCluster`: with the hashtag and without."""
+    """The cluster lesson's runs on a live `emqlab.store.local_cluster.LocalCluster`: with the hashtag and without."""
     from ..scenarios.cluster import placement
 
     return {"hashtag": placement(cluster, hashtag=True), "none": placement(cluster, hashtag=False)}
@@ -289,7 +290,7 @@ def tools_modes(library: str, backend: Backend | None = None, runs: dict[str, An
     """The lesson's runs of `library` (its failure and its fix, each on a server of its own: `runs` if they
     were made already) and emqlab's own design facing the same story, on `backend` (the lab's store)."""
     from ..tools import runs as library_runs
-    from ..tools.ours import ours
+    from ..tools.counterpart import ours
     from ..tools.story import EMQLAB
 
     made = dict(runs) if runs is not None else library_runs(library)

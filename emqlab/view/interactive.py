@@ -173,9 +173,9 @@ def interactive_html(drawing: Drawing, name: str, *, stepper: bool = False, held
     modes = {}
     for key, m in words.modes.items():
         # the readout names its mode first; most headlines already do ("no renewal: the 30 s lease …")
-        named = m.readout.startswith(m.label)
+        named = m.headline.startswith(m.label)
         modes[key] = {"label": m.label, "html": m.html() if named else f"<b>{html.escape(m.label)}</b> — {m.html()}",
-                      "verdict": m.verdict}
+                      "verdict": m.static}
         if stepper:
             modes[key]["steps"] = [[e.t, f"t = {e.t:g} s · {event_in_words(e)}"]
                                    for e in step_events(drawing.timelines.get(key))]
@@ -187,7 +187,7 @@ def interactive_html(drawing: Drawing, name: str, *, stepper: bool = False, held
     svg, scales = _svg(drawing, cursors=stepper)
     svg = _tagged(svg, {key: m.label for key, m in words.modes.items()}, scales)
     items = "".join(f'<li data-verdict="{html.escape(key, quote=True)}"><b>{html.escape(m.label)}</b> → '
-                    f'{html.escape(m.verdict)}<br>{m.html()}</li>' for key, m in words.modes.items())
+                    f'{html.escape(m.static)}<br>{m.html()}</li>' for key, m in words.modes.items())
     hidden = " data-held hidden" if held_back else ""
     caption = html.escape(held_back or words.caption)
     # folded: the list scrolls in a box of its own (still on the page as text, with or without the script)

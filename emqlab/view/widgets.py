@@ -65,8 +65,8 @@ def _slider(name: str, spec: Any) -> w.ValueWidget:
     if isinstance(spec, w.ValueWidget):
         return spec
     lo, hi, step, value = spec
-    kind = w.IntSlider if all(isinstance(x, int) for x in spec) else w.FloatSlider
-    return kind(min=lo, max=hi, step=step, value=value, description=name, continuous_update=False,
+    slider = w.IntSlider if all(isinstance(x, int) for x in spec) else w.FloatSlider
+    return slider(min=lo, max=hi, step=step, value=value, description=name, continuous_update=False,
                 style={"description_width": "initial"})
 
 
@@ -161,7 +161,7 @@ class ModeExplorer:
     @property
     def readout_text(self) -> str:
         """What the readout says with the pinned mode lit: its readout, or the figure's prompt."""
-        return self.drawing.words.readout(self.lit) if self.drawing else ""
+        return self.drawing.words.text(self.lit) if self.drawing else ""
 
     @property
     def html(self) -> str:
@@ -332,11 +332,11 @@ class Predict:
         return text
 
     def answer(self, why: dict[str, Why]) -> "Answer":
-        """The cell after the question: the run's own summary, then every option with why the run bears it
+        """The cell after the question: the run's own headline, then every option with why the run bears it
         out or not, then the figure with its verdicts. Where the learner committed with the button (in the
         lab) the figure already stands under the question, so only the words are shown here; in a saved
         lesson this cell's output is where a reader without a kernel meets the figure, once."""
-        lines = [f"The run: {self.run.verdict.summary}"]
+        lines = [f"The run: {self.run.verdict.headline}"]
         lines += [f"{'✓ right' if right else '✗ wrong'}: {option}. {reason}"
                   for right, option, reason in self.reasons(why)]
         if self.explorer is None:

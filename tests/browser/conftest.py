@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from support import (ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, NOTEBOOKS, UI_TIMEOUT, VIEWPORT, VOILA_READY, Server, _server_argv,
-                     _slug, free_port)
+from support.browser import (ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, NOTEBOOKS, UI_TIMEOUT, VIEWPORT, VOILA_READY, Server,
+                             _server_argv, _slug, free_port)
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +20,7 @@ def lab_server(tmp_path_factory):
     course = home / "course"
     shutil.copytree(NOTEBOOKS, course, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     port, token = free_port(), secrets.token_hex(16)
-    from emqlab.course.lab import lab_env
+    from emqlab.course.lab.launcher import lab_env
 
     server = Server(_server_argv("lab", port, token, home, course), port, token, home, "/api/status",
                     env=lab_env(), quiet_news=False)

@@ -15,7 +15,8 @@ import urllib.request
 import pytest
 
 from realtime import timeout_s
-from support import ARTIFACTS, RENDER_TIMEOUT, VOILA_READY, cmdlines, free_port
+from support.browser import ARTIFACTS, RENDER_TIMEOUT, VOILA_READY, free_port
+from support.processes import cmdlines
 
 pytestmark = [pytest.mark.live, pytest.mark.browser, pytest.mark.slow]
 CLI = [sys.executable, "-m", "emqlab.cli", "class"]

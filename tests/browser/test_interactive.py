@@ -44,7 +44,7 @@ def test_pointing_at_a_mode_lights_it_and_says_its_readout(page, site):
             assert figure.get_attribute("data-lit") == key
             said = readout.inner_text()
             # the readout names its mode first: by its headline, or by its label before it
-            named = m.readout if m.readout.startswith(m.label) else f"{m.label} — {m.readout}"
+            named = m.headline if m.headline.startswith(m.label) else f"{m.label} — {m.headline}"
             assert said.startswith(named) and all(fact in said for fact in m.facts)
             others = [k for k in fw.modes if k != key]
             assert figure.locator(f"[data-mode='{key}'].emq-dim").count() == 0
@@ -88,7 +88,7 @@ def test_without_javascript_every_readout_is_on_the_page(page, site, tmp_path):
     for fw in words.values():
         assert fw.caption in text
         for m in fw.modes.values():
-            assert m.readout in text and all(fact in text for fact in m.facts)
+            assert m.headline in text and all(fact in text for fact in m.facts)
 
 
 def test_the_figure_scales_down_to_a_phone_without_cutting_anything(page, site):

@@ -8,7 +8,7 @@ Dashboards: `emqlab present heartbeat`'s Voila page shows the same interactive f
 type, lights a mode under the pointer, and asks nothing of any other machine.
 
 Screenshots land in test-artifacts/ (git-ignored; CI keeps them). The servers, the browser and the
-page readers live in tests/support.py.
+page readers live in tests/support/browser.py.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ import pytest
 
 from emqlab.lease.designs import DESIGNS, design_names
 
-from support import ARTIFACTS, RENDER_TIMEOUT, UI_TIMEOUT, figure_with, hover_lights, lesson, lit_state, open_and_run
+from support.browser import (ARTIFACTS, RENDER_TIMEOUT, UI_TIMEOUT, figure_with, hover_lights, lesson, lit_state,
+                             open_and_run)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -18,7 +18,7 @@ import pytest
 from emqlab.cli.command import main
 from emqlab.course.notebooks import NOTEBOOKS
 from emqlab.course.site import build
-from support import CHROMIUM, CHROMIUM_ARGS, UI_TIMEOUT
+from support.browser import CHROMIUM, CHROMIUM_ARGS, UI_TIMEOUT
 
 pytestmark = pytest.mark.browser
 

@@ -12,7 +12,7 @@ import pytest
 
 from emqlab.classroom import draw
 from emqlab.core.words import HEADLINE_WORDS, headline_words
-from emqlab.plot.check import figure_problems, overprints, small_texts
+from emqlab.plot.legibility import figure_problems, overprints, small_texts
 from emqlab.classroom.board import class_lanes, class_words, lane_settled, lane_verdict, lane_words
 from realtime import host, timeout_s
 
@@ -76,7 +76,7 @@ def test_the_class_figure_reads_from_the_back_of_the_room(inches, dpi, px, n):
         assert not clashes, (inches, lit, clashes)
     assert not small_texts(d.figure, px)
     assert figure_problems(d.figure) == []  # the legend names exactly what the lanes draw
-    assert all(headline_words(m.readout) <= HEADLINE_WORDS for m in d.words.modes.values())
+    assert all(headline_words(m.headline) <= HEADLINE_WORDS for m in d.words.modes.values())
 
 
 def test_the_words_tell_each_learner_what_happened():
@@ -86,9 +86,9 @@ def test_the_words_tell_each_learner_what_happened():
     # the class's caption names the marks its lanes draw: ada's reap among them, and no late effect landed
     assert words.caption.startswith("A class on one server: one lane per learner's worker.")
     assert "purple diamond a reap" in words.caption and "sky plus" not in words.caption
-    assert words.modes["l02"].readout == ("bob finished 12 jobs; it crashed once; classmates took over "
+    assert words.modes["l02"].headline == ("bob finished 12 jobs; it crashed once; classmates took over "
                                           "and finished the job it held.")
-    assert words.modes["l04"].readout.endswith("; it was paused once.")  # its job finished before anyone reaped it
+    assert words.modes["l04"].headline.endswith("; it was paused once.")  # its job finished before anyone reaped it
     assert words.modes["l02"].facts == ("it crashed holding j500: ada reaped it and completed it",)
     assert "was paused 4 s holding j600" in words.modes["l04"].text
     assert "its late write was refused" in words.modes["l04"].text

@@ -13,7 +13,7 @@ from emqlab.core.errors import BadParameter
 from emqlab.classroom.board import lane_settled
 from emqlab.classroom.practice import PracticeClass
 from realtime import host, premise, timeout_s
-from support import descendants, servers
+from support.processes import descendants, servers
 
 pytestmark = pytest.mark.live
 
@@ -60,16 +60,16 @@ def test_a_crash_and_a_freeze_in_a_practice_class_and_nothing_left_after():
         v = crashed.verdict
         assert v.held and v.finished == v.held and set(v.reaped_by.values()) <= {"classmate-2", "classmate-3"}
         # a classmate reaped the job, or (a crash racing the job's own completion) it finished just before
-        assert v.reaped_by or "it finished before its lease ran out" in v.told, v
-        assert "it crashed holding" in v.told and not me.alive
+        assert v.reaped_by or "it finished before its lease ran out" in v.text, v
+        assert "it crashed holding" in v.text and not me.alive
         me = lab.join(room.address(1), name="ada", **OPTIONS)
         frozen = room.pause("ada", PAUSE_S, timeout=timeout_s(60)).verdict
         assert frozen.late_write_refused and not frozen.late_effect_landed
-        assert "its late write was refused" in frozen.told
+        assert "its late write was refused" in frozen.text
         room.board.fencing(False)
         unfenced = room.pause("ada", PAUSE_S, timeout=timeout_s(60)).verdict
         assert unfenced.late_effect_landed and not unfenced.late_write_refused
-        assert "its late effect landed anyway" in unfenced.told
+        assert "its late effect landed anyway" in unfenced.text
         lanes = room.board.lanes()  # read before the totals
         twice = effect_landed_and_completion_refused(lanes, "ada")
         # the lane's counts (its verdict, its headline): the fenced freeze's write is a late write refused; the

@@ -12,7 +12,8 @@ import pytest
 from emqlab.cli.command import main
 from emqlab.scenarios.fencing import fencing
 from emqlab.scenarios.heartbeat import heartbeat
-from emqlab.scenarios.reaper import queue_heartbeat, reaper
+from emqlab.scenarios.queue_heartbeat import queue_heartbeat
+from emqlab.scenarios.reaper import reaper
 from emqlab.scenarios.stuck import stuck
 
 EXPLORE_FIELDS = {"states", "transitions", "depth_reached", "complete", "violations", "counterexample", "invariant",

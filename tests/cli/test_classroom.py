@@ -18,7 +18,7 @@ import redis
 from emqlab.course import lab
 from emqlab.classroom.board import Board, lane_bands, lane_story
 from realtime import premise, timeout_s
-from support import cmdlines, wait_for
+from support.processes import cmdlines, wait_for
 
 pytestmark = pytest.mark.live
 CLI = [sys.executable, "-m", "emqlab.cli", "class"]

@@ -84,7 +84,7 @@ def test_the_cli_prints_the_scenarios_own_readout(verb, args, run):
     """Without --json a verb prints the readout its scenario wrote, word for word: the CLI composes none."""
     proc = emqlab(verb, *args)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == run().summary + "\n"
+    assert proc.stdout == run().text + "\n"
     with_json = json.loads(emqlab(verb, *args, "--json").stdout)
     verdict = with_json["verdict"]  # --json keeps the headline and each fact, apart
     assert "\n".join([verdict["summary"], *(f"· {f}" for f in verdict.get("facts", []))]) == proc.stdout.strip()
@@ -189,11 +189,11 @@ def test_emqlab_valkey_serves_until_stopped_and_then_stops_its_server(sig):
 
 def test_lab_opens_the_first_lesson_and_passes_jupyter_options_through(monkeypatch):
     from emqlab.cli import command as cli
-    from emqlab.course import lab
+    from emqlab.course.lab import launcher
 
     seen = {}
-    monkeypatch.setattr(lab.os, "chdir", lambda path: seen.setdefault("cwd", path))
-    monkeypatch.setattr(lab.os, "execve", lambda path, argv, env: seen.update(argv=argv, env=env))
+    monkeypatch.setattr(launcher.os, "chdir", lambda path: seen.setdefault("cwd", path))
+    monkeypatch.setattr(launcher.os, "execve", lambda path, argv, env: seen.update(argv=argv, env=env))
     assert cli.main(["lab", "--no-browser", "--port", "8891"]) == 0
     argv = seen["argv"]
     assert argv[1:3] == ["-m", "jupyterlab"] and "--LabApp.default_url=/lab/tree/00-start-here.ipynb" in argv

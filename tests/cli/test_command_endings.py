@@ -15,8 +15,7 @@ import pytest
 from emqlab.store.embedded import FOLDER_PREFIX, EmbeddedValkey
 
 from realtime import timeout_s
-from support import (consumers, descendants, gone, keys_under, run_json, run_leases, servers, start,
-                     wait_for)
+from support.processes import consumers, descendants, gone, keys_under, run_json, run_leases, servers, start, wait_for
 
 LEASE_S = "3"  # a short run-lease, so a killed run's lease lapses within a test's patience
 LONG_CHAOS = ["chaos", "--procs", "on", "--jobs", "4000", "--workers", "2", "--progress", "off"]

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from emqlab.core.children import Children, child_setup, descendants, signal_each
-from support import gone, wait_for
+from support.processes import gone, wait_for
 
 SLEEP = [sys.executable, "-c", "import time; time.sleep(60)"]
 

@@ -21,7 +21,7 @@ from emqlab.core import ranges
 from emqlab.core.errors import BadParameter
 from emqlab.lease.leases import Leases
 from emqlab.queue.jobs import Queue, check_attempts
-from emqlab.scenarios.base import positive, run_on
+from emqlab.scenarios.run_harness import positive, run_on
 from realtime import timeout_s
 
 CLI = [sys.executable, "-m", "emqlab.cli"]

@@ -32,7 +32,7 @@ def test_a_record_writes_its_json_keys_in_one_place():
 
 
 def test_a_verdict_says_its_facts_first_and_its_words_last():
-    v = Facts(lapsed_at=30.0, runs=2).but(label="no renewal", summary="it lapsed", static="lapses")
+    v = Facts(lapsed_at=30.0, runs=2).but(label="no renewal", headline="it lapsed", static="lapses")
     assert list(v.to_dict()) == ["lapsed_at", "runs", "label", "summary", "static"]
     assert Facts.from_dict(v.to_dict()) == v
     with pytest.raises(FrozenInstanceError):
@@ -46,7 +46,7 @@ def test_a_run_reads_back_typed_and_an_unknown_scenario_is_refused(fake):
     again = load(tl.to_dict())
     assert again.params == tl.params and again.verdict == tl.verdict and again.params.latency == 5.0
     untyped = Timeline.from_dict(tl.to_dict())  # plain data: the headline and its facts as the JSON holds them
-    assert untyped.verdict["summary"] == tl.verdict.summary and untyped.summary == tl.summary
+    assert untyped.verdict["summary"] == tl.verdict.headline and untyped.text == tl.text
     with pytest.raises(Exception, match="no scenario named 'nosuch'"):
         load({**tl.to_dict(), "scenario": "nosuch"})
 

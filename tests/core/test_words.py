@@ -8,8 +8,9 @@ import json
 import pytest
 
 from emqlab.cli import command as cli
-from emqlab.core.words import told
+from emqlab.core.words import as_text
 from emqlab.course import lab
+from emqlab.course.lab import session
 from emqlab.view.export import export_all, export_figure
 from emqlab.view.figures import heartbeat_figure, heartbeat_modes
 from emqlab.scenarios.heartbeat import heartbeat
@@ -19,7 +20,7 @@ from emqlab.view.widgets import ModeExplorer
 def cli_summary(capsys, *argv: str) -> str:
     assert cli.main(["heartbeat", *argv, "--json"]) == 0
     verdict = json.loads(capsys.readouterr().out)["verdict"]
-    return told(verdict["summary"], verdict.get("facts", ()))  # the headline and its facts, as --json keeps them
+    return as_text(verdict["summary"], verdict.get("facts", ()))  # the headline and its facts, as --json keeps them
 
 
 def caption_readout(path) -> str:
@@ -47,7 +48,7 @@ def test_cli_caption_and_widget_say_the_same_sentence(fake, capsys, tmp_path, re
 
 
 def test_the_cadence_explorer_at_1_2_ttl_speaks_of_no_pause_and_no_finish(fake, capsys, monkeypatch):
-    monkeypatch.setattr(lab, "_current", fake)
+    monkeypatch.setattr(session, "_current", fake)
     explorer = ModeExplorer(heartbeat_figure, run=lab.cadence_modes,
                             sliders={"lease": (10, 60, 5, 30), "job": (15, 120, 5, 75),
                                      "cadence": (0.1, 1.5, 0.05, 1.2), "pause_at": (0, 60, 5, 20),
@@ -59,7 +60,7 @@ def test_the_cadence_explorer_at_1_2_ttl_speaks_of_no_pause_and_no_finish(fake, 
         assert text == cli_summary(capsys, "--renew", "1.2")
     finally:
         explorer.close()
-        monkeypatch.setattr(lab, "_current", None)
+        monkeypatch.setattr(session, "_current", None)
 
 
 def test_figure_1_captions_carry_the_cli_readouts(capsys, tmp_path):
@@ -74,6 +75,6 @@ def test_the_dashboard_reads_the_same_words(fake, capsys):
     x = dashboard("heartbeat", backend=fake)
     try:
         modes = heartbeat_modes(fake)
-        assert x.modes["none"].text == modes["none"].verdict.told == cli_summary(capsys, "--renew", "none")
+        assert x.modes["none"].text == modes["none"].verdict.text == cli_summary(capsys, "--renew", "none")
     finally:
         x.close()

@@ -30,7 +30,7 @@ def test_cadence(fake):
     slow = ex.check_cadence(1.2, fake)
     assert not slow and "comes too late" in slow.text and "lapsed at 30 s" in slow.text
     from emqlab.scenarios.heartbeat import heartbeat
-    assert slow.text.endswith(heartbeat(renew=1.2, backend=fake).verdict.summary)  # the run's own headline
+    assert slow.text.endswith(heartbeat(renew=1.2, backend=fake).verdict.headline)  # the run's own headline
     tight = ex.check_cadence(0.8, fake)
     assert not tight and "The lease held, but" in tight.text and "6 s of the 30 s lease left" in tight.text
     near = ex.check_cadence(0.51, fake)  # 14.7 s left: less than half, said as such, not "almost no time"

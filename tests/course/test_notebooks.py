@@ -220,7 +220,7 @@ def test_a_kernel_given_a_taken_port_starts_on_new_ports(monkeypatch):
     from jupyter_client.connect import LocalPortCache
     from nbval.kernel import start_new_kernel
 
-    from support import kernel_start_retried_on_a_taken_port
+    from support.processes import kernel_start_retried_on_a_taken_port
 
     held = socket.socket()  # a port some other process holds by the time the kernel binds
     held.bind(("127.0.0.1", 0))
@@ -247,7 +247,7 @@ def test_a_kernel_given_a_taken_port_starts_on_new_ports(monkeypatch):
 def test_a_kernel_that_dies_for_another_reason_is_not_started_again_and_says_why(tmp_path, monkeypatch):
     from nbval.kernel import start_new_kernel
 
-    from support import kernel_start_retried_on_a_taken_port
+    from support.processes import kernel_start_retried_on_a_taken_port
 
     spec = tmp_path / "kernels" / "dies"
     spec.mkdir(parents=True)

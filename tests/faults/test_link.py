@@ -11,7 +11,7 @@ import threading
 
 import pytest
 from realtime import timeout_s
-from support import REAL_SLACK_S, SLOW_SCALE, slack
+from support.records import REAL_SLACK_S, SLOW_SCALE, slack
 
 from emqlab.core import ranges
 from emqlab.faults import relay
@@ -35,8 +35,8 @@ def test_a_5_s_link_keeps_the_lease(fake):
     assert facts(v) == {"lapsed_at": None, "renew_lost_at": None, "blind_s": None, "runs": 1}
     assert v.finished_by == ["holder"] and not v.double_run
     assert v.tightest_margin_s == 5.0  # each extend lands 25 s after the last stamp: 5 s of 30 left
-    assert "over a link whose one-way delay is 5 s" in v.told
-    assert "held the 30 s lease to the end" in v.told
+    assert "over a link whose one-way delay is 5 s" in v.text
+    assert "held the 30 s lease to the end" in v.text
 
 
 def test_a_10_s_link_loses_it_and_the_holder_learns_15_s_late(fake):
@@ -49,8 +49,8 @@ def test_a_10_s_link_loses_it_and_the_holder_learns_15_s_late(fake):
     assert [e.t for e in tl.of("work_start", "holder")] == [20.0]
     assert v.holder_stopped_at == 55.0 and v.reclaimed_at == 40.5  # the contender ran it from just after 40
     assert v.double_run and v.overlap == [[40.5, 55.0]]
-    assert ("over a link whose one-way delay is 10 s" in v.told
-            and "the holder learned only at 55 s, 15 s after its lease had lapsed" in v.told)
+    assert ("over a link whose one-way delay is 10 s" in v.text
+            and "the holder learned only at 55 s, 15 s after its lease had lapsed" in v.text)
     assert "blind 15 s" in v.static and v.label == "renew at TTL/2, 10 s link"
     assert fake.keys() == []
 
@@ -76,7 +76,7 @@ def test_never_told_the_holder_works_blind_to_the_end(fake):
     v = heartbeat(renew="none", latency=10, backend=fake).verdict
     assert v.lapsed_at == 40.0 and v.renew_lost_at is None
     assert v.blind_s == 55.0  # worked from 20 to 95, the lease gone at 40
-    assert "never told: it went on working until 55 s after its lease had lapsed" in v.told
+    assert "never told: it went on working until 55 s after its lease had lapsed" in v.text
 
 
 @pytest.mark.parametrize("bad", [-1, 600.5, float("nan"), float("inf"), "5", True])

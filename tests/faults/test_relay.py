@@ -14,7 +14,7 @@ from emqlab.faults import relay as relay_mod
 from emqlab.core.errors import BadParameter
 from emqlab.faults.relay import Relay
 from realtime import timeout_s
-from support import REAL_SLACK_S
+from support.records import REAL_SLACK_S
 
 # a round trip's time is asserted on the real clock, with margins sized from this host (tests/realtime.py)
 pytestmark = pytest.mark.realtime

@@ -16,7 +16,7 @@ from emqlab.lease.keepers import BatchedExtend
 from emqlab.lease.planes import Sweep
 from emqlab.queue.consumer import Consumer
 from emqlab.queue.jobs import Queue
-from emqlab.scenarios.base import run_on
+from emqlab.scenarios.run_harness import run_on
 from emqlab.scenarios.reaper import reaper
 
 

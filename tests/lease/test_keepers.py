@@ -15,11 +15,11 @@ from emqlab.core.errors import BadParameter
 from emqlab.lease.designs import design_names
 from emqlab.queue.procs import ProcessPool, collect_events
 from emqlab.queue.jobs import Queue
-from emqlab.scenarios.base import run_on
+from emqlab.scenarios.run_harness import run_on
 from emqlab.scenarios.reaper import reaper
 from emqlab.core.timeline import WallRecorder
 from realtime import premise, timeout_s
-from support import reaped_past_its_lease, slack
+from support.records import reaped_past_its_lease, slack
 
 RUN_SECONDS = 30  # about how long this file runs on a quiet 2-core machine: the suite starts the longest first
 LEASE_S, BEAT_S = 30.0, 5.0

@@ -18,7 +18,7 @@ from emqlab.lease.designs import DESIGNS, make_plane
 from emqlab.lease.planes import PerJobTimers, Session, Sweep
 from emqlab.scenarios.renewal_cost import CostVerdict, renewal_cost, static_verdict, words
 from realtime import timeout_s
-from support import record, stop_when_lost
+from support.records import record, stop_when_lost
 from emqlab.core.words import seconds
 
 EMQLAB = str(Path(sys.executable).with_name("emqlab"))
@@ -59,7 +59,7 @@ def test_one_renewal_per_tick_whatever_k_fake(fake, k):
     assert [e.t for e in t.of("round_trip", "session")] == [15.0, 30.0, 45.0]  # exact on the virtual clock
     assert all(e.data["leases"] == k for e in t.of("round_trip", "session"))
     assert v.round_trips_by_tick == v.calls_by_tick == [1, 1, 1]
-    assert t.summary == (f"one session: K = {k} {'lease' if k == 1 else 'leases'} held by one worker paid 1 round trip "
+    assert t.text == (f"one session: K = {k} {'lease' if k == 1 else 'leases'} held by one worker paid 1 round trip "
                          "per tick over 3 ticks.\n· 1 script call per tick on the worker's session, none on a job\n"
                          f"· the median tick took {v.wall_ms_per_tick:g} ms of wall time\n· every lease was held to the end")
     assert fake.keys() == []  # the run's keys are gone
@@ -101,7 +101,7 @@ def test_session_taken_loses_every_job_at_the_next_renewal(backend_slow):
     assert at == 30.0 if not backend.clock.real else 30.0 <= at < 37.5
     assert v.stopped == [1, 2, 3, 4, 5, 6] and v.session_taken_at == take.t
     assert v.round_trips_by_tick == [1, 1, 0, 0]  # nothing left to renew after the session went
-    assert t.summary.endswith(f"\n· the renewal at {seconds(at)} found the worker's session re-owned and told the "
+    assert t.text.endswith(f"\n· the renewal at {seconds(at)} found the worker's session re-owned and told the "
                               "holders of all 6 jobs at once, and each stopped")
 
 
@@ -109,7 +109,7 @@ def test_session_lapsed_loses_every_job_and_says_gone(fake):
     t = renewal_cost(jobs=4, design="session", ticks=3, cadence=1.2, backend=fake)  # renews after the lease ends
     v = t.verdict
     assert v.lost == [1, 2, 3, 4] and v.taken == {} and v.session_taken_at is None
-    assert "found the worker's session gone and told the holders of all 4 jobs at once, and each stopped" in t.summary
+    assert "found the worker's session gone and told the holders of all 4 jobs at once, and each stopped" in t.text
 
 
 def test_holders_waiting_on_lost_events_all_stop_at_once(fake):
@@ -138,7 +138,7 @@ def test_words_for_one_job_and_many():
                         "· the median tick took 0.2 ms of wall time\n"
                         "· the renewal at 15 s found the worker's session gone and told the holders of its one job at "
                         "once, and each stopped")
-    assert one.label == "one session" and one.verdict.startswith("one session extend each tick, whatever K is")
+    assert one.label == "one session" and one.static.startswith("one session extend each tick, whatever K is")
 
 
 # -- the must-holds on live Valkey: the command line, K = 6, 1,000 and 100,000 ---------------------------

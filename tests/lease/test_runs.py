@@ -15,10 +15,10 @@ from emqlab.lease import runs
 from emqlab.core.errors import BadParameter, StoreError
 from emqlab.queue.jobs import Queue
 from emqlab.lease.runs import LEASE_SUFFIX, RunLease, clean, lease_seconds
-from emqlab.scenarios.base import run_on
+from emqlab.scenarios.run_harness import run_on
 
 from realtime import timeout_s
-from support import keys_under, run_json, run_leases, start, wait_for
+from support.processes import keys_under, run_json, run_leases, start, wait_for
 
 RUN_PREFIX = re.compile(r"emqlab:heartbeat-[0-9a-f]{16}:")
 
@@ -94,7 +94,7 @@ def test_clean_takes_a_glob_character_in_a_run_name_literally(fake):
 
 @pytest.mark.parametrize("text", ["0", "1", "1e9", "nan", "inf", "soon"])
 def test_run_lease_length_is_checked(monkeypatch, text):
-    monkeypatch.setenv(runs.LEASE_ENV, text)
+    monkeypatch.setenv(runs.RUN_LEASE_ENV, text)
     with pytest.raises(BadParameter, match="EMQLAB_RUN_LEASE"):
         lease_seconds()
 
@@ -120,7 +120,7 @@ def _advance(backend):
 # -- live: the renewer thread, a lapse, clean beside live runs ---------------------------------------
 @pytest.mark.live
 def test_a_live_run_lease_is_renewed_past_its_length(live, monkeypatch):
-    monkeypatch.setenv(runs.LEASE_ENV, "2")
+    monkeypatch.setenv(runs.RUN_LEASE_ENV, "2")
     lease = RunLease(live, live.run_prefix("renew")).take()
     try:
         assert 0 < live.client.pttl(lease.key) <= 2000  # not an event count: a TTL read back (PTTL, real ms)
@@ -133,7 +133,7 @@ def test_a_live_run_lease_is_renewed_past_its_length(live, monkeypatch):
 
 @pytest.mark.live
 def test_a_run_whose_lease_lapsed_under_it_fails(live, monkeypatch):
-    monkeypatch.setenv(runs.LEASE_ENV, "2")
+    monkeypatch.setenv(runs.RUN_LEASE_ENV, "2")
     with pytest.raises(StoreError, match="lapsed while it ran"):
         with run_on(live, "lapse", {}) as r:
             live.client.delete(r.lease.key)  # what a lapse (a stopped process) leaves behind
@@ -143,7 +143,7 @@ def test_a_run_whose_lease_lapsed_under_it_fails(live, monkeypatch):
 
 @pytest.mark.live
 def test_clean_on_a_live_server_spares_a_live_run(live, valkey_url, monkeypatch):
-    monkeypatch.setenv(runs.LEASE_ENV, "2")
+    monkeypatch.setenv(runs.RUN_LEASE_ENV, "2")
     dead = _dead_run(live, "gone", 50)
     live.client.set(dead + LEASE_SUFFIX, "t", px=200)  # its lease, about to lapse
     with run_on(live, "alive", {}) as r:

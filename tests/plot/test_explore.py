@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from emqlab.plot.check import figure_problems, small_texts
+from emqlab.plot.legibility import figure_problems, small_texts
 from emqlab.scenarios.explore import explore, replay
 from emqlab.scenarios.heartbeat import heartbeat
 from emqlab.scenarios.history import check
 from emqlab.view import figures
-from support import check_protocol
+from support.words import check_protocol
 
 SIZES = [((12, 7.2), 80, 12), ((15, 7.5), 120, 18)]
 ECHOMQ_LIKE = {name: Path(__file__).parents[1] / "scenarios" / f"echomq_like_{short}.lua"
@@ -78,7 +78,7 @@ def _marker_looks(fig) -> set[tuple[str, str]]:
 def _course_markers() -> set[tuple[str, str]]:
     from emqlab.core.marks import MARKS
 
-    return {(m.colour.upper(), m.shape) for m in MARKS.values() if m.kind == "marker" and not m.hollow}
+    return {(m.colour.upper(), m.shape) for m in MARKS.values() if m.artist == "marker" and not m.hollow}
 
 
 def test_a_growth_run_is_drawn_with_no_look_a_course_mark_has():
@@ -191,7 +191,7 @@ def test_a_folded_explorer_says_its_caption_and_notes_not_a_line_per_state(space
     try:
         said = walk.said()
         assert said.splitlines()[0] == walk.drawing.words.caption
-        assert space.timeline.verdict.summary in said and " → ".join(map(str, space.path)) in said
+        assert space.timeline.verdict.headline in said and " → ".join(map(str, space.path)) in said
         assert "state 1 →" not in said and len(said.splitlines()) == 3
     finally:
         walk.close()

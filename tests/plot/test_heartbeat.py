@@ -16,12 +16,12 @@ from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
 
 from emqlab.core.errors import BadParameter  # noqa: E402
 from emqlab.core.marks import MARKS  # noqa: E402
-from emqlab.plot.check import arrow_ends  # noqa: E402
+from emqlab.plot.legibility import arrow_ends  # noqa: E402
 from emqlab.view.figures import heartbeat_figure  # noqa: E402
 from emqlab.plot import Drawing  # noqa: E402
 from emqlab.scenarios.heartbeat import heartbeat  # noqa: E402
 from emqlab.store.backend import connect  # noqa: E402
-from support import SLOW_SCALE, slack  # noqa: E402
+from support.records import SLOW_SCALE, slack  # noqa: E402
 
 
 @pytest.fixture(scope="module", params=["fake", pytest.param("live", marks=pytest.mark.live)])
@@ -88,10 +88,10 @@ def test_protocol_modes_lanes_and_readout(both):
     titles = {ax.get_title(loc="left") for ax in fig.axes}
     assert titles == {words.modes["none"].label, words.modes["half"].label}
     texts = {t.get_text() for ax in fig.axes for t in ax.texts}
-    assert {words.modes["none"].verdict, words.modes["half"].verdict} <= texts
-    assert words.modes["none"].text == both["none"].verdict.told
-    assert "runs twice" in words.modes["none"].verdict
-    assert "every 15 s" in words.modes["half"].verdict and "finishes once" in words.modes["half"].verdict
+    assert {words.modes["none"].static, words.modes["half"].static} <= texts
+    assert words.modes["none"].text == both["none"].verdict.text
+    assert "runs twice" in words.modes["none"].static
+    assert "every 15 s" in words.modes["half"].static and "finishes once" in words.modes["half"].static
 
 
 def test_the_x_axis_counts_from_when_the_holder_asked_over_a_link_and_took_beside_the_store(both):
@@ -172,8 +172,8 @@ def test_a_pause_is_drawn_and_told(fake):
     hatched = [a for a in mode_artists(drawing.figure, "half") if isinstance(a, Rectangle) and a.get_hatch()]
     assert [(a.get_x(), a.get_x() + a.get_width()) for a in hatched] == [(20, 60)]
     words = drawing.words.modes["half"]
-    assert "extend replies 0 · holder stops" in words.verdict and "paused 20 s–60 s" in words.verdict
-    assert words.readout == "renew at TTL/2: the 30 s lease lapsed at 45 s; the job finished once, by the contender."
+    assert "extend replies 0 · holder stops" in words.static and "paused 20 s–60 s" in words.static
+    assert words.headline == "renew at TTL/2: the 30 s lease lapsed at 45 s; the job finished once, by the contender."
     assert words.facts[:2] == ("the holder was paused from 20 s to 60 s", "it lapsed while the holder was frozen")
     assert "replied 0" in words.text
 

@@ -1,8 +1,8 @@
 """The course's visual grammar (`emqlab.core.marks`): one look for one meaning, written in one place, read the
 same way by the figures, the legend check and the lessons' words.
 
-Every figure the package draws is held to `plot.check.mark_problems` through `figure_problems` and the
-figure tests (tests/plot/test_check.py's builders on fakeredis, the export of every course figure, the live
+Every figure the package draws is held to `plot.legibility.mark_problems` through `figure_problems` and the
+figure tests (tests/plot/test_legibility.py's builders on fakeredis, the export of every course figure, the live
 failover, cluster and class figures in their own files); this file checks the table, the check itself, that
 no plotting module writes a colour or a marker of its own, and that the lessons name marks by the table's words.
 """
@@ -20,7 +20,7 @@ from matplotlib.figure import Figure
 
 from emqlab.core.marks import INK, MARKS, OTHER_SERIES, PALETTE, RUNS, SERIES
 from emqlab.plot import legend_of_marks, style
-from emqlab.plot.check import mark_problems
+from emqlab.plot.legibility import mark_problems
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "emqlab"
@@ -40,7 +40,7 @@ def test_one_look_means_one_thing_and_one_thing_has_one_look():
 def test_no_series_or_run_looks_like_an_event():
     """A benchmark's series and an explorer's side-by-side runs take looks no filled marker of the table has:
     a purple diamond is a job taken back wherever it appears, never a library's line."""
-    events = {(m.colour, m.shape) for m in MARKS.values() if m.kind == "marker" and not m.hollow}
+    events = {(m.colour, m.shape) for m in MARKS.values() if m.artist == "marker" and not m.hollow}
     lines = {**{f"series {k}": v for k, v in SERIES.items()}, "other series": OTHER_SERIES,
              **{f"run {k}": v for k, v in enumerate(RUNS)}}
     assert {name: look for name, look in lines.items() if tuple(look) in events} == {}
@@ -82,7 +82,7 @@ def test_the_check_fails_two_meanings_told_apart_by_colour_alone():
 
 def test_the_key_draws_every_mark_a_legend_can_name(fake):
     from emqlab.view.figures import key_figure
-    from emqlab.plot.check import clipped_marks, overprints
+    from emqlab.plot.legibility import clipped_marks, overprints
 
     drawing = key_figure()
     drawn = {a.get_label()[1:] for ax in drawing.figure.axes for a in [*ax.lines, *ax.patches]}

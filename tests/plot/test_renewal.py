@@ -57,7 +57,7 @@ def test_figure_two_draws_each_run_with_its_words(fake):
     assert isinstance(drawing, Drawing) and drawing.modes == ["per-job", "sweep"]
     assert not [name for name in vars(drawing.figure) if name.startswith("emqlab_")]
     titles = [(ax.get_title(loc="left"), ax.get_title(loc="right")) for ax in drawing.figure.axes]
-    assert titles == [(fw.modes[n].label, fw.modes[n].verdict) for n in ("per-job", "sweep")]
+    assert titles == [(fw.modes[n].label, fw.modes[n].static) for n in ("per-job", "sweep")]
     gids = _gids(drawing.figure)
     assert gids.count("lane:per-job") == 1 and gids.count("lane:sweep") == 1
     # one mark per recorded round trip: 6 per tick on the per-job lane, 1 on the sweep lane
@@ -71,7 +71,7 @@ def test_figure_two_draws_each_run_with_its_words(fake):
         [release] = run.of("let_go", "worker")
         assert ends == {release.t} and release.data["leases"] == 6, name
     assert drawing.readout_text == fw.prompt
-    assert drawing.light("sweep").readout_text == modes["sweep"].summary and drawing.is_dimmed("per-job")
+    assert drawing.light("sweep").readout_text == modes["sweep"].text and drawing.is_dimmed("per-job")
     drawing.figure.canvas.draw()  # it renders
 
 
@@ -91,7 +91,7 @@ def test_figure_two_draws_the_session_lane_and_its_loss(fake):
     assert [line for line in session_ax.get_lines() if line.get_marker() == "X"][0].get_xdata()[0] == 30.0
     band = [p for p in session_ax.patches if p.get_label() == MARKS["lease"].meaning][0]
     assert band.get_x() + band.get_width() == 20.0  # the lease band ends when the session was taken
-    assert drawing.light("session").readout_text == modes["session"].summary
+    assert drawing.light("session").readout_text == modes["session"].text
     drawing.figure.canvas.draw()
 
 

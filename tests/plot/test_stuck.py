@@ -8,7 +8,7 @@ import pytest
 
 from emqlab.view import figures
 from emqlab.plot import Drawing
-from emqlab.plot.check import overprints, small_texts
+from emqlab.plot.legibility import overprints, small_texts
 
 SIZES = [((12, 7.2), 80, 12), ((15, 7.5), 120, 18), ((16, 9), 120, 18)]
 
@@ -34,11 +34,11 @@ def test_the_figure_follows_the_protocol(runs):
     for name in drawing.modes:
         words = drawing.words.modes[name]
         assert gids.count(f"lane:{name}") == 1 and f"mode:{name}" in gids
-        assert f"{words.label} — {words.verdict}" in titles
-        assert words.text == runs[name].summary
+        assert f"{words.label} — {words.static}" in titles
+        assert words.text == runs[name].text
     assert drawing.readout_text == drawing.words.prompt
     drawing.light("session+limit")
-    assert drawing.readout_text == runs["session+limit"].summary
+    assert drawing.readout_text == runs["session+limit"].text
     assert drawing.is_dimmed("none") and not drawing.is_dimmed("session+limit")
     assert drawing.words.modes["session+limit"].label == "one session + 120 s limit"
 

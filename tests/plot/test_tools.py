@@ -12,7 +12,7 @@ import pytest
 
 from emqlab.core.words import HEADLINE_WORDS, headline_words
 from emqlab.plot import Drawing
-from emqlab.plot.check import figure_problems, overprints, small_texts
+from emqlab.plot.legibility import figure_problems, overprints, small_texts
 from emqlab.store.backend import connect
 from emqlab.tools import LIBRARIES, load
 from emqlab.tools.story import EMQLAB
@@ -50,11 +50,11 @@ def test_each_run_is_a_mode_with_its_own_words(modes, library):
     for name in drawing.modes:
         words = drawing.words.modes[name]
         assert gids.count(f"lane:{name}") == 1 and f"mode:{name}" in gids
-        assert words.text == runs[name].summary and headline_words(words.readout) <= HEADLINE_WORDS
+        assert words.text == runs[name].text and headline_words(words.headline) <= HEADLINE_WORDS
     assert drawing.words.modes[EMQLAB].label.startswith("emqlab: ")
     assert drawing.readout_text == drawing.words.prompt
     drawing.light(drawing.modes[0])
-    assert drawing.readout_text == runs[drawing.modes[0]].summary
+    assert drawing.readout_text == runs[drawing.modes[0]].text
     assert drawing.is_dimmed(EMQLAB) and not drawing.is_dimmed(drawing.modes[0])
 
 

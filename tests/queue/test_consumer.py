@@ -10,9 +10,12 @@ from emqlab.queue.consumer import Consumer
 from emqlab.core.errors import BadParameter
 from emqlab.queue.jobs import Queue
 from emqlab.scenarios.reaper import Params as ReaperParams
-from emqlab.scenarios.reaper import (QueueHeartbeatParams, QueueHeartbeatVerdict, ReaperVerdict, queue_heartbeat,
-                                    queue_heartbeat_words, reaper, reaper_words)
-from support import check_protocol, record, says_only_what_the_queue_heartbeat_verdict_holds
+from emqlab.scenarios.queue_heartbeat import QueueHeartbeatParams, QueueHeartbeatVerdict, queue_heartbeat
+from emqlab.scenarios.queue_heartbeat import words as queue_heartbeat_words
+from emqlab.scenarios.reaper import ReaperVerdict, reaper
+from emqlab.scenarios.reaper import words as reaper_words
+from support.records import record
+from support.words import check_protocol, says_only_what_the_queue_heartbeat_verdict_holds
 
 
 # -- the reaper lesson: the beat, step by step, on the server's clock -------------------------------------------
@@ -99,7 +102,7 @@ def test_reaper_words_for_the_beats():
     w = reaper_words(p, base.but(first_beat_past_score=True, beats_before_reap=0))
     assert "read a server TIME" not in w.text and "\n· the first beat whose TIME had reached it, worker-2's" in w.text
     w = reaper_words(p, base.but(first_beat_past_score=False, beats_before_reap=6))
-    assert "TIME" not in w.text and "worker-2's beat reaped it at 32.5 s" in w.readout
+    assert "TIME" not in w.text and "worker-2's beat reaped it at 32.5 s" in w.headline
 
 
 def test_queue_heartbeat_words_for_a_completion_after_the_lapse():

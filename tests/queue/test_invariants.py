@@ -25,7 +25,7 @@ def names(broken):
 # -- each invariant, on facts made by hand -----------------------------------------------------------------
 def test_a_job_in_one_place_under_its_state_breaks_nothing():
     f = facts({"A": row("active", state="active"), "B": row("done", state=None, attempts=None)}, effects={"B": 1})
-    assert inv.check(f) == []  # a row retired in done (EchoMQ retires finished rows) is allowed
+    assert inv.judge(f) == []  # a row retired in done (EchoMQ retires finished rows) is allowed
 
 
 @pytest.mark.parametrize("job, what", [
@@ -69,8 +69,8 @@ def test_no_resurrection_a_refused_holder_never_holds_again():
 
 def test_check_picks_invariants_by_name_and_refuses_unknown_ones():
     f = facts({"A": row("pending", "active", state="pending")}, effects={"A": 2})
-    assert {b.invariant for b in inv.check(f)} == {"one_place", "one_effect"}
-    assert {b.invariant for b in inv.check(f, ["one_effect"])} == {"one_effect"}
+    assert {b.invariant for b in inv.judge(f)} == {"one_place", "one_effect"}
+    assert {b.invariant for b in inv.judge(f, ["one_effect"])} == {"one_effect"}
     with pytest.raises(ValueError, match="unknown invariant 'nope'; known: one_place"):
         inv.check_names(["nope"])
 
@@ -89,7 +89,7 @@ def test_read_and_from_contents_see_the_same_store(fake):
     by_contents = inv.from_contents(q, ids, snapshot.read(fake.client, q.base).entries)
     assert by_pipeline == by_contents
     assert by_pipeline.jobs["B"].places == ("pending", "active") and by_pipeline.effects == {"A": 1}
-    assert names(inv.check(inv.Facts(snapshot=by_pipeline))) == [("one_place", "B")]
+    assert names(inv.judge(inv.Facts(snapshot=by_pipeline))) == [("one_place", "B")]
 
 
 # -- a history, by README's rules ---------------------------------------------------------------------------

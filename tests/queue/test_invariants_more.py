@@ -165,9 +165,9 @@ def test_both_readers_see_the_session_keys_alike_and_see_them_disagree(fake):
     facts = inv.Facts(snapshot=snap)
     assert set(NEW) - set(inv.evaluable(facts)) == {"lease_kept", "current_fence", "lease_granted", "reap_told",
                                                         "limit_kept"}  # a snapshot alone
-    assert inv.check(facts) == []
+    assert inv.judge(facts) == []
     fake.client.zrem(q.held_key("w1"), "B")  # damage: the session's index loses a job it holds
-    assert [b.what for b in inv.check(inv.Facts(snapshot=both()))] == [
+    assert [b.what for b in inv.judge(inv.Facts(snapshot=both()))] == [
         "job B is active under worker w1's session but not in its session index: a lapsed session would never "
         "return it"]
 
@@ -238,29 +238,29 @@ def test_snapshot_events_judge_done_has_effect_and_sessions_agree_when_they_carr
 def test_a_lease_granted_short_of_what_was_asked_breaks_lease_granted():
     short = inv.Facts(grants=(inv.Grant("w1", "job J1's lease", 30.0, 15.0),))
     whole = inv.Facts(grants=(inv.Grant("w1", "job J1's lease", 30.0, 30.0),))
-    [b] = inv.check(short, ["lease_granted"])
+    [b] = inv.judge(short, ["lease_granted"])
     assert b.what == "w1 asked for job J1's lease to 30 s and the store granted it to 15 s: 15 s short"
-    assert inv.check(whole, ["lease_granted"]) == []
+    assert inv.judge(whole, ["lease_granted"]) == []
     assert "lease_granted" in inv.evaluable(short) and "lease_granted" not in inv.evaluable(inv.Facts())
     too_long = inv.Facts(grants=(inv.Grant("w1", "job J1's lease", 45.0, 60.0),))
-    [b] = inv.check(too_long, ["lease_granted"])
+    [b] = inv.judge(too_long, ["lease_granted"])
     assert b.what == "w1 asked for job J1's lease to 45 s and the store granted it to 60 s: 15 s too long"
 
 
 # -- reap_told -------------------------------------------------------------------------------------------------
-def reap(told=("J1",), told_ended=(), moved=("J1",), ended=(), counted=1, limit=100):
-    return inv.Facts(reaps=(inv.Reaped(tuple(told), tuple(told_ended), tuple(moved), tuple(ended), counted, limit),))
+def reap(replied=("J1",), replied_ended=(), moved=("J1",), ended=(), counted=1, limit=100):
+    return inv.Facts(reaps=(inv.Reaped(tuple(replied), tuple(replied_ended), tuple(moved), tuple(ended), counted, limit),))
 
 
 def test_reap_told_holds_when_the_reply_the_count_and_the_store_agree():
-    assert inv.check(reap(), ["reap_told"]) == []
-    assert inv.check(reap((), ("worker-1",), (), ("worker-1",), 0), ["reap_told"]) == []
+    assert inv.judge(reap(), ["reap_told"]) == []
+    assert inv.judge(reap((), ("worker-1",), (), ("worker-1",), 0), ["reap_told"]) == []
     assert "reap_told" in inv.evaluable(reap()) and "reap_told" not in inv.evaluable(inv.Facts())
     assert inv.INVARIANTS["reap_told"].needs == "no reap call with the store read before and after"
 
 
 @pytest.mark.parametrize("facts, what", [
-    (reap(told=()), "the reaper took J1 out of active and its reply did not name it"),
+    (reap(replied=()), "the reaper took J1 out of active and its reply did not name it"),
     (reap(moved=(), counted=0), "the reaper's reply named J1, which it did not take out of active"),
     (reap(ended=("worker-2",)), "the reaper ended the sessions of worker-2 and its reply named none"),
     (reap(counted=0), "the reaper took back 1 and its reaped count grew by 0"),
@@ -268,7 +268,7 @@ def test_reap_told_holds_when_the_reply_the_count_and_the_store_agree():
      "one reap call with a limit of 1 took back 2 and ended 0 sessions: past its limit"),
 ])
 def test_reap_told_names_each_way_a_reply_or_a_count_can_lie(facts, what):
-    assert [b.what for b in inv.check(facts, ["reap_told"])] == [what]
+    assert [b.what for b in inv.judge(facts, ["reap_told"])] == [what]
 
 
 # -- limit_kept ------------------------------------------------------------------------------------------------
@@ -279,15 +279,15 @@ def hung(job_row, now=46.0, hard=45.0, moved=(), limit=100):
 
 
 def test_limit_kept_breaks_when_a_reap_past_the_hard_deadline_leaves_the_job_with_its_holder():
-    [b] = inv.check(hung(row("active", state="active")), ["limit_kept"])
+    [b] = inv.judge(hung(row("active", state="active")), ["limit_kept"])
     assert b.what == ("job J is still active under w1's attempts 1 after a reap 1 s past its hard deadline: "
                       "a hung job kept past its limit")
-    assert inv.check(hung(row("pending", state="pending")), ["limit_kept"]) == []  # taken back: kept
+    assert inv.judge(hung(row("pending", state="pending")), ["limit_kept"]) == []  # taken back: kept
 
 
 def test_limit_kept_waits_for_the_deadline_and_for_a_reap_with_room():
     early = hung(row("active", state="active"), now=44.0)
     full = hung(row("active", state="active"), moved=("K",), limit=1)  # the slice was full: the next call's turn
     for facts in (early, full):
-        assert inv.check(facts, ["limit_kept"]) == [] and "limit_kept" not in inv.evaluable(facts)
+        assert inv.judge(facts, ["limit_kept"]) == [] and "limit_kept" not in inv.evaluable(facts)
     assert "limit_kept" in inv.evaluable(hung(row("active", state="active")))

@@ -7,7 +7,7 @@ import pytest
 
 from emqlab.core.errors import BadParameter, StaleToken, StoreError
 from emqlab.queue.jobs import Queue
-from emqlab.scenarios.base import run_on
+from emqlab.scenarios.run_harness import run_on
 
 LEASE_MS = 30_000
 
@@ -267,7 +267,7 @@ def test_run_prefix_leaves_nothing_behind(backend):
 
 
 def test_reap_in_slices_drains_a_backlog_in_bounded_calls(q):
-    from emqlab.queue.reaper import reap_in_slices
+    from emqlab.queue.reap_backlog import reap_in_slices
 
     q.enqueue_many([f"J{i:05d}" for i in range(2_000)])
     while q.claim(1_000, count=500):
@@ -285,7 +285,7 @@ def test_reap_in_slices_drains_a_backlog_in_bounded_calls(q):
 def test_a_reaped_job_is_claimed_before_jobs_that_arrived_normally(backend):
     """Pending is scored by arrival (the server's TIME); the reap scores 0, so the reaped job goes
     ahead of every normal arrival, older or newer (what reap.lua's comment says)."""
-    from emqlab.scenarios.base import run_on
+    from emqlab.scenarios.run_harness import run_on
 
     with run_on(backend, "order-test", {}) as run:
         q = Queue(backend, "orders", prefix=run.prefix)

@@ -145,7 +145,7 @@ class QueueMachine(RuleBasedStateMachine):
     def _broken(self, *names):
         snap = invariants.read(self.q, sorted(self.known))
         facts = invariants.Facts(snapshot=snap, issued=self.attempts, effects=self.accepted)
-        return snap, invariants.check(facts, names)
+        return snap, invariants.judge(facts, names)
 
     @invariant()
     def exactly_one_place(self):
@@ -190,7 +190,7 @@ class QueueMachine(RuleBasedStateMachine):
                         for (job, attempts), (w, deadline, *_) in self.holders.items())
         facts = invariants.Facts(snapshot=invariants.read(self.q, sorted(self.known)), now=now, holders=holders)
         assert invariants.evaluable(facts, ["lease_kept"]) == (("lease_kept",) if holders else ())
-        broken = invariants.check(facts, ["lease_kept"])
+        broken = invariants.judge(facts, ["lease_kept"])
         assert not broken, broken
 
     @invariant()

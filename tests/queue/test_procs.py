@@ -11,7 +11,7 @@ import pytest
 from emqlab.core.errors import StoreError
 from emqlab.queue.jobs import Queue
 from emqlab.queue.procs import ProcessPool
-from emqlab.scenarios.base import run_on
+from emqlab.scenarios.run_harness import run_on
 from realtime import timeout_s
 
 OPTS = dict(lease_ms=30_000, beat_ms=5_000, work_ms=1_000)

@@ -16,7 +16,7 @@ from emqlab.core.errors import BadParameter
 from emqlab.scenarios.chaos import ChaosVerdict, chaos, fault_plan, figure_words, words
 from emqlab.scenarios.chaos import Params as ChaosParams
 from realtime import premise, slow_scale, timeout_s
-from support import record
+from support.records import record
 from emqlab.core.words import plural, seconds
 
 RUN_SECONDS = 40  # about how long this file runs on a quiet 2-core machine: the suite starts the longest first
@@ -31,7 +31,7 @@ def test_chaos_fenced_on_fake_loses_nothing_and_never_duplicates(fake):
     assert c["kills"] >= 3 and c["pauses"] >= 6
     assert c["reaped"] > 0 and c["refused_writes"] > 0  # faults really hit jobs in hand
     assert tl.verdict.all_done and tl.verdict.no_duplicates
-    assert "duplicate effects: 0" in tl.summary
+    assert "duplicate effects: 0" in tl.text
 
 
 def test_chaos_unfenced_on_fake_duplicates(fake):
@@ -45,7 +45,7 @@ def test_chaos_with_sessions_on_fake_loses_nothing(fake):
     tl = chaos(workers=4, jobs=300, fencing="on", design="session", backend=fake)
     c = tl.counts
     assert (c["completed"], c["lost"], c["duplicate_effects"]) == (300, 0, 0) and c["reaped"] > 0
-    assert tl.params.design == "session" and "design session" in tl.summary
+    assert tl.params.design == "session" and "design session" in tl.text
 
 
 def test_chaos_session_without_fencing_on_fake_stops_the_stale_holder_first(fake):
@@ -146,7 +146,7 @@ def test_chaos_delivers_every_planned_fault_on_fake(fake):
     tl = chaos(workers=4, jobs=300, fencing="on", backend=fake)
     assert tl.counts["planned"] == {"kills": 4, "pauses": 8} and tl.counts["undelivered"] == []
     assert (tl.verdict.kills, tl.verdict.pauses) == (4, 8)
-    assert "could not land" not in tl.summary
+    assert "could not land" not in tl.text
 
 
 def test_a_fault_that_finds_no_consumer_waits_and_is_then_reported(fake):
@@ -161,7 +161,7 @@ def test_a_fault_that_finds_no_consumer_waits_and_is_then_reported(fake):
     bands = tl.spans("pause")  # one at a time: a paused consumer is not free, so the next waits for its end
     assert all(later.start >= earlier.end for earlier, later in zip(bands, bands[1:]))
     assert tl.verdict.undelivered == c["undelivered"]
-    assert "2 of 8 planned faults could not land" in tl.summary
+    assert "2 of 8 planned faults could not land" in tl.text
 
 
 @pytest.mark.live
@@ -254,26 +254,26 @@ def test_cli_chaos_plot_and_bad_input(tmp_path):
 
 def test_draw_chaos_follows_the_figure_protocol(fake):
     from emqlab.plot.applied import draw_chaos
-    from support import check_protocol
+    from support.words import check_protocol
 
     runs = [chaos(jobs=80, fencing="on", backend=fake), chaos(jobs=80, fencing="off", backend=fake)]
     drawing = draw_chaos(runs, figure_words(runs))
     check_protocol(drawing, ["fencing on", "fencing off"])
-    assert "lost 0" in drawing.words.modes["fencing on"].verdict
+    assert "lost 0" in drawing.words.modes["fencing on"].static
 
 
 # -- the readout: every clause true of the verdict -------------------------------------------------------
 def says_only_what_the_verdict_holds(tl):
-    from support import clauses
+    from support.words import clauses
 
     v, p = tl.verdict, tl.params
     for key in ("jobs", "completed", "lost", "kills", "pauses", "reaped", "refused_writes", "duplicate_effects"):
         assert getattr(v, key) == tl.counts[key], key  # the verdict quotes the counts as they are
-    readout, on = v.told, p.fencing == "on"
+    readout, on = v.text, p.fencing == "on"
     refused = plural(v.refused_writes, "stale write") if v.refused_writes else "no stale write"
     from emqlab.core.words import HEADLINE_WORDS, headline_words
 
-    assert headline_words(v.summary) <= HEADLINE_WORDS, v.summary
+    assert headline_words(v.headline) <= HEADLINE_WORDS, v.headline
     clauses(readout, {f"refused {refused}": on, "accepted every write unchecked": not on,
                       f"{v.completed} of {v.jobs} jobs completed, {v.lost} lost": True,
                       f"{plural(v.reaped, 'lease')} reaped back to pending": True,
@@ -322,7 +322,7 @@ def test_reaped_is_what_the_server_counted(fake):
 def test_two_full_chaos_runs_at_once_on_one_server_lose_nothing_and_never_duplicate():
     from emqlab.store.embedded import EmbeddedValkey
 
-    from support import keys_under, start
+    from support.processes import keys_under, start
 
     with EmbeddedValkey() as server:
         procs = [start("chaos", "--backend", server.url, "--fencing", "on", "--progress", "off", "--json",
@@ -347,7 +347,7 @@ def test_two_full_chaos_runs_at_once_on_one_server_lose_nothing_and_never_duplic
 def test_a_server_dying_under_worker_processes_is_one_line_exit_1(verb):
     from emqlab.store.embedded import EmbeddedValkey
 
-    from support import consumers, descendants, gone, start, wait_for
+    from support.processes import consumers, descendants, gone, start, wait_for
 
     server = EmbeddedValkey().start()
     try:

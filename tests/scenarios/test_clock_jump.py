@@ -11,7 +11,7 @@ from emqlab.faults.clock_jump import ClockJump, expires_at
 from emqlab.scenarios.heartbeat import heartbeat
 from emqlab.scenarios.reaper import reaper
 from emqlab.store.backend import connect
-from support import SLOW_SCALE
+from support.records import SLOW_SCALE
 
 
 def test_a_deadline_is_reached_when_the_servers_clock_reaches_it():
@@ -64,7 +64,7 @@ def test_a_step_back_keeps_a_stopped_holders_lease_past_its_ttl(fake):
 def test_a_run_without_a_step_says_nothing_of_one(fake):
     v = heartbeat(renew="half", backend=fake).verdict
     assert v.clock_jumped_at is None and not v.lost_at_jump and v.lapse_moved_s is None
-    assert "clock" not in v.told and "clock_jump" not in heartbeat(backend=fake).to_dict()["params"]
+    assert "clock" not in v.text and "clock_jump" not in heartbeat(backend=fake).to_dict()["params"]
 
 
 @pytest.mark.parametrize("spec, says", [("20", "AT:SECONDS"), ("20:0", "moves nothing"),

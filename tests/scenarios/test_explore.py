@@ -43,7 +43,7 @@ def test_fencing_on_holds_in_every_order_of_the_bounded_space(design):
     assert v.complete and v.violations == 0 and v.counterexample is None
     assert v.depth_reached == DEPTH and sum(v.levels) == v.states > 100
     assert v.progress_checked == v.states  # progress judged from every state reached
-    assert f"{v.states:,} states, 0 violations" in v.summary
+    assert f"{v.states:,} states, 0 violations" in v.headline
 
 
 @pytest.mark.parametrize("design", ["none", "session"])
@@ -84,7 +84,7 @@ def test_each_planted_defect_is_found_naming_the_invariant_that_catches_it(defec
     v = explore(workers=2, jobs=1, depth=DEPTH, fencing="on", scripts=scripts, states=3_000).verdict
     assert v.invariant == invariant, (v.invariant, v.broken)
     assert len(v.counterexample) <= 4
-    assert "states compared exact" in v.told
+    assert "states compared exact" in v.text
 
 
 def test_a_reaper_that_never_reaps_breaks_progress_and_shows_what_it_tried():
@@ -165,7 +165,7 @@ def test_the_canonical_form_agrees_with_the_exact_state_key(world):
     canonical = explore(workers=2, jobs=1, depth=7, **world).verdict
     assert outcome(exact) == outcome(canonical) and exact.invariant == canonical.invariant and exact.complete
     assert canonical.states < exact.states
-    assert "states compared exact" in exact.told and "workers interchangeable" in canonical.told
+    assert "states compared exact" in exact.text and "workers interchangeable" in canonical.text
 
 
 def test_two_steps_commute_only_when_they_touch_nothing_in_common():
@@ -237,7 +237,7 @@ def test_the_state_space_keeps_each_state_readable_and_lights_the_path():
 
 def test_the_budget_cuts_the_search_and_says_so():
     v = explore(depth=12, states=40).verdict
-    assert not v.complete and v.states == 40 and "budget ended the search" in v.summary
+    assert not v.complete and v.states == 40 and "budget ended the search" in v.headline
 
 
 def test_a_run_reads_back_typed_and_replays_from_its_json():
@@ -266,7 +266,7 @@ def test_bad_input_is_refused_before_anything_runs(kw, says):
 
 
 def test_the_verdict_says_what_it_searched_and_how():
-    told = explore(depth=6).verdict.told
+    told = explore(depth=6).verdict.text
     assert "the clock stopped 2 s before and after each deadline" in told
     assert "reached only by adding up these steps" in told and "progress: a fair schedule of up to" in told
     assert "a bounded search of a small world, at the time points it tried" in told
@@ -277,7 +277,7 @@ def test_every_readout_headline_is_short():
             explore(depth=4, scripts=PLANTED["the reaper never reaps"][0])]
     runs.append(replay(runs[1], backend="fake"))
     for tl in runs:
-        assert headline_words(tl.verdict.summary) <= HEADLINE_WORDS, tl.verdict.summary
+        assert headline_words(tl.verdict.headline) <= HEADLINE_WORDS, tl.verdict.headline
 
 
 def test_a_replaced_script_that_fails_is_named_in_one_line():
@@ -293,7 +293,7 @@ def test_a_hung_jobs_limit_is_a_deadline_the_search_stops_at_and_keeps(design):
     never passes it, and the fenced world still keeps every invariant."""
     tl = explore(workers=2, jobs=1, depth=8, design=design, max_runtime=45)
     v = tl.verdict
-    assert v.complete and v.violations == 0 and "a hard deadline 45 s after each claim" in v.told
+    assert v.complete and v.violations == 0 and "a hard deadline 45 s after each claim" in v.text
     space = state_space(depth=6, design=design, max_runtime=45)
     held = [(w["lease_to"], s["state"]["keys"][f"job:{w['job']}"]) for s in space.states
             for w in s["state"]["workers"].values() if w.get("job") and w.get("alive")]
@@ -309,6 +309,6 @@ def test_a_progress_failure_at_the_start_is_told_as_a_break_not_as_a_pass():
     tl = explore(depth=3, scripts={"claim": never})
     v = tl.verdict
     assert v.invariant == "progress" and v.counterexample == [] and v.violations >= 1
-    assert "0 violations" not in v.summary and "from the start, the fair schedule took" in v.summary
+    assert "0 violations" not in v.headline and "from the start, the fair schedule took" in v.headline
     with pytest.raises(BadParameter, match="no break to replay"):
         replay(tl, backend="fake")

@@ -24,9 +24,9 @@ import mutants as mut  # noqa: E402
 MUTANTS = mut.all_mutants()
 
 
-def pick(script: str, kind: str, before: str, after: str) -> mut.Mutant:
-    """The one mutant of `script` of `kind` whose line held `before` and now holds `after`."""
-    found = [m for m in MUTANTS if m.script == script and m.kind == kind and before in m.before and after in m.after]
+def pick(script: str, operator: str, before: str, after: str) -> mut.Mutant:
+    """The one mutant of `script` by `operator` whose line held `before` and now holds `after`."""
+    found = [m for m in MUTANTS if m.script == script and m.operator == operator and before in m.before and after in m.after]
     assert len(found) == 1, [m.name for m in found]
     return found[0]
 
@@ -34,7 +34,7 @@ def pick(script: str, kind: str, before: str, after: str) -> mut.Mutant:
 def test_each_mutant_is_one_changed_line_of_code_in_the_real_source():
     assert len(MUTANTS) > 100
     assert {m.script for m in MUTANTS} == set(mut.SCRIPTS)
-    assert {m.kind for m in MUTANTS} == {"comparison", "dropped write", "constant", "lease math", "check removed"}
+    assert {m.operator for m in MUTANTS} == {"comparison", "dropped write", "constant", "lease math", "check removed"}
     assert len({m.text for m in MUTANTS}) == len(MUTANTS)  # no two alike
     for m in MUTANTS:
         original = source(m.script).split("\n")
@@ -46,7 +46,7 @@ def test_each_mutant_is_one_changed_line_of_code_in_the_real_source():
         assert original[m.line - 1].strip() == m.before and mutated[m.line - 1].strip() == m.after
         assert not m.before.startswith("--")  # code, never a comment
         # the string literals of the line are untouched (a key name, a command, a field)
-        if m.kind in ("comparison", "constant", "lease math"):
+        if m.operator in ("comparison", "constant", "lease math"):
             assert m.before.count("'") == m.after.count("'"), m.name
 
 
@@ -70,7 +70,7 @@ def test_coverage_tells_which_world_runs_which_line():
 
 
 KILLS = [
-    # (script, kind, before, after, design, a hard deadline (s), depth, invariant): each a defect in our own words
+    # (script, operator, before, after, design, a hard deadline (s), depth, invariant): each a defect in our own words
     ("record_effect", "dropped write", "SADD', done_key", "SADD dropped", "none", 0, 4, "never_lost"),  # done, nowhere
     ("record_effect", "dropped write", "return redis.call('HINCRBY'", "HGET", "none", 0, 4, "done_has_effect"),  # no work
     ("reap", "dropped write", "ZREM', active_key, unpack(expired)", "ZREM dropped", "none", 0, 4, "one_place"),
@@ -91,10 +91,10 @@ KILLS = [
 ]
 
 
-@pytest.mark.parametrize("script,kind,before,after,design,hard,depth,invariant", KILLS,
+@pytest.mark.parametrize("script,operator,before,after,design,hard,depth,invariant", KILLS,
                          ids=[f"{k[0]}-{k[7]}" for k in KILLS])
-def test_a_mutant_is_killed_by_the_invariant_it_breaks(script, kind, before, after, design, hard, depth, invariant):
-    m = pick(script, kind, before, after)
+def test_a_mutant_is_killed_by_the_invariant_it_breaks(script, operator, before, after, design, hard, depth, invariant):
+    m = pick(script, operator, before, after)
     v = explore(workers=2, jobs=1, depth=depth, design=design, fencing="on", scripts=m.scripts,
                 max_runtime=hard).verdict
     assert v.invariant == invariant, (m.name, v.invariant, v.broken)

@@ -20,7 +20,7 @@ from emqlab.store.embedded import FOLDER_PREFIX
 from emqlab.scenarios.failover import GUARDS, SCALE, Params, failover
 
 from realtime import slow_scale, timeout_s
-from support import alive, descendants, run_json, servers, start, wait_for
+from support.processes import alive, descendants, run_json, servers, start, wait_for
 
 RUN_SECONDS = 95  # about how long this file runs on a quiet 2-core machine: the suite starts the longest first
 
@@ -155,20 +155,20 @@ def test_bad_parameters_in_python_are_refused_before_any_server():
                          ids=["notebook", "dashboard", "slide"])
 def test_the_figure_prints_no_text_on_text(modes, size):
     from emqlab.view import figures
-    from emqlab.plot.check import figure_problems, overprints, small_texts
+    from emqlab.plot.legibility import figure_problems, overprints, small_texts
 
     inches, dpi, min_px = size
     drawing = figures.failover_figure(modes).fit(inches, dpi)
     assert figure_problems(drawing.figure) == []
     from emqlab.core.words import HEADLINE_WORDS, headline_words
 
-    assert all(headline_words(m.readout) <= HEADLINE_WORDS for m in drawing.words.modes.values())
+    assert all(headline_words(m.headline) <= HEADLINE_WORDS for m in drawing.words.modes.values())
     assert drawing.modes == list(GUARDS)
     for lit in (None, *drawing.modes):
         drawing.light(lit)
         clashes = [f"{a.role} {a.text!r} × {b.role} {b.text!r}" for a, b in overprints(drawing.figure)]
         assert not clashes, f"lit {lit}: " + "; ".join(clashes)
-        assert drawing.readout_text == (modes[lit].verdict.told if lit else drawing.words.prompt)
+        assert drawing.readout_text == (modes[lit].verdict.text if lit else drawing.words.prompt)
     assert not small_texts(drawing.figure, min_px)
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from emqlab.core.errors import BadParameter
 from emqlab.scenarios.fencing import MODES, FencingVerdict, Params, fencing, figure_words, words
-from support import record
+from support.records import record
 from emqlab.core.words import seconds, times
 
 
@@ -22,11 +22,11 @@ def test_paused_worker_late_write(backend_slow, mode):
     if mode == "off":
         assert v.stale_write_landed is True and v.stale_write_refused is False
         assert v.effects_applied == 2 and tl.counts["duplicate_effects"] == 1 and v.duplicate_effect
-        assert "landed" in tl.summary
+        assert "landed" in tl.text
     else:
         assert v.stale_write_refused is True and v.stale_write_landed is False
         assert v.effects_applied == 1 and tl.counts["duplicate_effects"] == 0
-        assert "refused" in tl.summary
+        assert "refused" in tl.text
     # the stale write comes after the re-claim, from the paused worker, after it woke
     [pause] = tl.spans("pause", "worker-1")
     assert v.reclaimed_at < v.stale_write_at and pause.end <= v.stale_write_at
@@ -55,13 +55,13 @@ def test_fencing_validates(fake, kw, match):
 
 def test_draw_fencing_follows_the_figure_protocol(fake):
     from emqlab.plot.fencing import draw_fencing
-    from support import check_protocol
+    from support.words import check_protocol
 
     modes = {"off": fencing(fencing="off", backend=fake), "on": fencing(fencing="on", backend=fake)}
     drawing = draw_fencing(modes, figure_words(modes))
     check_protocol(drawing, ["off", "on"])
-    assert "lands" in drawing.words.modes["off"].verdict
-    assert "refused" in drawing.words.modes["on"].verdict
+    assert "lands" in drawing.words.modes["off"].static
+    assert "refused" in drawing.words.modes["on"].static
     assert drawing.words.modes["on"].label == MODES["on"] == "fenced by attempts"
     # a list is named by mode, in order
     assert list(figure_words([modes["on"], modes["off"]]).modes) == ["on", "off"]
@@ -69,13 +69,13 @@ def test_draw_fencing_follows_the_figure_protocol(fake):
 
 # -- the readout: every clause true of the verdict -------------------------------------------------------
 def says_only_what_the_verdict_holds(tl):
-    from support import clauses
+    from support.words import clauses
 
     v, p = tl.verdict, tl.params
-    readout, static = v.told, v.static
+    readout, static = v.text, v.static
     from emqlab.core.words import HEADLINE_WORDS, headline_words
 
-    assert headline_words(v.summary) <= HEADLINE_WORDS, v.summary
+    assert headline_words(v.headline) <= HEADLINE_WORDS, v.headline
     assert v.label == MODES[p.fencing] and readout.startswith(v.label + ": ")
     taken = v.reclaimed_at is not None
     clauses(readout, {"landed": v.stale_write_landed, "was refused": v.stale_write_refused,
@@ -104,15 +104,15 @@ def test_readout_says_only_what_the_verdict_holds(fake, mode, pause):
     v = tl.verdict
     if pause == "5:10":  # no takeover: worker-1's own write is not a stale one
         assert not v.stale_write_landed and not v.stale_write_refused
-        assert tl.summary == f"{MODES[mode]}: worker-1's lease was not taken over during its pause; " \
+        assert tl.text == f"{MODES[mode]}: worker-1's lease was not taken over during its pause; " \
                              "the effect was applied once."
     if (mode, pause) == ("off", "5:40"):
-        assert v.summary == "no fencing: worker-1's late write at 60 s landed, so the effect was applied twice."
+        assert v.headline == "no fencing: worker-1's late write at 60 s landed, so the effect was applied twice."
         assert v.facts[-1] == "only the completion sent after it was turned away, by the queue's own check"
     if (mode, pause) == ("on", "5:40"):
         # 10 s longer than the lesson's pause: worker-2's fenced write settled the job done at 52.5 s, so
         # worker-1's write at 60 s meets a job no longer active; the state check turns it away before attempts
-        assert v.summary == "fenced by attempts: worker-1's late write at 60 s was refused: the effect was applied once."
+        assert v.headline == "fenced by attempts: worker-1's late write at 60 s was refused: the effect was applied once."
         assert (v.stale_write_found_state, v.stale_write_found_attempts, v.stale_write_refused_by) == ("done", 2, "state")
         assert v.facts[-1] == ("the job was already done (attempts 2), so the store refused worker-1's write on its "
                                "state, before comparing attempts 1")
@@ -120,13 +120,13 @@ def test_readout_says_only_what_the_verdict_holds(fake, mode, pause):
     if (mode, pause) == ("off", "5:30"):
         # the lesson's unfenced run: worker-1's write at 50 s lands before worker-2's at 52.5 s; its completion,
         # sent while worker-2 still holds the job, is turned away on attempts, not on state
-        assert v.summary == "no fencing: worker-1's late write at 50 s landed, so the effect was applied twice."
+        assert v.headline == "no fencing: worker-1's late write at 50 s landed, so the effect was applied twice."
         [turned] = [e for e in tl.of("completion", "store") if not e.data["accepted"]]
         assert (turned.t, turned.data["check"], turned.data["job_state"]) == (50.0, "attempts", "active")
     if (mode, pause) == ("on", "5:30"):
         # the lesson's fenced run: worker-1 wakes at 35 s and writes at 50 s, while worker-2 still holds the job
         # (attempts 2): only the attempts differ, and they refuse the write
-        assert v.summary == ("fenced by attempts: worker-1's late write at 50 s was refused: "
+        assert v.headline == ("fenced by attempts: worker-1's late write at 50 s was refused: "
                              "the effect was applied once.")
         assert (v.stale_write_found_state, v.stale_write_found_attempts, v.stale_write_refused_by) == \
             ("active", 2, "attempts")
@@ -139,9 +139,9 @@ def test_words_say_nothing_of_a_write_that_did_not_happen():
                reclaimed_by="worker-2", reclaim_attempts=2, stale_write_at=None, stale_write_attempts=None,
                stale_write_landed=False, stale_write_refused=False, effects_applied=1)
     w = words(record(Params, lease=30.0), v)
-    assert w.readout == "no fencing: worker-1 wrote nothing after it woke; the effect was applied once."
+    assert w.headline == "no fencing: worker-1 wrote nothing after it woke; the effect was applied once."
     assert "landed" not in w.text and "refused" not in w.text
-    assert w.verdict == "no late write · effect applied 1×"
+    assert w.static == "no late write · effect applied 1×"
 
 
 # -- the storage lane: drawn from what the store answered ------------------------------------------------

@@ -7,7 +7,7 @@ import pytest
 from emqlab.scenarios import load
 from emqlab.scenarios.heartbeat import heartbeat
 from realtime import premise
-from support import slack
+from support.records import slack
 
 RUN_SECONDS = 95  # about how long this file runs on a quiet 2-core machine: the suite starts the longest first
 
@@ -28,7 +28,7 @@ def test_no_renewal_lapses_at_30_and_the_job_runs_twice(fake):
     assert times(tl, "lapse") == [30.0]
     # the late holder's release is refused: its token no longer owns the lock
     assert times(tl, "release_refused") == [75.0]
-    assert v.summary == "no renewal: the 30 s lease lapsed at 30 s; the job finished twice, by the holder and the contender."
+    assert v.headline == "no renewal: the 30 s lease lapsed at 30 s; the job finished twice, by the holder and the contender."
     assert v.facts == ("the contender reclaimed the job at 30.5 s", "both ran it at once for 44.5 s",
                        "the contender's own lease lapsed at 60.5 s")
 
@@ -75,7 +75,7 @@ def test_a_pause_longer_than_the_lease_left_loses_it_and_the_holder_stops(fake):
     assert v.double_run is False  # the holder did no work between the lapse and the stop
     assert v.runs == 2 and v.finished_once is True
     assert times(tl, "work_done", "contender") == [120.5]
-    assert "stopped at once" in v.told
+    assert "stopped at once" in v.text
 
 
 @pytest.mark.parametrize("seconds,held", [(24, True), (25, True), (26, False)])
@@ -129,7 +129,7 @@ def test_the_same_run_gives_the_same_timeline(fake):
 @pytest.mark.live
 @pytest.mark.realtime
 def test_live_ten_runs_in_a_row_give_the_same_verdicts(valkey_url):
-    """The same story ten times at scale 0.04, the times within a loaded machine's slack (support.slack).
+    """The same story ten times at scale 0.04, the times within a loaded machine's slack (support.records.slack).
     Renewing at TTL/2 leaves 15 model s between an extend and the deadline: at 0.01 that was 150 ms of real
     time, and a loaded machine once woke a timer 220 ms late and the lease lapsed; at 0.04 it is 0.6 s."""
     from emqlab.store.backend import connect

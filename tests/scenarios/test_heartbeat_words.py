@@ -117,10 +117,10 @@ def store():
 def test_every_clause_of_the_heartbeat_readout_is_true_of_its_verdict(store, p):
     tl = heartbeat(**p, backend=store)
     v = tl.verdict
-    check_readout(tl.params, v, v.told, done_at(tl))
-    assert v.told == words(tl.params, v).text  # the verdict carries the one function's words
-    assert headline_words(v.summary) <= HEADLINE_WORDS, v.summary
-    assert v.static == words(tl.params, v).verdict
+    check_readout(tl.params, v, v.text, done_at(tl))
+    assert v.text == words(tl.params, v).text  # the verdict carries the one function's words
+    assert headline_words(v.headline) <= HEADLINE_WORDS, v.headline
+    assert v.static == words(tl.params, v).static
 
 
 @pytest.mark.parametrize("lie", ["pause", "finished once", "contender finished", "double run", "number",
@@ -142,7 +142,7 @@ def test_the_checker_catches_a_lying_readout(store, monkeypatch, lie):
             "held while it worked": w.text.replace("held while the holder worked", "lapsed at 113 s"),
         }[lie]
         assert text != w.text
-        return type(w)(w.label, text, w.verdict)
+        return type(w)(w.label, text, w.static)
 
     monkeypatch.setattr(heartbeat_module, "words", lying)
     case = {"renew": "half"} if lie == "contender finished" else {"renew": "none"}
@@ -152,4 +152,4 @@ def test_the_checker_catches_a_lying_readout(store, monkeypatch, lie):
         case = {"renew": 0.3, "latency": 8}
     tl = heartbeat(lease=30, job=75, **case, backend=store)
     with pytest.raises(AssertionError):
-        check_readout(tl.params, tl.verdict, tl.verdict.told, done_at(tl))
+        check_readout(tl.params, tl.verdict, tl.verdict.text, done_at(tl))

@@ -11,18 +11,21 @@ import time
 
 import pytest
 from realtime import premise, timeout_s
-from support import (check_protocol, lease_on_the_server, reaped_past_its_lease, record,
-                     says_only_what_the_queue_heartbeat_verdict_holds,
-                     says_only_what_the_reaper_verdict_holds)
+from support.records import lease_on_the_server, reaped_past_its_lease, record
+from support.words import (check_protocol, says_only_what_the_queue_heartbeat_verdict_holds,
+                           says_only_what_the_reaper_verdict_holds)
 
 from emqlab.cli.command import main
 from emqlab.queue.consumer import Consumer
 from emqlab.core.errors import BadParameter
 from emqlab.queue.jobs import Queue
-from emqlab.scenarios.base import run_on
-from emqlab.scenarios.reaper import (
-    Params, QueueHeartbeatParams, QueueHeartbeatVerdict, ReaperVerdict, queue_heartbeat, queue_heartbeat_figure_words, queue_heartbeat_words, reaper, reaper_figure_words, reaper_words
-)
+from emqlab.scenarios.run_harness import run_on
+from emqlab.scenarios.queue_heartbeat import QueueHeartbeatParams, QueueHeartbeatVerdict, queue_heartbeat
+from emqlab.scenarios.queue_heartbeat import figure_words as queue_heartbeat_figure_words
+from emqlab.scenarios.queue_heartbeat import words as queue_heartbeat_words
+from emqlab.scenarios.reaper import Params, ReaperVerdict, reaper
+from emqlab.scenarios.reaper import figure_words as reaper_figure_words
+from emqlab.scenarios.reaper import words as reaper_words
 
 RUN_SECONDS = 40  # about how long this file runs on a quiet 2-core machine: the suite starts the longest first
 
@@ -192,12 +195,12 @@ def test_draw_reaper_and_queue_heartbeat_follow_the_figure_protocol(fake):
     drawing = draw_reaper([tl], reaper_figure_words([tl]))
     check_protocol(drawing, ["in-process"])
     assert drawing.words.modes["in-process"].label == "a worker dies holding the job"
-    assert "attempts 2" in drawing.words.modes["in-process"].verdict
+    assert "attempts 2" in drawing.words.modes["in-process"].static
     runs = {r: queue_heartbeat(renew=r, backend=fake) for r in ("none", "half")}
     drawing = draw_queue_heartbeat(runs, queue_heartbeat_figure_words(runs))
     check_protocol(drawing, ["none", "half"])
-    assert "runs twice" in drawing.words.modes["none"].verdict
-    assert "finishes once" in drawing.words.modes["half"].verdict
+    assert "runs twice" in drawing.words.modes["none"].static
+    assert "finishes once" in drawing.words.modes["half"].static
     with pytest.raises(BadParameter):
         draw_reaper("not a timeline", reaper_figure_words([tl]))
     with pytest.raises(BadParameter, match="no mode half"):
@@ -212,7 +215,7 @@ def test_reaper_readout_says_only_what_the_verdict_holds(fake, kw):
     says_only_what_the_reaper_verdict_holds(tl)
     if kw == {"late_at": 15}:  # the late completion came while the dead worker's lease still held: accepted
         assert tl.verdict.stale_complete_accepted and tl.verdict.reaped_at is None
-        assert tl.verdict.summary == "The crashed job was never reaped."
+        assert tl.verdict.headline == "The crashed job was never reaped."
         assert tl.verdict.facts == ("lease 30 s, beat 5 s", "worker-1's late completion at 15 s was accepted, inside its lease",
                                     "no job lost")
     if kw == {"beat": 20}:  # a long beat: the reap still comes within lease + beat
@@ -226,11 +229,11 @@ def test_reaper_words_name_whoever_did_each_step():
                stale_complete_refused=False, stale_complete_accepted=False, lost=1)
     w = reaper_words(record(Params, lease=30.0, beat=5.0, procs=True), v)
     assert w.label == "a worker dies holding the job (two OS processes, SIGKILL)"
-    assert w.readout == "worker-1 died at 10 s holding the job; worker-2's beat reaped it at 31 s; worker-1 sent no late completion."
+    assert w.headline == "worker-1 died at 10 s holding the job; worker-2's beat reaped it at 31 s; worker-1 sent no late completion."
     assert w.facts == ("its 30 s lease ran out on the server clock at 30 s",
                        "back in pending 31 s after the claim: later than one lease plus one beat",
                        "worker-3 re-claimed it with attempts 2", "nobody finished it", "1 job lost")
-    assert w.verdict == "reaped at 31 s · re-claimed, attempts 2 · stale completion not sent · 1 job lost"
+    assert w.static == "reaped at 31 s · re-claimed, attempts 2 · stale completion not sent · 1 job lost"
 
 
 @pytest.mark.parametrize("renew,job", [("none", 75), ("half", 75), ("none", 20), ("third", 75), ("none", 200)])
@@ -238,7 +241,7 @@ def test_queue_heartbeat_readout_says_only_what_the_verdict_holds(fake, renew, j
     tl = queue_heartbeat(renew=renew, job=job, backend=fake)
     says_only_what_the_queue_heartbeat_verdict_holds(tl)
     if (renew, job) == ("none", 75):
-        assert tl.verdict.summary == ("no renewal: the 30 s lease ran out at 30 s and the 75 s job ran twice, both runs "
+        assert tl.verdict.headline == ("no renewal: the 30 s lease ran out at 30 s and the 75 s job ran twice, both runs "
                                       "overlapping.")
         assert tl.verdict.facts == (
             "the reaper returned the job at 32.5 s to a second consumer", "the first holder's completion was refused",
@@ -246,15 +249,15 @@ def test_queue_heartbeat_readout_says_only_what_the_verdict_holds(fake, renew, j
             "no consumer beat in between, so no reap took the job back and nobody claimed it again, and attempt 2 was "
             "still the current one")
     if (renew, job) == ("none", 20):  # the job fits in its lease: no reap, no extend, and the words say so
-        assert tl.summary == "no renewal: the 30 s lease never ran out, with no extend; the 20 s job finished once."
+        assert tl.text == "no renewal: the 30 s lease never ran out, with no extend; the 20 s job finished once."
 
 
 def test_queue_heartbeat_words_count_runs_and_refusals_as_they_were():
     v = record(QueueHeartbeatVerdict, lapsed_at=30.0, reaped_at=32.5, reclaimed_by="worker-2", renewals=0, runs=3,
                double_run=True, completions=1, completions_refused=0, first_holder_refused=False)
     w = queue_heartbeat_words(record(QueueHeartbeatParams, renew="none", lease=30.0, job=75.0), v)
-    assert "ran 3 times, runs overlapping." in w.readout and w.facts[1] == "no completion was refused"
-    assert w.verdict == "lapses at 30 s · reaped · the job runs 3 times"
+    assert "ran 3 times, runs overlapping." in w.headline and w.facts[1] == "no completion was refused"
+    assert w.static == "lapses at 30 s · reaped · the job runs 3 times"
     v = v.but(reaped_at=None, lapsed_at=None, renewals=1, runs=1, double_run=False)
     w = queue_heartbeat_words(record(QueueHeartbeatParams, renew="half", lease=30.0, job=20.0), v)
     assert w.text == "renew at TTL/2: 1 batched extend held the 30 s lease to the end; the 20 s job finished once."

@@ -18,7 +18,7 @@ from emqlab.lease.designs import DESIGNS, design_names, make_plane
 from emqlab.lease.planes import DEFAULT_BATCH, PerJobTimers, Sweep
 from emqlab.scenarios.renewal_cost import CostVerdict, capacity_words, figure_words, let_go, renewal_cost, scaling_words, words
 from realtime import timeout_s
-from support import record, stop_when_lost
+from support.records import record, stop_when_lost
 from emqlab.core.words import HEADLINE_WORDS, headline_words, seconds
 
 RUN_SECONDS = 45  # about how long this file runs on a quiet 2-core machine: the suite starts the longest first
@@ -81,7 +81,7 @@ def test_round_trips_per_tick_for_six_jobs(backend_slow, design, per_tick):
         assert all(e.data["leases"] == 6 for e in trips)
     v = t.verdict
     assert v.round_trips_by_tick == v.calls_by_tick == [per_tick] * 4
-    assert t.verdict.summary.startswith(f"{DESIGNS[design].label}: K = 6 leases held by one worker paid {per_tick} "
+    assert t.verdict.headline.startswith(f"{DESIGNS[design].label}: K = 6 leases held by one worker paid {per_tick} "
                                         "round trip")
     assert t.verdict.facts[-1] == "every lease was held to the end"
     # after its last tick the worker lets go of every lease it holds: the run's last event
@@ -136,8 +136,8 @@ def test_lost_lease_reported_by_next_renewal_and_others_stay_held(backend_slow, 
     assert t.verdict.lost_at == {"job 3": lost.t}
     assert len(t.of("round_trip", design)) == trips  # the lost lease is renewed no more
     assert [e.data for e in t.of("let_go", "worker")] == [{"leases": 5}]  # it lets go of what it still holds
-    assert f"the renewal at {seconds(lost.t)} found job 3's lease re-owned" in t.summary
-    assert t.summary.endswith("told its holder at once, which stopped, while the other 5 leases stayed held")
+    assert f"the renewal at {seconds(lost.t)} found job 3's lease re-owned" in t.text
+    assert t.text.endswith("told its holder at once, which stopped, while the other 5 leases stayed held")
 
 
 @pytest.mark.parametrize("design", ["per-job", "sweep", "session"])
@@ -309,11 +309,11 @@ def test_server_counter_agrees_with_client(live):
 # -- the readout: every clause is a fact of the run ---------------------------------------------
 def _clauses_hold(t) -> None:
     """Each clause of the readout checked against the verdict (read from the run's counts and events)."""
-    v, text = t.verdict, t.summary
+    v, text = t.verdict, t.text
     rts, calls = v.round_trips_by_tick, v.calls_by_tick
     assert rts == [e.data["round_trips"] for e in t.of("tick")] and calls == [e.data["commands"] for e in t.of("tick")]
     assert text.startswith(f"{v.label}: K = {t.counts['jobs']} leases held by one worker paid ")
-    assert headline_words(v.summary) <= HEADLINE_WORDS, v.summary
+    assert headline_words(v.headline) <= HEADLINE_WORDS, v.headline
     if len(set(rts)) == 1:
         assert f" paid {rts[0]} round trip{'s' if rts[0] != 1 else ''} per tick " in text
     else:
@@ -338,18 +338,18 @@ def test_readout_says_only_what_the_run_did(fake, design, steal):
         assert v.lost == [] and v.taken == {} and v.all_held
     elif isinstance(steal, tuple):
         assert v.lost == [3] and v.lost_at == {"job 3": 30.0} and v.taken == {3: 20.0}
-        assert "the renewal at 30 s found job 3's lease re-owned" in t.summary
-        assert "while the other 5 leases stayed held" in t.summary
+        assert "the renewal at 30 s found job 3's lease re-owned" in t.text
+        assert "while the other 5 leases stayed held" in t.text
     else:
         assert v.lost == [3, 5] and v.lost_at == {"job 3": 30.0, "job 5": 45.0}
-        assert "renewals found 2 leases re-owned (job 3 at 30 s, job 5 at 45 s)" in t.summary
-        assert "each stopped, while the other 4 leases stayed held" in t.summary
+        assert "renewals found 2 leases re-owned (job 3 at 30 s, job 5 at 45 s)" in t.text
+        assert "each stopped, while the other 4 leases stayed held" in t.text
     if design == "per-job":  # a stolen lease is renewed no more: the ticks after it cost one round trip less
         assert v.round_trips_by_tick == {None: [6, 6, 6, 6], (20, 3): [6, 6, 5, 5]}.get(steal, [6, 6, 5, 4])
-        assert "6 script calls per tick, one per lease held" in t.summary or "in all, one per lease held" in t.summary
+        assert "6 script calls per tick, one per lease held" in t.text or "in all, one per lease held" in t.text
     else:
         assert v.round_trips_by_tick == [1, 1, 1, 1]
-        assert "1 script call per tick of at most 500 leases" in t.summary
+        assert "1 script call per tick of at most 500 leases" in t.text
 
 
 def test_readout_counts_a_script_reload_as_a_round_trip(fake):
@@ -362,8 +362,8 @@ def test_readout_counts_a_script_reload_as_a_round_trip(fake):
     fake.clock.process(forget())
     t = renewal_cost(jobs=6, design="sweep", ticks=3, backend=fake)
     assert t.verdict.round_trips_by_tick == [1, 3, 1] and t.verdict.calls_by_tick == [1, 3, 1]
-    assert "paid 5 round trips over 3 ticks (1, 3, then 1)" in t.summary
-    assert "5 script calls in all of at most 500 leases each" in t.summary
+    assert "paid 5 round trips over 3 ticks (1, 3, then 1)" in t.text
+    assert "5 script calls in all of at most 500 leases each" in t.text
     _clauses_hold(t)
 
 
@@ -379,12 +379,12 @@ def test_words_speak_in_singular_and_plural_as_the_counts_say():
                         "· 2 script calls per tick of at most 1 lease each\n"
                         "· the median tick took 0.25 ms of wall time\n"
                         "· every lease was held to the end")
-    assert one.label == "one sweep" and one.verdict.startswith("one bounded round trip each tick")
+    assert one.label == "one sweep" and one.static.startswith("one bounded round trip each tick")
     per_job = words(None, _verdict(design="per-job", jobs=1, batch=None, round_trips_by_tick=[1, 1],
                                  calls_by_tick=[1, 1], ticks=2, held_at_end=1))
-    assert "K = 1 lease held by one worker paid 1 round trip per tick over 2 ticks" in per_job.readout
+    assert "K = 1 lease held by one worker paid 1 round trip per tick over 2 ticks" in per_job.headline
     assert "1 script call per tick, one per lease held" in per_job.facts
-    assert per_job.verdict.startswith("one extend round trip each tick")
+    assert per_job.static.startswith("one extend round trip each tick")
     # a lease that lapsed with no renewal reporting it: said, and not called held
     lapsed = words(None, _verdict(all_held=False, held_at_end=1))
     assert lapsed.facts[-2:] == ("1 of 2 leases was held at the end", "1 lease lapsed before a renewal reached it")
@@ -403,7 +403,7 @@ def test_figure_words_read_each_run(fake):
     two = figure_words({d: modes[d] for d in ("per-job", "sweep")})
     assert two.caption.startswith("K per-job timers and one sweep: ") and "“K per-job timers” or “one sweep”" in two.prompt
     for name, tl in modes.items():
-        assert (fw.modes[name].text, fw.modes[name].verdict) == (tl.summary, tl.verdict.static)
+        assert (fw.modes[name].text, fw.modes[name].static) == (tl.text, tl.verdict.static)
     assert figure_words(modes, labels={"sweep": "the sweep"}).modes["sweep"].label == "the sweep"
 
 

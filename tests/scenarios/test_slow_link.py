@@ -8,10 +8,10 @@ import pytest
 
 from emqlab.view import figures
 from emqlab.course import lab
-from emqlab.plot.check import overprints
+from emqlab.plot.legibility import overprints
 from emqlab.scenarios.heartbeat import heartbeat
 from emqlab.scenarios.slow_link import latency_bound, rule_says_held, rule_words
-from support import REAL_SLACK_S, SLOW_SCALE
+from support.records import REAL_SLACK_S, SLOW_SCALE
 
 
 def test_the_bound_is_a_quarter_of_the_lease_at_half():
@@ -47,10 +47,10 @@ def test_a_lapse_after_the_work_is_said_as_one(fake):
     v = tl.verdict
     done = next(e.t for e in tl.of("work_done", "holder"))
     assert (done, v.lapsed_at, v.reclaimed_at, v.finished_by, v.released_at) == (91.0, 113.0, None, ["holder"], None)
-    assert v.summary == ("renew every 0.3 × TTL, 8 s link: the 30 s lease held while the holder worked; "
+    assert v.headline == ("renew every 0.3 × TTL, 8 s link: the 30 s lease held while the holder worked; "
                          "the job finished once, by the holder.")
     assert "it lapsed at 113 s, after the job was done, before the holder's release reached the store" in v.facts
-    assert "lease lapsed at" not in v.told and "held while the holder worked" in v.static
+    assert "lease lapsed at" not in v.text and "held while the holder worked" in v.static
     assert "pushed out every 25 s" in v.static  # 2 × 8 + 9: the timer restarts at each reply
     said = rule_words(tl)
     assert "renewing 9 s after each reply (c = 0.3)" in said and "they agree" in said
@@ -63,11 +63,11 @@ def test_a_zero_reply_after_the_work_adds_no_blind_time(fake):
     tl = heartbeat(lease=30, job=20, renew=0.5, latency=8, backend=fake)
     v = tl.verdict
     assert (v.holder_done_at, v.lapsed_at, v.renew_lost_at, v.blind_s) == (36.0, 38.0, 47.0, 0.0)
-    assert v.summary == ("renew at TTL/2, 8 s link: the 30 s lease held through the work; "
+    assert v.headline == ("renew at TTL/2, 8 s link: the 30 s lease held through the work; "
                          "the job finished twice, by the holder and the contender.")
     assert "it lapsed at 38 s, after the job was done, before the holder's release reached the store" in v.facts
     assert "the holder learned only at 47 s, when its extend replied 0" in v.facts
-    assert "after its lease had lapsed" not in v.told
+    assert "after its lease had lapsed" not in v.text
 
 
 @pytest.mark.parametrize("latency, agrees, ran", [(5, "they agree", "held it while the job ran"),

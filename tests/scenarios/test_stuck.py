@@ -10,9 +10,12 @@ import pytest
 
 from emqlab.cli.command import main
 from emqlab.core.errors import BadParameter
-from emqlab.scenarios.stuck import JOB_ID, Params, StuckVerdict, stuck, stuck_figure_words, stuck_words
+from emqlab.scenarios.stuck import JOB_ID, Params, StuckVerdict, stuck
+from emqlab.scenarios.stuck import figure_words as stuck_figure_words
+from emqlab.scenarios.stuck import words as stuck_words
 from realtime import premise
-from support import clauses, lease_on_the_server, reaped_past_its_lease, record
+from support.records import lease_on_the_server, reaped_past_its_lease, record
+from support.words import clauses
 from emqlab.core.words import plural, seconds
 
 MUST = [("none", None, (0, 35)), ("sweep", None, None), ("session", None, None), ("session", 120, (120, 125))]
@@ -75,7 +78,7 @@ def test_cli_stuck_json(capsys):
 
 def says_only_what_the_verdict_holds(tl):
     v, p = tl.verdict, tl.params
-    readout, static = v.told, v.static
+    readout, static = v.text, v.static
     back = v.reclaimed_at is not None
     assert readout.startswith(v.label + ": ")
     clauses(readout, {"nothing returned it to pending": not back, "returned the job to pending at": back,
@@ -93,9 +96,9 @@ def test_words_and_figure_words(fake):
     v = record(StuckVerdict, horizon=240.0, reclaimed_at=None, holder_renewals=1, holder_renew_calls=1,
                holder_told_at=None, second_attempt_by=None, completed_at=None, reclaim_reason=None)
     w = stuck_words(record(Params, design="sweep", lease=30.0, max_runtime=None), v)
-    assert w.verdict == "held to the horizon (240 s) · never back in pending"
+    assert w.static == "held to the horizon (240 s) · never back in pending"
     assert "1 renewal tick (1 extend call)" in w.text
     runs = [stuck(design=d, backend=fake) for d in ("none", "session")]
     words = stuck_figure_words(runs)
     assert list(words.modes) == ["none", "session"]
-    assert words.modes["none"].text == runs[0].summary
+    assert words.modes["none"].text == runs[0].text

@@ -9,7 +9,7 @@ import time
 import pytest
 import redis
 
-from emqlab.store.cluster import ClusterBackend, LocalCluster
+from emqlab.store.local_cluster import ClusterBackend, LocalCluster
 from emqlab.store.embedded import pid_alive, running_pids
 from emqlab.core.errors import StaleToken
 from emqlab.queue.jobs import Queue
@@ -154,11 +154,11 @@ def test_placement_reports_where_the_cluster_put_each_key(cluster, placements):
 
 
 def test_placement_words_say_only_what_the_run_holds(placements):
-    from support import clauses
+    from support.words import clauses
 
     for tl in placements.values():
         v = tl.verdict
-        readout, static = v.told, v.static
+        readout, static = v.text, v.static
         assert readout.startswith(v.label + ": ")
         one = v.slots_used == 1
         clauses(readout, {"holds them all": one, f"hash to {v.slots_used} slots": not one,
@@ -170,14 +170,14 @@ def test_placement_words_say_only_what_the_run_holds(placements):
 
 def test_cluster_figure_draws_the_keys_where_the_nodes_hold_them(placements):
     from emqlab.view.figures import cluster_figure
-    from emqlab.plot.check import figure_problems, overprints, small_texts
-    from support import check_protocol
+    from emqlab.plot.legibility import figure_problems, overprints, small_texts
+    from support.words import check_protocol
 
     drawing = cluster_figure(placements)
     assert figure_problems(drawing.figure) == []
     from emqlab.core.words import HEADLINE_WORDS, headline_words
 
-    assert all(headline_words(m.readout) <= HEADLINE_WORDS for m in drawing.words.modes.values())
+    assert all(headline_words(m.headline) <= HEADLINE_WORDS for m in drawing.words.modes.values())
     check_protocol(drawing, ["hashtag", "none"])
     for ax, (mode, tl) in zip(drawing.figure.axes, placements.items()):
         heads = [t.get_text() for t in ax.get_xticklabels()]

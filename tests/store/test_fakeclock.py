@@ -10,7 +10,7 @@ from emqlab.store.backend import connect
 
 
 def test_the_adapter_still_fits_the_installed_fakeredis():
-    fakeclock.check()  # raises if an upgrade moved fakeredis's time reads
+    fakeclock.ensure_supported()  # raises if an upgrade moved fakeredis's time reads
     fakeclock.install()
     for name in fakeclock.PATCHED_MODULES:
         assert importlib.import_module(name).time is fakeclock._PROXY
@@ -82,7 +82,7 @@ def test_a_fakeredis_outside_the_tested_range_is_refused(monkeypatch):
 
     monkeypatch.setattr(fakeredis, "__version__", "2.39.0")
     with pytest.raises(BackendUnavailable, match="tested on fakeredis 2.40, 2.41; found 2.39.0"):
-        fakeclock.check()
+        fakeclock.ensure_supported()
 
 
 @pytest.mark.live

@@ -14,7 +14,7 @@ from emqlab.store.embedded import EmbeddedValkey
 from emqlab.core.errors import BadParameter
 
 from realtime import timeout_s
-from support import consumers, descendants, run, start, wait_for
+from support.processes import consumers, descendants, run, start, wait_for
 
 RUN_SECONDS = 40  # about how long this file runs on a quiet 2-core machine: the suite starts the longest first
 

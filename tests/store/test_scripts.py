@@ -14,7 +14,7 @@ import pytest
 import emqlab
 from emqlab.core.errors import StaleToken
 from emqlab.queue.jobs import Queue
-from emqlab.scenarios.base import run_on
+from emqlab.scenarios.run_harness import run_on
 from emqlab.store.scripts import INCLUDE_RE, KEY_COUNTS, IncludeError, resolve, source
 
 LUA = Path(emqlab.__file__).parent / "lua"

@@ -17,7 +17,7 @@ import pytest
 
 from emqlab.core.ranges import TOOLS_SECONDS_LIMIT, get
 from realtime import host, timeout_s
-from support import EMQLAB, ROOT, descendants, env, gone
+from support.processes import EMQLAB, ROOT, descendants, env, gone
 
 RUNS = Path(__file__).resolve().parent / "runs"
 

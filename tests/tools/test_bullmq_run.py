@@ -10,7 +10,7 @@ import pytest
 from emqlab.core.words import seconds
 from emqlab.tools import bullmq_run
 from realtime import premise
-from support import verdicts_read_again
+from support.words import verdicts_read_again
 
 
 def longest(k: int) -> float:
@@ -64,9 +64,9 @@ def test_work_in_a_thread_keeps_the_lock_renewed_and_the_job_runs_once(library_r
 
 def test_the_words_say_only_what_the_recorded_runs_hold(recorded_run):
     for tl, v in verdicts_read_again(recorded_run, bullmq_run, "bullmq", "bullmq_fix"):
-        assert f"bullmq {v.version}" in v.told and f"lockDuration {seconds(tl.params.lock_duration)}" in v.told
+        assert f"bullmq {v.version}" in v.text and f"lockDuration {seconds(tl.params.lock_duration)}" in v.text
         if v.lapsed_at is not None:
-            assert seconds(v.lapsed_at) in v.told
+            assert seconds(v.lapsed_at) in v.text
     assert recorded_run("bullmq").verdict.final_state == "failed"
     assert all(i.data.get("loop") == "blocked" for i in recorded_run("bullmq").spans("run"))
 

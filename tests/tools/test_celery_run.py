@@ -8,7 +8,8 @@ import pytest
 
 from emqlab.core.words import seconds
 from emqlab.tools import celery_run
-from support import REAL_SLACK_S, verdicts_read_again
+from support.records import REAL_SLACK_S
+from support.words import verdicts_read_again
 
 SLACK_S = REAL_SLACK_S  # real seconds a loaded machine of this host's speed may add to a wake-up (0.5 s fast)
 
@@ -54,14 +55,14 @@ def test_above_the_task_it_runs_once_and_a_killed_workers_task_waits_the_whole_t
 
 def test_the_words_say_only_what_the_recorded_runs_hold(recorded_run):
     for _, v in verdicts_read_again(recorded_run, celery_run, "celery", "celery_fix", "celery_fix_crash"):
-        assert f"Celery {v.version}" in v.told
+        assert f"Celery {v.version}" in v.text
         assert (f"runs {'twice' if v.runs == 2 else 'once'}") in v.static
         if v.redelivered_at is not None:
-            assert seconds(v.redelivered_at) in v.told
+            assert seconds(v.redelivered_at) in v.text
         if v.waited_after_crash is not None:
-            assert seconds(v.waited_after_crash) in v.summary
+            assert seconds(v.waited_after_crash) in v.headline
     failure = recorded_run("celery")
-    assert "nothing told worker" in failure.verdict.told
+    assert "nothing told worker" in failure.verdict.text
     assert [i.data["ended"] for i in failure.spans("lease")] == ["delivered again", "removed by another worker's ack"]
 
 

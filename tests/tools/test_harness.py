@@ -20,7 +20,7 @@ from emqlab.core.errors import BadParameter
 from emqlab.tools import harness, story
 
 from realtime import timeout_s
-from support import EMQLAB, ROOT, cmdline, descendants, env, gone, start, wait_for
+from support.processes import EMQLAB, ROOT, cmdline, descendants, env, gone, start, wait_for
 
 TOOLS = Path(emqlab.tools.__file__).resolve().parent
 LIBRARY_ROOTS = {"celery", "kombu", "rq", "bullmq", "redis_lock", "redis", "billiard"}

@@ -1,4 +1,4 @@
-"""Issue 21: emqlab's own design facing each library's story (emqlab.tools.ours), on fakeredis: what the lesson
+"""Issue 21: emqlab's own design facing each library's story (emqlab.tools.counterpart), on fakeredis: what the lesson
 draws beside each library's runs holds what the lesson says of it."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 from emqlab.core.errors import BadParameter
 from emqlab.store.backend import connect
 from emqlab.tools import LIBRARIES
-from emqlab.tools.ours import COUNTERPARTS, ours
+from emqlab.tools.counterpart import COUNTERPARTS, ours
 
 
 @pytest.fixture(scope="module")

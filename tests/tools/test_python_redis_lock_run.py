@@ -13,21 +13,21 @@ import redis
 
 from emqlab.core.words import seconds
 from emqlab.tools import python_redis_lock_run
-from support import verdicts_read_again
+from support.words import verdicts_read_again
 
 
 def fix_expire(k: int) -> int:
     """The fix's expire: three times the story's freeze + 2 s (its default) at k = 1, 2 s more for each step of k, so
     even at the worst moment the third of expire left outlasts the freeze (whole seconds, as the library takes it)."""
-    return 3 * int(python_redis_lock_run.FREEZE_S) + 2 * k
+    return 3 * int(python_redis_lock_run.PAUSE_S) + 2 * k
 
 
 def _params(expire: int, task: float | None = None, fix: bool = False):
     """A run's Params as `python_redis_lock` makes them: the freeze at the worst moment, the task long enough."""
     mod = python_redis_lock_run
     at = mod.worst_pause_at(expire)
-    return mod.Params(fix=fix, task=task or max(mod.TASK_S, at + mod.FREEZE_S + mod.AFTER_THAW_S + 0.001), expire=expire,
-                      freeze_at=at)
+    return mod.Params(fix=fix, task=task or max(mod.TASK_S, at + mod.PAUSE_S + mod.AFTER_RESUME_S + 0.001), expire=expire,
+                      pause_at=at)
 
 
 def longest(k: int) -> float:
@@ -89,12 +89,12 @@ def test_a_pause_outside_the_story_is_one_line(capsys):
 
 def test_the_words_say_only_what_the_recorded_runs_hold(recorded_run):
     for _, v in verdicts_read_again(recorded_run, python_redis_lock_run, "python-redis-lock", "python-redis-lock_fix"):
-        assert f"python-redis-lock {v.version}" in v.told and seconds(v.renewal_every) in v.told
+        assert f"python-redis-lock {v.version}" in v.text and seconds(v.renewal_every) in v.text
     failure = recorded_run("python-redis-lock").verdict
     assert failure.holder_told is False and failure.release_error == "NotAcquired"
     # told, but only at its release, after the effect: the words never say "never told"
-    assert "never told" not in failure.told and "learned it only at its release" in failure.summary
-    assert "only its release() raised NotAcquired, after the effect" in failure.told
+    assert "never told" not in failure.text and "learned it only at its release" in failure.headline
+    assert "only its release() raised NotAcquired, after the effect" in failure.text
     assert failure.static == "2 holders, told only at release, runs twice"
 
 

@@ -15,7 +15,8 @@ from redis.exceptions import LockNotOwnedError
 from emqlab.core.words import seconds
 from emqlab.core.ranges import TOOLS_SECONDS_LIMIT, get
 from emqlab.tools import redis_lock_run
-from support import REAL_SLACK_S, verdicts_read_again
+from support.records import REAL_SLACK_S
+from support.words import verdicts_read_again
 
 # a PTTL read right after the extend, on loopback (0.05 s was enough on a quiet fast machine), by a holder that a
 # loaded machine of this host's speed may deschedule in between
@@ -55,7 +56,7 @@ def test_extend_grows_the_ttl_and_replace_ttl_keeps_it_at_the_lease(library_run)
 
 def test_the_words_say_only_what_the_recorded_runs_hold(recorded_run):
     for tl, v in verdicts_read_again(recorded_run, redis_lock_run, "redis-lock", "redis-lock_fix"):
-        assert seconds(v.pttl_after_fifth) in v.summary and f"redis-py {v.version}" in v.told
+        assert seconds(v.pttl_after_fifth) in v.headline and f"redis-py {v.version}" in v.text
         assert ("with replace_ttl" in v.label) == tl.params.fix
 
 

@@ -13,7 +13,8 @@ import pytest
 
 from emqlab.core.words import seconds
 from emqlab.tools import rq_run
-from support import REAL_SLACK_S, verdicts_read_again
+from support.records import REAL_SLACK_S
+from support.words import verdicts_read_again
 
 RUN_SECONDS = 65  # about how long this file runs on a quiet 2-core machine: the suite starts the longest first
 
@@ -54,10 +55,10 @@ def test_a_killed_workers_job_is_abandoned_and_retry_runs_it_once(library_run, r
 
 def test_the_words_say_only_what_the_recorded_runs_hold(recorded_run):
     for _, v in verdicts_read_again(recorded_run, rq_run, "rq", "rq_fix", "rq_fix_fate_slow"):
-        assert seconds(v.abandoned_at) in v.summary and f"rq {v.version}" in v.told
+        assert seconds(v.abandoned_at) in v.headline and f"rq {v.version}" in v.text
     slow = recorded_run("rq_fix_fate_slow").verdict
     assert slow.runs == 2 and slow.effects == 2 and slow.holders_at_once == 2 and slow.holder_told is False
-    assert "twice" in slow.summary
+    assert "twice" in slow.headline
 
 
 def test_rq_still_behaves_as_the_lesson_says():

@@ -65,10 +65,10 @@ def test_captions_say_what_each_figure_shows(svg_export):
 
     none = caption(svg_export, "heartbeat-no-renewal")
     # the readout of the lit mode, in the scenario's words: exactly the run's summary
-    assert f"\nreadout · {heartbeat(renew='none').verdict.told}\n" in none
+    assert f"\nreadout · {heartbeat(renew='none').verdict.text}\n" in none
     assert "lapsed at 30 s" in none and "finished twice" in none
     half = caption(svg_export, "heartbeat-renew-half")
-    assert f"\nreadout · {heartbeat(renew='half').verdict.told}\n" in half
+    assert f"\nreadout · {heartbeat(renew='half').verdict.text}\n" in half
     assert "finished once" in half and "lapsed" not in half
     both = caption(svg_export, "heartbeat")
     assert "- no renewal → lease ends at 30 s and lapses · reclaimed · runs twice at once" in both

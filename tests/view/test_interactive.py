@@ -37,11 +37,11 @@ def test_a_figure_carries_its_modes_and_their_words(fake, name):
     words = json.loads(re.search(r"<script type=\"application/json\" data-modes>(.*?)</script>", page).group(1))["modes"]
     assert list(words) == modes
     for key, m in drawing.words.modes.items():
-        assert words[key]["verdict"] == m.verdict and m.html() in words[key]["html"]
+        assert words[key]["verdict"] == m.static and m.html() in words[key]["html"]
     # with JavaScript off: the caption and every mode's readout, headline and facts, as text
     alt = re.search(r'<figcaption class="emqlab-text">(.*?)</figcaption>', page).group(1)
     for m in drawing.words.modes.values():
-        assert m.html() in alt and m.verdict.replace("<", "&lt;") in alt
+        assert m.html() in alt and m.static.replace("<", "&lt;") in alt
     # nothing fetched: no source or link to anywhere (the SVG's namespaces are names, not requests)
     assert not re.search(r'\b(?:src|href)="(?!#)', page), re.findall(r'\b(?:src|href)="[^"]*"', page)[:3]
     # exporting leaves the drawing as it was: its readout line and the room kept for it

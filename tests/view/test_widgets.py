@@ -5,6 +5,7 @@ tests/browser/), predictions asked first. Also the lab helpers."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -180,12 +181,12 @@ def test_lab_command_opens_the_first_lesson():
     assert argv[-1] == "--no-browser" or argv[-2:] == ["--no-browser", "--allow-root"]
     assert lab.lab_command(["--", "--no-browser"]).count("--no-browser") == 1
     # as root (containers), Jupyter must be told; otherwise nothing is added
-    assert ("--allow-root" in argv) == (lab.os.geteuid() == 0)
+    assert ("--allow-root" in argv) == (os.geteuid() == 0)
     # the course's own lab settings come first: they turn off the news prompt
     import json
     from pathlib import Path
 
-    first = lab.lab_env({})["JUPYTER_CONFIG_PATH"].split(lab.os.pathsep)[0]
+    first = lab.lab_env({})["JUPYTER_CONFIG_PATH"].split(os.pathsep)[0]
     page = json.loads((Path(first) / "labconfig" / "page_config.json").read_text())
     assert page["disabledExtensions"]["@jupyterlab/apputils-extension:announcements"] is True
 
@@ -199,7 +200,7 @@ def _renewal(be):
 
 def _queue_heartbeat(be):
     from emqlab.view.figures import queue_heartbeat_figure
-    from emqlab.scenarios.reaper import queue_heartbeat
+    from emqlab.scenarios.queue_heartbeat import queue_heartbeat
     return queue_heartbeat_figure, {r: queue_heartbeat(renew=r, backend=be) for r in ("none", "half")}
 
 
@@ -246,16 +247,16 @@ def test_a_figure_asked_first_keeps_every_verdict_back_until_the_answer(fake, fi
     run = next(iter(data.values()))
     question = Predict("which?", {"the first": lambda v: True, "the second": lambda v: False}, run, explorer=x)
     try:
-        verdicts = [" ".join(m.verdict.split()) for m in x.modes.values()]
+        verdicts = [" ".join(m.static.split()) for m in x.modes.values()]
         assert not x.revealed and not any(v in figure_texts(x) for v in verdicts)  # the question holds it back
         assert all(m.label in figure_texts(x) for m in x.modes.values())  # the panels still say what they are
         paper = question._repr_mimebundle_()
         assert "the first" in paper["text/html"] and "image/png" not in paper  # the question, on paper, no figure
-        answer = question.answer({"the first": "it is, as {v.summary!r} says", "the second": lambda v: "it is not"})
+        answer = question.answer({"the first": "it is, as {v.headline!r} says", "the second": lambda v: "it is not"})
         assert answer.figure is x and x.revealed and all(v in figure_texts(x) for v in verdicts)
         words = answer.words()["text/plain"].splitlines()
-        assert words[0] == f"The run: {run.verdict.summary}"
-        assert words[1] == f"✓ right: the first. it is, as {run.verdict.summary!r} says"
+        assert words[0] == f"The run: {run.verdict.headline}"
+        assert words[1] == f"✓ right: the first. it is, as {run.verdict.headline!r} says"
         assert words[2] == "✗ wrong: the second. it is not"
         assert x._repr_mimebundle_()["text/plain"].startswith(x.drawing.words.caption)
         assert x._repr_mimebundle_()["image/png"]  # the figure, once, after the answer

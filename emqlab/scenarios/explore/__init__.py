@@ -11,7 +11,7 @@ states are one), `search` (the breadth-first search, its reductions, progress, a
 
 from .canonical import canonical_form, exact_form, state_key
 from .replay import replay, replay_scale
-from .report import figure_words, growth_words, label, replay_words, space_words, step_words, steps_told, words
+from .in_words import figure_words, growth_words, label, replay_words, space_words, step_words, steps_told, words
 from .search import DEFAULT_STATES, Space, check_names, state_space, explore, explore_params, growth, independent, search
 from .verdicts import ExploreVerdict, ReplayVerdict
 from .world import BEAT, CHECKS, PROGRESS, PROGRESS_RULE, REAL_MARGIN_S, REAPER, Hand, Params, Seen, Step, World

@@ -14,8 +14,8 @@ from ...core.timeline import Timeline
 from ...queue import invariants as inv
 from ...store import snapshot as store_snapshot
 from ...store.backend import Backend, connect, store_spec
-from ..base import run_on
-from .report import replay_words
+from ..run_harness import run_on
+from .in_words import replay_words
 from .verdicts import ExploreVerdict, ReplayVerdict
 from .world import BEAT, PROGRESS, REAL_MARGIN_S, REAPER, Params, Seen, Step, World
 
@@ -45,7 +45,7 @@ def play(backend: Backend, prefix: str, p: Params, steps: Sequence[Step], run: A
     world.record_snapshot(stored, 0)
     seen, out = Seen(), Played()
     checked = tuple(n for n in p.invariants if n != PROGRESS)
-    opened = inv.check(world.facts(stored, hands, seen, world.opened, backend.clock.now_ms), checked)
+    opened = inv.judge(world.facts(stored, hands, seen, world.opened, backend.clock.now_ms), checked)
     if opened:  # the start broke already (a session opened short of what it asked)
         out.broke_at, out.invariant, out.broken = 0, opened[0].invariant, opened[0].what
     for k, step in enumerate(steps, start=1):
@@ -64,7 +64,7 @@ def play(backend: Backend, prefix: str, p: Params, steps: Sequence[Step], run: A
         said = [e for e in run.timeline.events[mark:]]
         out.said.append({"t": said[0].t if said else run.t,
                          "answer": [{"kind": e.kind, **{x: y for x, y in e.data.items() if x != "step"}} for e in said]})
-        broken = inv.check(world.facts(stored, hands, seen, outcome, backend.clock.now_ms), checked)
+        broken = inv.judge(world.facts(stored, hands, seen, outcome, backend.clock.now_ms), checked)
         world.record_snapshot(stored, k)
         seen = seen.after(outcome)
         if broken and out.broke_at is None:
@@ -82,13 +82,13 @@ def replay_scale(margin_s: float | None, scale: float) -> float:
     """The real clock's scale for a replay: at least `scale`, and slow enough that every race with the
     server's clock (a beat `margin_s` model seconds from the nearest deadline) is decided by REAL_MARGIN_S
     of real time or more."""
-    scale = float(ranges.check("scale", scale))
+    scale = float(ranges.within("scale", scale))
     if margin_s is None:
         return scale
     if margin_s <= 0:
         raise BadParameter("this schedule has a reap exactly at a deadline, which a live server decides by chance: "
                            "there is no scale at which its replay is decided")
-    return float(ranges.check("scale", max(scale, REAL_MARGIN_S / margin_s)))
+    return float(ranges.within("scale", max(scale, REAL_MARGIN_S / margin_s)))
 
 
 def replay(source: Timeline, backend: Any = "valkey", scale: float | None = None, **connect_kw: Any) -> Timeline:
@@ -111,7 +111,7 @@ def replay(source: Timeline, backend: Any = "valkey", scale: float | None = None
         raise BadParameter("replay opens its own store (it may run other scripts than the package's): pass "
                            "'valkey', 'fake' or a URL")
     spec = store_spec(backend)
-    real_scale = None if spec.kind == "fake" else replay_scale(v.margin, p.scale if scale is None else scale)
+    real_scale = None if spec.source == "fake" else replay_scale(v.margin, p.scale if scale is None else scale)
     opts = dict(connect_kw)
     if real_scale is not None:
         opts.update(clock="real", scale=real_scale)

@@ -56,10 +56,10 @@ from ...store import snapshot as store_snapshot
 from ...store.backend import Backend, connect
 from ...store.clock import DEFAULT_SCALE
 from ...store.scripts import KEY_COUNTS
-from ..base import run_on
+from ..run_harness import run_on
 from .canonical import state_key
 from .replay import play
-from .report import words
+from .in_words import words
 from .verdicts import ExploreVerdict
 from .world import BEAT, CHECKS, FAILING, PROGRESS, REAPER, Hand, Outcome, Params, Seen, Step, World
 
@@ -227,7 +227,7 @@ class Search:
         concrete[0] = root
         frontier = deque([(0, None)])  # (node, the steps to try again, in the key's names: None for all)
         # the start itself is judged on what it granted (the sessions a session design opens)
-        opened = inv.check(self.world.facts(root.stored, hands, Seen(), self.world.opened, root.now_ms),
+        opened = inv.judge(self.world.facts(root.stored, hands, Seen(), self.world.opened, root.now_ms),
                            self.safety) if self.world.opened.grants else []
         if opened:
             found.violations, found.first, found.first_depth = 1, (0, None, opened[0]), 0
@@ -260,7 +260,7 @@ class Search:
                 found.transitions += 1
                 sleep = [u for u in (*asleep, *tried) if independent(u, step, jobs, known, pending)] if p.sleep else []
                 tried.append(step)
-                broken = inv.check(self.world.facts(child.stored, child.hands, c.seen, outcome, child.now_ms), self.safety)
+                broken = inv.judge(self.world.facts(child.stored, child.hands, c.seen, outcome, child.now_ms), self.safety)
                 edges = self.succ.setdefault(node, {})
                 empty = step.action == "claim" and not outcome.claimed
                 if broken:
@@ -511,15 +511,15 @@ def explore_params(workers: int = 2, jobs: int = 1, depth: int = 12, states: int
                    invariants: Any = None, scale: float = DEFAULT_SCALE, exact: bool = False, symmetry: bool = True,
                    sleep: bool = True, max_runtime: float = 0, reap_limit: int = REAP_LIMIT) -> Params:
     """The world's parameters, each checked once against its range (BadParameter names what is allowed)."""
-    return Params(workers=ranges.check("explore_workers", workers), jobs=ranges.check("explore_jobs", jobs),
-                  depth=ranges.check("depth", depth), states=ranges.check("states", states),
-                  lease=float(ranges.check("lease", lease)), beat=float(ranges.check("beat", beat)),
+    return Params(workers=ranges.within("explore_workers", workers), jobs=ranges.within("explore_jobs", jobs),
+                  depth=ranges.within("depth", depth), states=ranges.within("states", states),
+                  lease=float(ranges.within("lease", lease)), beat=float(ranges.within("beat", beat)),
                   design=lookup_design(design).name, fencing=_choice("fencing", fencing, ("on", "off")),
                   scripts=_read_scripts(scripts), invariants=check_names(invariants),
                   exact=_flag("exact", exact), symmetry=_flag("symmetry", symmetry), sleep=_flag("sleep", sleep),
-                  max_runtime=float(ranges.check("max_runtime", max_runtime)) if max_runtime else 0.0,
-                  reap_limit=ranges.check("reap_limit", reap_limit),
-                  scale=float(ranges.check("scale", scale)))
+                  max_runtime=float(ranges.within("max_runtime", max_runtime)) if max_runtime else 0.0,
+                  reap_limit=ranges.within("reap_limit", reap_limit),
+                  scale=float(ranges.within("scale", scale)))
 
 
 def explore(workers: int = 2, jobs: int = 1, depth: int = 12, states: int = DEFAULT_STATES, lease: float = 30,

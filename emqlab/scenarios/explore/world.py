@@ -175,8 +175,8 @@ class Params(Record):
         return f"fencing {self.fencing}"
 
     @property
-    def freeze(self) -> float:
-        """How long a freeze lasts (model seconds): a lease and a beat, so it outlives any lease it holds."""
+    def pause(self) -> float:
+        """How long a pause (the `freeze` step) lasts (model seconds): a lease and a beat, so it outlives any lease it holds."""
         return self.lease + self.beat
 
     @property
@@ -316,20 +316,20 @@ class World:
         there (a search that does not put the store back for a step that touches none)."""
         if step.action == "freeze":
             k = [h.name for h in hands].index(step.actor)
-            return hands[:k] + (self._freeze(hands[k], now_ms),) + hands[k + 1:], Outcome()
+            return hands[:k] + (self._pause(hands[k], now_ms),) + hands[k + 1:], Outcome()
         if step.action == BEAT:
             to, self.last_margin = self.next_time(stored, hands)
             self.clock.run(until=to)
             reaped = self.q.reap_slice(self.p.reap_limit)
             self._event(REAPER, Kind.REAP, jobs=list(reaped.ids), ended=list(reaped.ended))
             before = (*self._reap_view(stored), self.p.reap_limit)
-            return self._thawed(hands, to), Outcome(quiet=not reaped.ids and not reaped.ended,
+            return self._resumed(hands, to), Outcome(quiet=not reaped.ids and not reaped.ended,
                                                     reap=(tuple(reaped.ids), tuple(reaped.ended), *before))
         k = [h.name for h in hands].index(step.actor)
         hand, outcome = getattr(self, f"_{step.action}")(hands[k])
         return hands[:k] + (hand,) + hands[k + 1:], outcome
 
-    def _thawed(self, hands: tuple[Hand, ...], to_ms: float) -> tuple[Hand, ...]:
+    def _resumed(self, hands: tuple[Hand, ...], to_ms: float) -> tuple[Hand, ...]:
         out = []
         for h in hands:
             if h.frozen_until is not None and h.frozen_until <= to_ms:
@@ -432,9 +432,9 @@ class World:
         self._event(h.name, Kind.COMPLETE, job=h.job, attempts=h.attempts)
         return h.idle(), Outcome(accepted=(pair,))
 
-    def _freeze(self, h: Hand, now_ms: float | None = None) -> Hand:
-        self._event(h.name, Kind.FREEZE, job=h.job, attempts=h.attempts, seconds=self.p.freeze)
-        return replace(h, frozen_until=(self.clock.now_ms if now_ms is None else now_ms) + self.p.freeze * MS)
+    def _pause(self, h: Hand, now_ms: float | None = None) -> Hand:
+        self._event(h.name, Kind.FREEZE, job=h.job, attempts=h.attempts, seconds=self.p.pause)
+        return replace(h, frozen_until=(self.clock.now_ms if now_ms is None else now_ms) + self.p.pause * MS)
 
     def _crash(self, h: Hand) -> tuple[Hand, Outcome]:
         self._event(h.name, Kind.CRASH, holding=[h.job])
@@ -476,9 +476,9 @@ class World:
                        for who, what, asked, granted in outcome.grants)
         reaps = ()
         if outcome.reap is not None:
-            told, told_ended, active, sessions, count, limit = outcome.reap
+            replied, replied_ended, active, sessions, count, limit = outcome.reap
             active_after, sessions_after, count_after = self._reap_view(stored)
-            reaps = (inv.Reaped(told, told_ended, tuple(sorted(active - active_after)),
+            reaps = (inv.Reaped(replied, replied_ended, tuple(sorted(active - active_after)),
                                 tuple(sorted(sessions - sessions_after)), count_after - count, limit),)
         return inv.Facts(snapshot=inv.from_contents(self.q, self.ids, stored.entries), issued=dict(seen.issued),
                          claimed=outcome.claimed, refused=seen.refused | frozenset(outcome.refused),

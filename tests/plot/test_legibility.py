@@ -9,9 +9,9 @@ from emqlab.core.marks import MARKS
 
 from emqlab.view import figures
 from emqlab.scenarios.slow_link import latency_boundary
-from emqlab.plot.check import figure_problems, legend_problems, overprints, small_texts
+from emqlab.plot.legibility import figure_problems, legend_problems, overprints, small_texts
 from emqlab.scenarios.heartbeat import heartbeat
-from emqlab.scenarios.reaper import queue_heartbeat
+from emqlab.scenarios.queue_heartbeat import queue_heartbeat
 from emqlab.scenarios.chaos import chaos
 
 RUN_SECONDS = 60  # about how long this file runs on a quiet 2-core machine: the suite starts the longest first
@@ -38,12 +38,13 @@ def _mortal_and_durable(be):
 
 def _boundary(be):
     from emqlab.course import lab
+    from emqlab.course.lab import session
 
-    lab._current = be
+    session._current = be
     try:
         return figures.boundary_figure(lab.cadence_boundary(cadences=[0.3, 0.5, 0.8], pauses=[5.5, 12.5, 27.5]))
     finally:
-        lab._current = None
+        session._current = None
 
 
 BUILDERS = {
@@ -62,7 +63,7 @@ BUILDERS = {
     "beats": lambda be: figures.beats_figure(figures.applied_runs(be)["reaper"]),
     "beats-queue": lambda be: figures.beats_figure({"none": queue_heartbeat(renew="none", backend=be)}),
     "stuck": lambda be: figures.stuck_figure(figures.stuck_modes(be)),
-    "slow-link": lambda be: figures.heartbeat_figure(figures.link_modes(be)),
+    "slow-link": lambda be: figures.heartbeat_figure(figures.link_delay_modes(be)),
     "latency-boundary": lambda be: figures.latency_boundary_figure(latency_boundary(be, cadences=[0.3, 0.5, 0.7])),
 }
 
@@ -114,8 +115,8 @@ def test_every_readout_opens_with_a_headline_read_in_one_breath(fake, name):
     from emqlab.core.words import HEADLINE_WORDS, headline_words
 
     for mode, words in BUILDERS[name](fake).words.modes.items():
-        assert headline_words(words.readout) <= HEADLINE_WORDS, (name, mode, words.readout)
-        assert "\n" not in words.readout and all("\n" not in fact for fact in words.facts), (name, mode)
+        assert headline_words(words.headline) <= HEADLINE_WORDS, (name, mode, words.headline)
+        assert "\n" not in words.headline and all("\n" not in fact for fact in words.facts), (name, mode)
 
 
 def test_the_legend_check_sees_a_mark_left_out_and_an_entry_left_over(fake):

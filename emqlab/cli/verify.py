@@ -40,7 +40,7 @@ def cmd_explore(args) -> None:
     replayed = None
     if args.replay and found.verdict.invariant not in (None, PROGRESS):
         spec = args.backend or store_spec(None)
-        replayed = replay(found, backend=spec if spec.kind != "fake" else "valkey")
+        replayed = replay(found, backend=spec if spec.source != "fake" else "valkey")
     if args.plot:  # drawn here, after the runs: the scenarios never import plotting
         from ..view.figures import explore_figure
 
@@ -54,11 +54,11 @@ def cmd_explore(args) -> None:
             payload["replay"]["events"] = [e.to_dict() for e in replayed.events]
         print(json.dumps(payload))
     else:
-        print(found.summary)
+        print(found.text)
         if found.verdict.invariant is not None:
             print("the shortest schedule:\n" + steps_told(found.verdict))
         if replayed is not None:
-            print(replayed.summary)
+            print(replayed.text)
         elif args.replay and found.verdict.invariant == PROGRESS:
             print("(a progress counterexample is a state no fair schedule settles, not a break: nothing to replay)")
         elif args.replay:
@@ -81,7 +81,7 @@ def cmd_check(args) -> int:
     if args.json:
         print(json.dumps(checked.to_dict()))
     else:
-        print(checked.verdict.told)
+        print(checked.verdict.text)
         for f in checked.found:
             print(f"\n{f.broken.invariant}, events {f.first}–{f.last}:")
             for i, e in enumerate(checked.window_events(f), start=f.first):

@@ -17,7 +17,7 @@ from ..queue.jobs import Queue
 from ..core.kinds import Kind
 from ..core.timeline import WallRecorder
 from ..core.words import seconds
-from .base import Run
+from .run_harness import Run
 from .fault_plan import fault_wait as in_process_wait, undelivered
 
 BOOT_S = 30  # real seconds a child may take to boot and claim its first job

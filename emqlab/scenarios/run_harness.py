@@ -13,9 +13,9 @@ from typing import Any, Iterator
 import redis
 
 from ..core.errors import BadParameter, StoreError
-from ..core.ranges import ALIASES, RANGES, check, check_run, get
+from ..core.ranges import ALIASES, RANGES, within, check_run, get
 from ..core.timeline import ClockRecorder, Timeline
-from ..core.words import FigureWords, figure_words
+from ..core.words import FigureWords, words_of_modes
 from ..lease.runs import RunLease
 from ..queue.consumer import Consumer
 from ..store.backend import Backend, StoreSpec, connect, not_a_virtual_clock, not_our_clock, parse_backend, store_spec
@@ -28,7 +28,7 @@ def positive(name: str, value: Any, unit: str = "model seconds") -> float:
     if name in RANGES or name in ALIASES:
         if not get(name).low > 0:
             raise LookupError(f"positive({name!r}): its range in emqlab/core/ranges.py starts at {get(name).low}, not > 0")
-        return float(check(name, value))
+        return float(within(name, value))
     try:
         number = float(value)
     except (TypeError, ValueError):
@@ -91,7 +91,7 @@ def mode_words(caption: str, prompt: str) -> Callable[..., FigureWords]:
     own words; a list of runs is named by each run's mode (`params.mode`), a repeated one with its place."""
 
     def words_of(modes: Any, labels: Mapping[str, str] | None = None) -> FigureWords:
-        return figure_words(named(modes, lambda tl: tl.params.mode), caption, prompt, labels)
+        return words_of_modes(named(modes, lambda tl: tl.params.mode), caption, prompt, labels)
 
     words_of.__doc__ = f"The figure's words: {caption}"
     return words_of
@@ -123,21 +123,21 @@ def server_store(backend: Backend | str | None, connect_kw: dict[str, Any],
     lesson or a class shares). Refused, one line each: a URL or a cluster (emqlab does not move a clock it did
     not start) and fakeredis on a real clock (that reads the machine's own time)."""
     if backend is not None and not isinstance(backend, (Backend, str)):  # a cluster's client, or another store
-        raise not_our_clock(f"a {getattr(backend, 'kind', type(backend).__name__)}")
+        raise not_our_clock(f"a {getattr(backend, 'source', type(backend).__name__)}")
     if isinstance(backend, Backend):
-        if backend.kind == "fake" and backend.clock.real:
+        if backend.source == "fake" and backend.clock.real:
             raise not_a_virtual_clock()
-        if backend.kind == "fake" or backend.server_clock is not None:
+        if backend.source == "fake" or backend.server_clock is not None:
             return backend, connect_kw, owned
-        if backend.kind != "valkey":
+        if backend.source != "valkey":
             raise not_our_clock(backend.describe())
         return "valkey", {**connect_kw, "clock": "real", "scale": backend.clock.scale, "server_clock": True}, True
     spec = store_spec(backend)
-    if spec.kind == "fake":
+    if spec.source == "fake":
         if connect_kw.get("clock") == "real":
             raise not_a_virtual_clock()
         return spec, connect_kw, owned
-    if spec.kind != "valkey":
+    if spec.source != "valkey":
         raise not_our_clock()
     return spec, {**connect_kw, "server_clock": True}, owned
 
@@ -147,11 +147,11 @@ def real_clock(backend: Backend | str | None, connect_kw: dict[str, Any]) -> tup
     open backend, or from the spec and the clock it would be opened with (`connect`'s defaults)."""
     if isinstance(backend, Backend):
         return backend.clock.real, backend.clock.scale
-    clock, scale = connect_kw.get("clock"), check("scale", connect_kw.get("scale", DEFAULT_SCALE))
+    clock, scale = connect_kw.get("clock"), within("scale", connect_kw.get("scale", DEFAULT_SCALE))
     if clock is not None and not isinstance(clock, str):
         return clock.real, clock.scale
-    kind = backend.kind if isinstance(backend, StoreSpec) else parse_backend(backend)[0]
-    return (clock == "real" or (clock is None and kind != "fake")), scale
+    source = backend.source if isinstance(backend, StoreSpec) else parse_backend(backend)[0]
+    return (clock == "real" or (clock is None and source != "fake")), scale
 
 
 @contextmanager

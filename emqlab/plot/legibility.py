@@ -153,7 +153,7 @@ NO_MARKER = (None, "None", "none", "", " ")
 
 
 def look(artist) -> tuple[str, str, str] | None:
-    """(kind, shape, colour) of a drawn mark, read off the artist the way `Mark.look` says it: a line
+    """(artist, shape, colour) of a drawn mark, read off the artist the way `Mark.look` says it: a line
     with no line style is a marker; a patch a band (filled, or outlined with its line style) with its
     hatching; an arrow by its style. None: no mark the grammar knows how to read (a scatter's collection)."""
     if isinstance(artist, Annotation):
@@ -181,8 +181,8 @@ def look(artist) -> tuple[str, str, str] | None:
 
 def expected_look(m: Mark) -> tuple[str, str, str]:
     """`m.look`, with an arrow's style named as matplotlib names it."""
-    kind, form, colour = m.look
-    return (kind, type(ArrowStyle(form)).__name__, colour) if kind == "arrow" else (kind, form, colour)
+    drawn_by, form, colour = m.look
+    return (drawn_by, type(ArrowStyle(form)).__name__, colour) if drawn_by == "arrow" else (drawn_by, form, colour)
 
 
 def mark_problems(fig: Figure, side_by_side: bool = True) -> list[str]:
@@ -207,7 +207,7 @@ def mark_problems(fig: Figure, side_by_side: bool = True) -> list[str]:
         elif m is not None:
             if seen != expected_look(m):
                 problems.append(f"{meaning}: drawn as {seen}, the table says {expected_look(m)}")
-            elif m.legend and m.kind != "band" and side_by_side:  # bands are told apart by their place too: a lane's row, its height
+            elif m.legend and m.artist != "band" and side_by_side:  # bands are told apart by their place too: a lane's row, its height
                 forms.setdefault((seen[0], seen[1]), set()).add(meaning)
         elif meaning.split(",")[0] in SERIES:  # a design's or library's line, a variant of it, the way to a broken run
             colour, symbol = series(meaning)

@@ -8,7 +8,7 @@ from typing import Any
 
 from ...core.kinds import Kind
 from ...core.words import HEADLINE_WORDS, FigureWords, ModeWords, headline_words, plural, seconds
-from ..base import mode_words
+from ..run_harness import mode_words
 from .canonical import differs
 from .verdicts import ReplayVerdict
 from .world import BEAT, PROGRESS, REAL_MARGIN_S, Params
@@ -25,8 +25,8 @@ def steps_told(v: Any) -> str:
                 runs[-1][1] += 1
             else:
                 runs.append([s, 1])
-        told = "; ".join(fair_words(s) + (f" ×{n}" if n > 1 else "") for s, n in runs)
-        lines.append(f"from there, the fair schedule tried: {told}")
+        tried = "; ".join(fair_words(s) + (f" ×{n}" if n > 1 else "") for s, n in runs)
+        lines.append(f"from there, the fair schedule tried: {tried}")
     return "\n".join(lines)
 
 
@@ -45,8 +45,8 @@ def step_words(step: Mapping[str, Any]) -> str:
         jobs = reap.get("jobs") or []
         woke = [x for x in answers if x.get("kind") == Kind.THAW]
         at = f" at {seconds(step['t'])}" if "t" in step else ""
-        told = f"the reaper beats{at}: {'reaps ' + ', '.join(jobs) if jobs else 'nothing to reap'}"
-        return told + "".join(f"; a frozen worker wakes holding {x.get('job')}" for x in woke)
+        beat = f"the reaper beats{at}: {'reaps ' + ', '.join(jobs) if jobs else 'nothing to reap'}"
+        return beat + "".join(f"; a frozen worker wakes holding {x.get('job')}" for x in woke)
     if action == "claim":
         return (f"{actor} claims {a['job']} (attempts {a['attempts']}, lease to {seconds(a['deadline'])})"
                 if a.get("kind") == Kind.CLAIM and "deadline" in a else
@@ -87,7 +87,7 @@ def words(p: Params, v: Any) -> ModeWords:
     """The exploration in words: a headline with the outcome, the world and the search as facts, and the
     static line; every number read from `v`."""
     world = (f"{plural(p.workers, 'worker')}, {plural(p.jobs, 'job')}, lease {seconds(p.lease)}, "
-             f"a freeze {seconds(p.freeze)}" + (f", a hard deadline {seconds(p.max_runtime)} after each claim"
+             f"a freeze {seconds(p.pause)}" + (f", a hard deadline {seconds(p.max_runtime)} after each claim"
                                                 if p.max_runtime else ""))
     searched = (f"{v.states:,} states and {v.transitions:,} steps tried, to depth {v.depth_reached} "
                 f"of {p.depth}, in {v.seconds:.1f} s")
@@ -195,8 +195,8 @@ def _key_words(name: str, value: Any) -> str:
         return v if isinstance(v, str) else seconds(v)
 
     if isinstance(value, dict) and name in LEASED:
-        told = (f"{m}: no deadline of its own" if v == "never" else f"{m}: {LEASED[name]} {at(v)}" for m, v in value.items())
-        return f"{name} {{" + ", ".join(told) + "}"
+        parts = (f"{m}: no deadline of its own" if v == "never" else f"{m}: {LEASED[name]} {at(v)}" for m, v in value.items())
+        return f"{name} {{" + ", ".join(parts) + "}"
     if isinstance(value, dict):
         return f"{name} {{" + ", ".join(f"{f} {at(v) if f == 'hard' else v}" for f, v in value.items()) + "}"
     if isinstance(value, list):
@@ -258,5 +258,5 @@ def space_words(space: Any, mode: Callable[[int], str]) -> FigureWords:
         modes[mode(i)] = ModeWords(f"state {i}", head, verdict, tuple(facts))
     v = space.timeline.verdict
     path = " → ".join(str(i) for i in space.path)
-    notes = (v.summary, f"the shortest counterexample's states: {path}") if path else (v.summary,)
+    notes = (v.headline, f"the shortest counterexample's states: {path}") if path else (v.headline,)
     return FigureWords(SPACE_CAPTION, SPACE_PROMPT, modes, notes)

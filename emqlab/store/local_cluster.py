@@ -135,7 +135,7 @@ class ClusterBackend:
     """What `emqlab.queue.Queue` needs, on a cluster client, in scaled real time."""
 
     live = True
-    kind = name = "cluster"
+    source = name = "cluster"
 
     def __init__(self, cluster: LocalCluster, scale: float = DEFAULT_SCALE, prefix: str = PREFIX):
         self.client: Any = cluster.client()
