@@ -252,8 +252,8 @@ def mutants_section(full: bool, log) -> tuple[str, list[dict]]:
     killed = len(by_invariant) + len(by_error)
     share = killed / n
     share_ne = killed / (n - len(equivalent)) if n > len(equivalent) else 1.0
-    kinds = sorted({m.operator for m in ms})
-    counts = ", ".join(f"{sum(1 for m in ms if m.operator == k)} {k}" for k in kinds)
+    operators = sorted({m.operator for m in ms})
+    counts = ", ".join(f"{sum(1 for m in ms if m.operator == k)} {k}" for k in operators)
     scripts = ", ".join(f"{s} {sum(1 for m in ms if m.script == s)}" for s in mut.SCRIPTS)
     lines = [
         "### Mutants of the shipped scripts\n",

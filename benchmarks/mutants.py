@@ -1,7 +1,7 @@
 """Mutants of the shipped Lua scripts, made mechanically, and the explorer's verdict on each.
 
 A mutant is one script (`emqlab.store.scripts.source(name)`: the text the server runs, includes resolved)
-with one small change on one line, of one of five kinds:
+with one small change on one line, by one of five operators:
 
 - `comparison`: one comparison operator flipped (`<=`/`<`, `>=`/`>`, `==`/`~=`);
 - `dropped write`: one write command left out (`ZREM`, `ZADD`, `HSET`, `HDEL`, `SADD`, `INCRBY`): a

@@ -451,7 +451,7 @@ def lane_verdict(lane: dict[str, Any], view: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
-def _headline_and_verdict(lane: dict[str, Any], lanes: list[dict[str, Any]], views: dict[str, Any],
+def _headline_static_facts(lane: dict[str, Any], lanes: list[dict[str, Any]], views: dict[str, Any],
                           fates: dict[str, dict[str, Any]] | None = None):
     # fates: a learner's own snapshot sees no classmate's reap, so what became of its jobs comes from their hashes
     headline, facts = lane_words(lane["name"], lanes, fates)
@@ -485,7 +485,7 @@ def class_words(snapshot: dict[str, Any]) -> FigureWords:
     learner (a mode per seat) its name, its story (`lane_story`) and its short verdict."""
     lanes = [lane for lane in snapshot["lanes"] if lane.get("name")]
     views = {v["slot"]: v for v in class_lanes(snapshot)}
-    modes = {lane["slot"]: ModeWords(lane["name"], *_headline_and_verdict(lane, lanes, views, snapshot.get("fates")))
+    modes = {lane["slot"]: ModeWords(lane["name"], *_headline_static_facts(lane, lanes, views, snapshot.get("fates")))
              for lane in lanes}
     caption = lanes_caption(list(views.values()), own=snapshot.get("totals") is None)
     if snapshot.get("totals") is None:  # one learner's own lane: its story is the prompt

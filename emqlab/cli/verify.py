@@ -30,7 +30,7 @@ def _scripts(pairs: list[str] | None) -> dict[str, Path]:
 
 
 def cmd_explore(args) -> None:
-    from ..scenarios.explore import explore, replay, steps_told
+    from ..scenarios.explore import explore, replay, steps_text
 
     found = explore(workers=args.explore_workers, jobs=args.explore_jobs, depth=args.depth, states=args.states, lease=args.lease,
                     beat=args.beat, design=args.design, fencing=args.fencing, scripts=_scripts(args.script),
@@ -56,7 +56,7 @@ def cmd_explore(args) -> None:
     else:
         print(found.text)
         if found.verdict.invariant is not None:
-            print("the shortest schedule:\n" + steps_told(found.verdict))
+            print("the shortest schedule:\n" + steps_text(found.verdict))
         if replayed is not None:
             print(replayed.text)
         elif args.replay and found.verdict.invariant == PROGRESS:

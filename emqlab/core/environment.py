@@ -1,5 +1,7 @@
-"""Every environment variable emqlab reads or sets, named once: a module that reads one imports its name
-from here, so a variable is spelled in one place (the names themselves are a contract: ../DESIGN.md)."""
+"""Every EMQLAB_* environment variable, named once: a module that reads or sets one imports its name from
+here, so each is spelled in one place (the names themselves are a contract: docs/command-line.md lists them).
+The variables emqlab sets for other programs (JUPYTER_PATH, PYTHONUNBUFFERED, libfaketime's) stay with the
+code that starts them."""
 
 from __future__ import annotations
 

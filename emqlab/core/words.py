@@ -1,6 +1,6 @@
 """The words of a run, and the one object a figure's words travel in.
 
-A run's sentences are written in one place only: its scenario's readout function, fed by the
+A run's sentences are written in one place only: its scenario's words function, fed by the
 verdict computed from the run's events. That function stores them in the verdict
 (`emqlab.core.timeline.Verdict`):
 
@@ -10,9 +10,9 @@ verdict computed from the run's events. That function stores them in the verdict
     verdict.text      the full text: the headline, then each fact on a line of its own
     verdict.static    the short verdict line the course page prints beside the mode
 
-`ModeWords` and `Timeline` use the same four names (`headline`, `facts`, `text`, `static`), and
-`FigureWords.text(lit)` is the text under a figure. A figure's *readout* is that line under it
-(`Drawing.readout`, the text artist), nothing else.
+`ModeWords` uses the same four names (`headline`, `facts`, `text`, `static`), `Timeline.text` is its
+verdict's text, and `FigureWords.under(lit)` is what the line under a figure says. A figure's *readout*
+is that line (`Drawing.readout`, the text artist), nothing else.
 
 `FigureWords` carries what a figure says (its caption, the prompt under it before a mode is lit,
 and each mode's words). Each scenario builds it with its own `figure_words(...)`; the CLI, the
@@ -29,7 +29,7 @@ from typing import Any
 PRECISION = 1  # decimals of a model second quoted in a sentence
 
 
-HEADLINE_WORDS = 25  # a readout's headline is read aloud in one breath; its facts follow as a list
+HEADLINE_WORDS = 25  # a run's headline is read aloud in one breath; its facts follow as a list
 
 
 def headline_words(text: str) -> int:
@@ -45,8 +45,8 @@ def as_text(headline: str, facts: tuple[str, ...] | list[str]) -> str:
 def seconds(x: float | None) -> str:
     """A model time or duration in a sentence, to the tenth of a second: "30 s", "30.5 s", "never".
 
-    The one time formatter of the project: a readout quotes every time through it, and the
-    readout property tests compare each quoted number with the verdict's rounded the same way."""
+    The one time formatter of the project: a run's words quote every time through it, and the
+    words' property tests compare each quoted number with the verdict's rounded the same way."""
     if x is None:
         return "never"
     value = round(float(x), PRECISION)
@@ -126,8 +126,8 @@ class FigureWords:
     notes: tuple[str, ...] = ()  # further lines for the caption file (e.g. one per benchmark row)
     labels: Mapping[str, str] = field(default_factory=dict)  # words printed beside marks, by the mark's key
 
-    def text(self, lit: str | None) -> str:
-        """The text under the figure (its readout line): the lit mode's full text, else the prompt."""
+    def under(self, lit: str | None) -> str:
+        """What the line under the figure (its readout) says: the lit mode's full text, else the prompt."""
         return self.modes[lit].text if lit in self.modes else self.prompt
 
     def report(self) -> str:

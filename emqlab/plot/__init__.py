@@ -194,7 +194,7 @@ class Drawing:
 
     def light(self, mode: str | None) -> "Drawing":
         """Draw `mode` at full strength and dim the others (None: every mode at full strength);
-        the readout line says the lit mode's readout, or the prompt."""
+        the readout line says the lit mode's full text, or the prompt."""
         if mode is not None and mode not in self.words.modes:
             raise KeyError(f"the figure has no mode {mode!r}; it has: {', '.join(self.words.modes) or 'none'}")
         self.lit = mode
@@ -205,7 +205,7 @@ class Drawing:
         for name, lane in self._lanes.items():
             lane.set_linewidth(2.5 if name == mode else 0)
             lane.set_facecolor(LIT_LANE if name == mode else UNLIT_LANE)
-        self.say(self.words.text(mode))
+        self.say(self.words.under(mode))
         return self
 
     # -- the readout line under the figure, wrapped to the figure's width ----------------------------
@@ -243,7 +243,7 @@ class Drawing:
         self.readout.set_position((0.01, 0.04 / fig.get_figheight()))
         self.readout.set_wrap(False)
         self._fitted = True
-        self.say(self.words.text(self.lit))
+        self.say(self.words.under(self.lit))
         return self
 
     def show_verdicts(self, shown: bool = True) -> "Drawing":

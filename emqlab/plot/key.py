@@ -20,7 +20,7 @@ COLUMNS = 3
 
 
 def key_marks() -> list:
-    """The marks a legend can name, in the key's order: by kind, then as the table lists them."""
+    """The marks a legend can name, in the key's order: by artist, then as the table lists them."""
     return sorted((m for m in MARKS.values() if m.legend), key=lambda m: ORDER.index(m.artist))
 
 

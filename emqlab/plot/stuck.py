@@ -6,7 +6,7 @@ the horizon if it was still held; a lapse mark where a deadline ended it), worke
 (work that does not end), worker-1's renewal ticks, the reap that returned the job to pending (on
 worker-2's row: its beat reaped it, as in the queue figures), worker-2's second attempt, and the hard
 deadline where one was set. Each panel's title is
-the mode's label and static verdict; the readout line under the figure is the lit mode's readout.
+the mode's label and static verdict; the readout line under the figure says the lit mode's full text.
 Nothing here composes a sentence about a run: the words come from the scenario.
 """
 
@@ -72,7 +72,7 @@ def _legend(fig: Figure) -> None:
 
 def draw_stuck(timelines: Any, words: FigureWords, fig: Figure | None = None) -> Drawing:
     """Stuck-job runs (`emqlab.scenarios.stuck`): one panel per mode, on the claim's time base, up to
-    the runs' horizon; the readout line is the lit mode's readout."""
+    the runs' horizon; the readout line says the lit mode's full text."""
     modes = modes_of(timelines, words, "draw_stuck")
     fig = figure_for(fig, (12, 2.0 + 1.4 * len(modes)))
     horizon = max(tl.verdict.horizon for tl in modes.values())

@@ -37,7 +37,7 @@ bounded progress, a property of the explored graph, not of one point: it is not 
   `emqlab.store.snapshot` reads it), plus what the run has seen that the store no longer shows: the
   highest attempts handed out per job, the holders refused, the holders accepted at this step, the
   holders' granted deadlines and the store's time;
-- a history (`check_history`, `judge_history`): the events of any Timeline JSON, by the rules in
+- a history (`judge_history`, and `found_in_history`: its violations alone): the events of any Timeline JSON, by the rules in
   docs/explore-and-check.md ("A history any system can write"). A history that carries `snapshot`
   events is checked on those too.
 
@@ -183,7 +183,7 @@ class Facts:
     now: float | None = None
     holders: tuple[Holder, ...] = ()
     grants: tuple[Grant, ...] = ()  # the leases granted at this point (a claim, a renewal) and what was asked
-    reaps: tuple[Reaped, ...] = ()  # the reap calls made at this point, told and seen
+    reaps: tuple[Reaped, ...] = ()  # the reap calls made at this point, replied and seen
 
 
 @dataclass(frozen=True)
@@ -787,7 +787,7 @@ def judge_history(events: Sequence[Mapping[str, Any]], names: Iterable[str] | No
                   tuple(name for name in INVARIANTS if name in judged))
 
 
-def check_history(events: Sequence[Mapping[str, Any]], names: Iterable[str] | None = None) -> list[Found]:
+def found_in_history(events: Sequence[Mapping[str, Any]], names: Iterable[str] | None = None) -> list[Found]:
     """Every invariant `names` (default: all) over a history, each violation once (its first appearance),
     with the window from the first event of its evidence to the event that broke it."""
     return list(judge_history(events, names).found)

@@ -441,7 +441,7 @@ def verdict(timeline: Timeline, cost: dict[str, Any] | None = None) -> FailoverV
     return v.worded(words(p, v))
 
 
-# -- the one place a failover run is put into words: readout, static verdict, caption ----------------
+# -- the one place a failover run is put into words: headline, facts, static verdict, caption ----------------
 # Every clause is a fact of the verdict; every time is quoted through `emqlab.core.words.seconds`.
 LABELS = {"none": "no guard", "wait": "WAIT after the acquire", "fence": "fencing token",
           "fence-wait": "fencing token confirmed by WAIT"}
@@ -452,7 +452,7 @@ def _ms(x: float) -> str:
 
 
 def words(p: Params, v: FailoverVerdict) -> ModeWords:
-    """The readout (a headline with the lease's fate, how many held it at once and what the storage did,
+    """The run's words (a headline with the lease's fate, how many held it at once and what the storage did,
     then the facts in the order they happened) and the static verdict of one failover run, each clause
     read from `v`."""
     guard, label = p.guard, LABELS[p.guard]

@@ -432,7 +432,7 @@ def _lapsed_after_work(v: HeartbeatVerdict) -> bool:
 
 
 def words(p: Params, v: HeartbeatVerdict) -> ModeWords:
-    """The one place a heartbeat run is put into words: the readout (a headline with the lease's fate
+    """The one place a heartbeat run is put into words: its text (a headline with the lease's fate
     and the job's, then the other facts in the order they happened) and the static verdict.
 
     Every clause is a fact of the verdict `v`; every time is quoted through `seconds`."""

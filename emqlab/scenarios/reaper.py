@@ -364,7 +364,7 @@ def figure_words(modes: Any, labels: dict[str, str] | None = None) -> FigureWord
 
 
 def beats_figure_words(modes: Any, labels: dict[str, str] | None = None) -> FigureWords:
-    """The beat lane's words (runs of `reaper` or `queue_heartbeat`); each run speaks its own readout."""
+    """The beat lane's words (runs of `reaper` or `queue_heartbeat`); each run speaks its own words."""
     modes = named(modes, lambda tl: "processes" if tl.params.procs else tl.scenario)
     return words_of_modes(modes, "Each consumer's beats, step by step: reap, promote, drain, park. Every reap reads "
                                "the server's TIME and returns the leases whose score that TIME has reached; the "

@@ -84,7 +84,7 @@ class CostVerdict(Verdict):
     calls_by_tick: list
     round_trips_per_tick: float
     commands_per_tick: float
-    wall_ms_per_tick: float  # rounded as the readout quotes it
+    wall_ms_per_tick: float  # rounded as the run's words quote it
     all_held: bool
     held_at_end: int
     lost: list  # job numbers a renewal found lost
@@ -406,7 +406,7 @@ def _held(v: CostVerdict) -> list[str]:
 
 
 def words(params: Params, v: CostVerdict) -> ModeWords:
-    """The one place a renewal-cost run is put into words: its readout and its static verdict.
+    """The one place a renewal-cost run is put into words: its headline, facts and static verdict.
 
     Every clause is a fact of the verdict `v` (counts and times read from the run's events);
     model times are quoted through `seconds`, the wall time as the verdict rounded it."""

@@ -218,7 +218,7 @@ OURS = ", and emqlab's own design facing a worker that stops past its lease"
 
 
 def outcome(label: str, p: Params, v: BullmqVerdict) -> tuple[str, str]:
-    """The readout's headline and the short verdict: what the run came to."""
+    """The headline and the static verdict: what the run came to."""
     if v.runs >= 2 and v.final_state == "failed":
         head = f"{label}: its lock ran out, the job ran {times(v.runs)}, then BullMQ failed it as stalled."
         return head, f"runs {times(v.runs)}, then fails as stalled"

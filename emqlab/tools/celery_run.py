@@ -279,7 +279,7 @@ OURS = ", and emqlab's own design facing a worker that dies"
 
 
 def outcome(label: str, p: Params, v: CeleryVerdict) -> tuple[str, str]:
-    """The readout's headline and the short verdict: what the run came to."""
+    """The headline and the static verdict: what the run came to."""
     task = seconds(p.task)
     if v.runs >= 2:
         head = f"{label} < the {task} task: Celery delivered it again and the body ran {times(v.runs)}, in two workers."

@@ -9,7 +9,7 @@ records what the server says.
   stderr in a file the run reads, killed with the run (SIGSTOP on its whole process tree first, so a
   pool cannot fork a replacement, then SIGKILL), at interpreter exit, and by the kernel if emqlab itself
   dies (PR_SET_PDEATHSIG). A crash is SIGKILL on the process and everything it forked (a Celery pool
-  child, an RQ work horse), a freeze SIGSTOP on the same tree, a thaw SIGCONT;
+  child, an RQ work horse), a pause SIGSTOP on the same tree and a resume SIGCONT (`pause`, `resume`; recorded as the `freeze` and `thaw` events);
 - the sampler: a thread that reads, every `SAMPLE_S`, in one pipeline, the server's TIME and the library's
   own keys (its `Probe` says which), and records every change of what they say as a `state` event on the
   `server` lane, on the server's clock;

@@ -181,7 +181,7 @@ OURS = ", and emqlab's attempts fence facing a worker that stops past its lease"
 
 
 def outcome(label: str, p: Params, v: PythonRedisLockVerdict) -> tuple[str, str]:
-    """The readout's headline and the short verdict: what the run came to."""
+    """The headline and the static verdict: what the run came to."""
     if v.holders_at_once >= 2 and v.holder_told is False:
         head = (f"{label}: frozen past its expiry, the holder lost the lock, learned it only at its release, "
                 f"and the job ran {times(v.runs)}.")

@@ -155,7 +155,7 @@ OURS = ", and emqlab's token-checked extend facing a holder that stops"
 
 
 def outcome(label: str, p: Params, v: RedisLockVerdict) -> tuple[str, str]:
-    """The readout's headline and the short verdict: what the run came to."""
+    """The headline and the static verdict: what the run came to."""
     fifth = seconds(v.pttl_after_fifth)
     if v.grew:
         head = f"{label}: each extend added to what was left; after five the TTL was {fifth}, not the {seconds(p.lease)} lease."

@@ -237,7 +237,7 @@ OURS = ", and emqlab's own design facing a worker that dies"
 
 
 def outcome(label: str, p: Params, v: RqVerdict) -> tuple[str, str]:
-    """The readout's headline and the short verdict: what the run came to."""
+    """The headline and the static verdict: what the run came to."""
     first_worker = v.workers[0] if v.workers else "the worker"
     what = "killed" if p.fate == "killed" else "frozen"
     gone = seconds(v.abandoned_at)

@@ -44,7 +44,7 @@ class ToolVerdict(Verdict):
     a crash began but never ended); effects: what the job's effect counter holds on the server; pids, workers:
     the processes a body began in, and their lanes; finished_in: the lanes of the bodies that ended; lost: the job ended with no effect; holders_at_once: the most bodies (or lock
     holders) that believed they had the job at one moment; told: whether the first holder learned, while it
-    still worked, that it had lost the job (None: it never lost it); JSON `told` (`Verdict.text` is the readout)."""
+    still worked, that it had lost the job (None: it never lost it); JSON `told` (`Verdict.text` is the run's full text)."""
 
     library: str
     version: str

@@ -155,13 +155,13 @@ class ModeExplorer:
 
     @property
     def modes(self) -> dict[str, ModeWords]:
-        """Each mode's words (label, readout, verdict), as the scenario wrote them."""
+        """Each mode's words (label, headline, static verdict, facts), as the scenario wrote them."""
         return dict(self.drawing.words.modes) if self.drawing else {}
 
     @property
     def readout_text(self) -> str:
-        """What the readout says with the pinned mode lit: its readout, or the figure's prompt."""
-        return self.drawing.words.text(self.lit) if self.drawing else ""
+        """What the readout line says with the pinned mode lit: the mode's full text, or the figure's prompt."""
+        return self.drawing.words.under(self.lit) if self.drawing else ""
 
     @property
     def html(self) -> str:

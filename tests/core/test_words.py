@@ -17,7 +17,7 @@ from emqlab.scenarios.heartbeat import heartbeat
 from emqlab.view.widgets import ModeExplorer
 
 
-def cli_summary(capsys, *argv: str) -> str:
+def cli_text(capsys, *argv: str) -> str:
     assert cli.main(["heartbeat", *argv, "--json"]) == 0
     verdict = json.loads(capsys.readouterr().out)["verdict"]
     return as_text(verdict["summary"], verdict.get("facts", ()))  # the headline and its facts, as --json keeps them
@@ -34,7 +34,7 @@ def caption_readout(path) -> str:
 @pytest.mark.parametrize("renew,pause", [("1.2", None), ("half", "20:40"), ("third", None), ("none", "11:100")])
 def test_cli_caption_and_widget_say_the_same_sentence(fake, capsys, tmp_path, renew, pause):
     args = ["--renew", renew] + (["--pause", pause] if pause else [])
-    said = cli_summary(capsys, *args)
+    said = cli_text(capsys, *args)
     run = heartbeat(renew=renew, pause=pause, backend=fake)
     drawing = heartbeat_figure({"chosen": run})
     _, caption = export_figure(drawing, tmp_path / "chosen", "png", lit="chosen")
@@ -57,7 +57,7 @@ def test_the_cadence_explorer_at_1_2_ttl_speaks_of_no_pause_and_no_finish(fake, 
         text = explorer.modes["chosen"].text
         assert "pause" not in text and "frozen" not in text
         assert "nobody finished the job" in text and "finished once" not in text
-        assert text == cli_summary(capsys, "--renew", "1.2")
+        assert text == cli_text(capsys, "--renew", "1.2")
     finally:
         explorer.close()
         monkeypatch.setattr(session, "_current", None)
@@ -65,8 +65,8 @@ def test_the_cadence_explorer_at_1_2_ttl_speaks_of_no_pause_and_no_finish(fake, 
 
 def test_figure_1_captions_carry_the_cli_readouts(capsys, tmp_path):
     export_all(tmp_path, only=["heartbeat-no-renewal", "heartbeat-renew-half"], progress=False)
-    assert caption_readout(tmp_path / "heartbeat-no-renewal.txt") == cli_summary(capsys, "--renew", "none")
-    assert caption_readout(tmp_path / "heartbeat-renew-half.txt") == cli_summary(capsys, "--renew", "half")
+    assert caption_readout(tmp_path / "heartbeat-no-renewal.txt") == cli_text(capsys, "--renew", "none")
+    assert caption_readout(tmp_path / "heartbeat-renew-half.txt") == cli_text(capsys, "--renew", "half")
 
 
 def test_the_dashboard_reads_the_same_words(fake, capsys):
@@ -75,6 +75,6 @@ def test_the_dashboard_reads_the_same_words(fake, capsys):
     x = dashboard("heartbeat", backend=fake)
     try:
         modes = heartbeat_modes(fake)
-        assert x.modes["none"].text == modes["none"].verdict.text == cli_summary(capsys, "--renew", "none")
+        assert x.modes["none"].text == modes["none"].verdict.text == cli_text(capsys, "--renew", "none")
     finally:
         x.close()

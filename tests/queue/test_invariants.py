@@ -67,7 +67,7 @@ def test_no_resurrection_a_refused_holder_never_holds_again():
     assert inv.no_resurrection(facts({"A": row("active", state="active", attempts=2)}, refused=refused)) == []
 
 
-def test_check_picks_invariants_by_name_and_refuses_unknown_ones():
+def test_judge_picks_invariants_by_name_and_refuses_unknown_ones():
     f = facts({"A": row("pending", "active", state="pending")}, effects={"A": 2})
     assert {b.invariant for b in inv.judge(f)} == {"one_place", "one_effect"}
     assert {b.invariant for b in inv.judge(f, ["one_effect"])} == {"one_effect"}
@@ -101,7 +101,7 @@ def test_a_planted_double_effect_is_found_with_its_window():
     events = [ev(0, "w1", "claim", job="J", attempts=1), ev(1, "w1", "effect", job="J", attempts=1, applied=1),
               ev(40, "w2", "reap", jobs=["J"]), ev(41, "w2", "claim", job="J", attempts=2),
               ev(42, "w2", "effect", job="J", attempts=2, applied=2)]
-    [found] = inv.check_history(events)
+    [found] = inv.found_in_history(events)
     assert (found.broken.invariant, found.first, found.last) == ("one_effect", 1, 4)
     assert found.broken.what == "job J's effect was applied twice (by w1, then w2)"
 
@@ -109,14 +109,14 @@ def test_a_planted_double_effect_is_found_with_its_window():
 def test_a_fencing_value_issued_twice_is_found_from_the_claims():
     events = [ev(0, "w1", "claim", job="J", attempts=1), ev(5, "w1", "complete", job="J", attempts=1),
               ev(9, "w2", "claim", job="J", attempts=1)]
-    [found] = inv.check_history(events)
+    [found] = inv.found_in_history(events)
     assert (found.broken.invariant, found.first, found.last) == ("attempts_grow", 0, 2)
 
 
 def test_a_holder_accepted_after_its_refusal_is_a_resurrection():
     events = [ev(0, "w1", "claim", job="J", attempts=1), ev(40, "w1", "effect_refused", job="J", attempts=1),
               ev(41, "w1", "complete", job="J", attempts=1)]
-    [found] = inv.check_history(events)
+    [found] = inv.found_in_history(events)
     assert (found.broken.invariant, found.first, found.last) == ("no_resurrection", 1, 2)
 
 
@@ -124,13 +124,13 @@ def test_snapshot_events_are_judged_too():
     snap = inv.Snapshot({"J": row("pending", "active", state="pending")}).to_dict()
     events = [ev(0, "w1", "claim", job="J", attempts=1), ev(1, "w1", "extend", job="J", attempts=1, held=True),
               ev(1, "store", "snapshot", **snap)]
-    [found] = inv.check_history(events)
+    [found] = inv.found_in_history(events)
     assert (found.broken.invariant, found.first, found.last) == ("one_place", 1, 2)  # the step, then the store
 
 
 def test_a_history_without_claims_or_effects_counts_its_finishes():
     events = [ev(0, "holder", "acquire"), ev(30, "contender", "acquire"), ev(75, "holder", "work_done"),
               ev(105, "contender", "work_done")]
-    [found] = inv.check_history(events)
+    [found] = inv.found_in_history(events)
     assert "a double run" in found.broken.what and (found.first, found.last) == (2, 3)
-    assert inv.check_history(events[:3]) == []
+    assert inv.found_in_history(events[:3]) == []

@@ -187,7 +187,7 @@ def test_a_history_that_accepts_attempts_1_after_2_was_handed_out_breaks_the_fen
     assert judged.evaluated == ("attempts_grow", "current_fence")  # no snapshot, effect or refusal to judge more
     effect = [ev(0, "w1", "claim", job="J1", attempts=1), ev(31, "w2", "claim", job="J1", attempts=2),
               ev(32, "w1", "effect", job="J1", attempts=1)]
-    assert [f.broken.invariant for f in inv.check_history(effect)] == ["current_fence"]
+    assert [f.broken.invariant for f in inv.found_in_history(effect)] == ["current_fence"]
 
 
 def snap_event(t, jobs, **kw):
@@ -215,7 +215,7 @@ def test_a_holder_that_settled_or_was_refused_holds_nothing():
     refused = [ev(0, "w1", "claim", job="J", attempts=1, deadline=30.0),
                ev(5, "w1", "extend", job="J", attempts=1, held=False),
                snap_event(6, {"J": row("pending", state="pending")})]
-    assert inv.check_history(refused) == []
+    assert inv.found_in_history(refused) == []
 
 
 def test_a_history_without_deadlines_does_not_judge_lease_kept():

@@ -19,7 +19,7 @@ from emqlab.core.errors import BadParameter
 from emqlab.core.words import HEADLINE_WORDS, headline_words
 from emqlab.scenarios import load
 from emqlab.scenarios.explore import (CHECKS, PROGRESS, Params, Step, explore, explore_params, independent, replay,
-                                      replay_scale, state_space, steps_told)
+                                      replay_scale, state_space, steps_text)
 from emqlab.store.scripts import KEY_COUNTS, source
 
 from planted import planted
@@ -93,7 +93,7 @@ def test_a_reaper_that_never_reaps_breaks_progress_and_shows_what_it_tried():
     v = tl.verdict
     assert actions(tl) == [("worker-1", "claim"), ("worker-1", "crash")]
     assert v.tried and {s["action"] for s in v.tried} == {"beat"} and len(v.tried) > explore_params().progress_steps
-    assert "the fair schedule tried: the reaper beats ×" in steps_told(v)
+    assert "the fair schedule tried: the reaper beats ×" in steps_text(v)
     with pytest.raises(BadParameter, match="no break to replay"):
         replay(tl, backend="fake")
 
@@ -266,10 +266,10 @@ def test_bad_input_is_refused_before_anything_runs(kw, says):
 
 
 def test_the_verdict_says_what_it_searched_and_how():
-    told = explore(depth=6).verdict.text
-    assert "the clock stopped 2 s before and after each deadline" in told
-    assert "reached only by adding up these steps" in told and "progress: a fair schedule of up to" in told
-    assert "a bounded search of a small world, at the time points it tried" in told
+    text = explore(depth=6).verdict.text
+    assert "the clock stopped 2 s before and after each deadline" in text
+    assert "reached only by adding up these steps" in text and "progress: a fair schedule of up to" in text
+    assert "a bounded search of a small world, at the time points it tried" in text
 
 
 def test_every_readout_headline_is_short():

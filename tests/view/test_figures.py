@@ -64,7 +64,7 @@ def test_captions_say_what_each_figure_shows(svg_export):
     from emqlab.scenarios.heartbeat import heartbeat
 
     none = caption(svg_export, "heartbeat-no-renewal")
-    # the readout of the lit mode, in the scenario's words: exactly the run's summary
+    # the readout of the lit mode, in the scenario's words: exactly the run's text
     assert f"\nreadout · {heartbeat(renew='none').verdict.text}\n" in none
     assert "lapsed at 30 s" in none and "finished twice" in none
     half = caption(svg_export, "heartbeat-renew-half")

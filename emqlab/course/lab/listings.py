@@ -12,8 +12,8 @@ FACT_WORDS = {"renew_lost_at": "extend replied 0", "double_run": "ran twice at o
 
 
 def facts(timeline, *keys: str) -> str:
-    """A run's verdict as `name: value` pairs, each name in words (`FACT_WORDS`), times as every readout
-    quotes them (`words.seconds`), every other field through `words.plain` (yes / no, n/a, no Python
+    """A run's verdict as `name: value` pairs, each name in words (`FACT_WORDS`), times as every run's words
+    quote them (`words.seconds`), every other field through `words.plain` (yes / no, n/a, no Python
     reprs). Default keys: lapsed_at, runs, double_run, finished_once."""
     keys = keys or ("lapsed_at", "runs", "double_run", "finished_once")
     shown = []

@@ -14,8 +14,8 @@ from .verdicts import ReplayVerdict
 from .world import BEAT, PROGRESS, REAL_MARGIN_S, Params
 
 
-def steps_told(v: Any) -> str:
-    """The counterexample, one numbered line a step (what `emqlab explore` prints after the readout); for a
+def steps_text(v: Any) -> str:
+    """The counterexample, one numbered line a step (what `emqlab explore` prints after the run's text); for a
     progress violation, then the fair schedule tried from the state it reaches."""
     lines = [f"{k:>3}. {step_words(s)}" for k, s in enumerate(v.counterexample or (), start=1)]
     if v.invariant == PROGRESS and v.tried:
@@ -232,7 +232,7 @@ def _jobs_words(keys: dict) -> str:
 
 def space_words(space: Any, mode: Callable[[int], str]) -> FigureWords:
     """The state-space figure's words (`state_space`): each state a mode (named by `mode`, the drawing's), its
-    readout the state's keys, what each worker believes and where each step tried from it leads; every time in
+    text the state's keys, what each worker believes and where each step tried from it leads; every time in
     model seconds from the start (`World.describe`), never a raw score."""
     modes = {}
     depth = space.timeline.params.depth
@@ -253,9 +253,9 @@ def space_words(space: Any, mode: Callable[[int], str]) -> FigureWords:
             facts.append("next: none tried: the search does not go on from a broken state")
         else:
             facts.append(f"next: none tried: the search stops at depth {depth}")
-        verdict = f"{plural(s['depth'], 'step')} · {seconds(st['t'])} · " + (
+        static = f"{plural(s['depth'], 'step')} · {seconds(st['t'])} · " + (
             f"{broken['invariant']} breaks" if broken else _jobs_words(st["keys"]))
-        modes[mode(i)] = ModeWords(f"state {i}", head, verdict, tuple(facts))
+        modes[mode(i)] = ModeWords(f"state {i}", head, static, tuple(facts))
     v = space.timeline.verdict
     path = " → ".join(str(i) for i in space.path)
     notes = (v.headline, f"the shortest counterexample's states: {path}") if path else (v.headline,)

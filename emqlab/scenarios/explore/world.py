@@ -122,7 +122,7 @@ class Outcome:
     refused: tuple[tuple[str, int], ...] = ()
     quiet: bool = False  # the package's script wrote nothing, by its own reply (a search need not read the store)
     grants: tuple[tuple[str, str, int, int], ...] = ()  # (worker, what, asked, granted): server ms
-    # a reap call: (ids told, sessions told ended, the active ids, session workers and reaped count before, limit)
+    # a reap call: (ids replied, sessions replied ended, the active ids, session workers and reaped count before, limit)
     reap: tuple | None = None
 
 
