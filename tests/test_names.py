@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,9 @@ PACKAGE = Path(emqlab.__file__).resolve().parent
 SOURCES = sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
 
 
+@lru_cache(maxsize=1)
 def _trees():
+    """Every module of the package, parsed once for the whole file."""
     return [(p, ast.parse(p.read_text(), str(p))) for p in SOURCES]
 
 
