@@ -31,20 +31,19 @@ import redis
 
 from ..core.errors import BadParameter
 from ..core.ranges import within
-from ..store.scripts import KEY_COUNTS, source
+from ..queue.jobs import queue_base
+from ..store.scripts import QUEUE as QUEUE_SCRIPTS, SCRIPTS, family, source
 
 QUEUE = "class"
 USER_RE = re.compile(r"class-([0-9a-f]{16})-(l[0-9]{2,3}|instructor)")
 
-# the lease scripts are not the queue's; every other script of emqlab/lua is a class function
-NOT_QUEUE = frozenset({"extend_lease", "release_lease", "extend_leases"})
 CALL_RE = re.compile(r"redis\.call\('([A-Z]+)'")
 PARK = ("lpop", "blpop")  # the consumer parks on the wake list with plain commands
 
 
 def ops() -> list[str]:
-    """The queue's operations: the scripts of emqlab/lua that act on a queue."""
-    return [name for name in KEY_COUNTS if name not in NOT_QUEUE]
+    """The queue's operations: the scripts of emqlab/lua whose family is the queue's (each a class function)."""
+    return family(QUEUE_SCRIPTS)
 
 
 def queue_commands() -> list[str]:
@@ -76,7 +75,7 @@ class ClassKeys:
 
     @property
     def base(self) -> str:
-        return f"{self.prefix}emq:{{{QUEUE}}}:"
+        return queue_base(self.prefix, QUEUE)
 
     def key(self, *parts: str) -> str:
         return self.prefix + ":".join(parts)
@@ -157,7 +156,7 @@ class FunctionCalls:
         self._client, self._keys = client, keys
 
     def __call__(self, name: str, keys: Sequence[str], args: Sequence[Any] = (), client: Any = None) -> Any:
-        if name not in KEY_COUNTS or name in NOT_QUEUE:
+        if name not in SCRIPTS or SCRIPTS[name].family != QUEUE_SCRIPTS:
             raise BadParameter(f"the class queue has no operation {name!r}")
         return (client or self._client).fcall(self._keys.function(name), len(keys), *keys, *args)
 

@@ -145,6 +145,13 @@ class ReapSlice:
     ended: list[str]
 
 
+def queue_base(prefix: str, name: str, *, hashtag: bool = True) -> str:
+    """Where every key of queue `name` under `prefix` starts: `<prefix>emq:{name}:`. The one place a queue's
+    keys are named from (the class server's key check and ACL use it too). hashtag=False, `<prefix>emq:name:`,
+    only shows a cluster's cross-slot refusal."""
+    return f"{prefix}emq:{{{name}}}:" if hashtag else f"{prefix}emq:{name}:"
+
+
 class Queue:
     """One queue's keys and scripts on a backend (anything with `.client`, `.scripts`, `.clock`, `.prefix`)."""
 
@@ -155,11 +162,10 @@ class Queue:
         prefix = backend.prefix if prefix is None else prefix
         if not prefix.startswith(backend.prefix):
             raise BadParameter(f"queue prefix {prefix!r} must lie under {backend.prefix!r}; emqlab writes nowhere else")
-        self.backend, self.name = backend, name
+        self.backend, self.name, self.prefix = backend, name, prefix
         self.clock = backend.clock
         # hashtag=False exists only to show the cluster's cross-slot refusal; never use it for work.
-        tag = f"{{{name}}}" if hashtag else name
-        self.base = f"{prefix}emq:{tag}:"
+        self.base = queue_base(prefix, name, hashtag=hashtag)
         self.pending, self.active = self.base + "pending", self.base + "active"
         self.schedule, self.wake_key = self.base + "schedule", self.base + "wake"
         self.done, self.effects = self.base + "done", self.base + "effects"

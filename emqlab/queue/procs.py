@@ -77,9 +77,8 @@ class ProcessPool:
               max_runtime_ms: float = 0, gated: bool = False) -> subprocess.Popen:
         """Start one consumer process. `gated`: it boots and connects, says so, then waits for `open(name)`
         before it consumes (see `wait_ready`), so a story's clock need not include a process's boot."""
-        prefix = self.queue.base[: -len(f"emq:{{{self.queue.name}}}:")]
         args = [sys.executable, "-m", "emqlab.queue.procs", "consumer", "--scale", str(self.scale),
-                "--prefix", prefix, "--queue", self.queue.name, "--name", name, "--lease-ms", str(lease_ms),
+                "--prefix", self.queue.prefix, "--queue", self.queue.name, "--name", name, "--lease-ms", str(lease_ms),
                 "--beat-ms", str(beat_ms), "--work-ms", str(work_ms), "--effect", effect, "--batch", str(batch),
                 "--drain-limit", str(drain_limit), "--t0", repr(self.t0_wall), "--events", self.events_key,
                 "--quiet", ",".join(quiet), "--design", design, "--max-runtime-ms", str(max_runtime_ms)]

@@ -1,7 +1,8 @@
 """The one registry of Lua scripts: each `emqlab/lua/<name>.lua` is read once and registered once per client.
 
-Key counts are declared here, beside the registration, not in the file names. A call with the
-wrong number of keys is a programming error and fails before it reaches the server.
+Each script's facts are declared here once, in `SCRIPTS`: its key count (beside the registration, not in
+the file name) and its family (a lease's or a queue's). A call with the wrong number of keys is a
+programming error and fails before it reaches the server.
 
 A block several scripts share is written once, in `emqlab/lua/includes/<name>.lua`, and a script
 takes it with a line of its own (BullMQ's form):
@@ -21,25 +22,54 @@ from __future__ import annotations
 
 import re
 from importlib import resources
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-# name -> how many KEYS the script takes
-KEY_COUNTS: dict[str, int] = {
-    "extend_lease": 1,
-    "release_lease": 1,
-    "extend_leases": -1,  # any number (one per lease): renewal_plane calls it by sha, in pipelines
-    "enqueue": 4,
-    "claim": 2,
-    "complete": 3,
-    "retry": 5,
-    "reap": 4,
-    "promote": 3,
-    "extend_active": 1,
-    "record_effect": 4,
-    "session_open": 2,  # the queue's `session` design: one lease per worker
-    "session_renew": 2,
-    "session_close": 3,
-}
+LEASE, QUEUE = "lease", "queue"  # a script's family: a lease's own (emqlab.lease) or a queue's (emqlab.queue)
+ANY = -1  # a key count: any number of keys
+
+
+@dataclass(frozen=True)
+class Script:
+    """One Lua script's facts: its name (the file `emqlab/lua/<name>.lua`), how many KEYS it takes (ANY: any
+    number) and its family. A queue script acts on one queue's keys only; the class server loads exactly those."""
+
+    name: str
+    keys: int
+    family: str
+
+
+SCRIPTS: dict[str, Script] = {s.name: s for s in (
+    Script("extend_lease", 1, LEASE),
+    Script("release_lease", 1, LEASE),
+    Script("extend_leases", ANY, LEASE),  # one key per lease: renewal_plane calls it by sha, in pipelines
+    Script("enqueue", 4, QUEUE),
+    Script("claim", 2, QUEUE),
+    Script("complete", 3, QUEUE),
+    Script("retry", 5, QUEUE),
+    Script("reap", 4, QUEUE),
+    Script("promote", 3, QUEUE),
+    Script("extend_active", 1, QUEUE),
+    Script("record_effect", 4, QUEUE),
+    Script("session_open", 2, QUEUE),  # the queue's `session` design: one lease per worker
+    Script("session_renew", 2, QUEUE),
+    Script("session_close", 3, QUEUE),
+)}
+
+
+def family(name: str) -> list[str]:
+    """The names of the scripts of one family (LEASE or QUEUE), in the registry's order."""
+    if name not in (LEASE, QUEUE):
+        raise KeyError(f"no script family {name!r}; known: {LEASE}, {QUEUE}")
+    return [s.name for s in SCRIPTS.values() if s.family == name]
+
+
+def script(name: str) -> Script:
+    """The registry's entry for `name`; KeyError naming the known scripts when there is none."""
+    try:
+        return SCRIPTS[name]
+    except KeyError:
+        raise KeyError(f"no Lua script named {name!r}; known: {', '.join(sorted(SCRIPTS))}") from None
 
 
 INCLUDE_RE = re.compile(r'^[ \t]*--- @include "includes/([A-Za-z0-9_]+)"[ \t]*$')
@@ -96,8 +126,7 @@ def _package_include(inc: str) -> str | None:
 
 def source(name: str) -> str:
     """The text of `emqlab/lua/<name>.lua` with its includes resolved: what the server runs."""
-    if name not in KEY_COUNTS:
-        raise KeyError(f"no Lua script named {name!r}; known: {', '.join(sorted(KEY_COUNTS))}")
+    script(name)
     text = _lua_dir().joinpath(f"{name}.lua").read_text(encoding="utf-8")
     return resolve(name, text, _package_include)
 
@@ -105,8 +134,7 @@ def source(name: str) -> str:
 def source_of(name: str, text: str) -> str:
     """`text` standing in for the package's script `name` (a model of another system's script, a broken
     copy): its includes resolved from the package's, as `source` resolves the package's own."""
-    if name not in KEY_COUNTS:
-        raise KeyError(f"no Lua script named {name!r} to replace; known: {', '.join(sorted(KEY_COUNTS))}")
+    script(name)
     return resolve(name, text, _package_include)
 
 
@@ -118,7 +146,7 @@ class ScriptRegistry:
         self._client = client
         texts = {name: source_of(name, text) for name, text in (overrides or {}).items()}
         self.overridden = tuple(sorted(texts))
-        self._scripts = {name: client.register_script(texts.get(name) or source(name)) for name in KEY_COUNTS}
+        self._scripts = {name: client.register_script(texts.get(name) or source(name)) for name in SCRIPTS}
 
     def load_all(self) -> None:
         """SCRIPT LOAD every script, so that the first real call is one EVALSHA, not three round trips."""
@@ -127,8 +155,8 @@ class ScriptRegistry:
 
     def __call__(self, name: str, keys: Sequence[str], args: Sequence[Any] = (), client: Any = None) -> Any:
         """Run a script; `client` may be a pipeline of the same connection to batch calls in one round trip."""
-        expected = KEY_COUNTS[name]
-        if len(keys) != expected:
+        expected = SCRIPTS[name].keys
+        if expected != ANY and len(keys) != expected:
             raise TypeError(f"script {name} takes {expected} key(s), got {len(keys)}")
         return self._scripts[name](keys=list(keys), args=list(args), client=client)
 

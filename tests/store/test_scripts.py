@@ -9,17 +9,21 @@ import re
 from collections import Counter
 from pathlib import Path
 
+import fakeredis
 import pytest
 
 import emqlab
 from emqlab.core.errors import StaleToken
 from emqlab.queue.jobs import Queue
 from emqlab.scenarios.run_harness import run_on
-from emqlab.store.scripts import INCLUDE_RE, KEY_COUNTS, IncludeError, resolve, source
+from emqlab.classroom.server import ops
+from emqlab.store.scripts import (ANY, INCLUDE_RE, LEASE, QUEUE, SCRIPTS as REGISTRY, IncludeError,
+                                   ScriptRegistry, family, resolve, source)
 
-LUA = Path(emqlab.__file__).parent / "lua"
+PACKAGE = Path(emqlab.__file__).parent
+LUA = PACKAGE / "lua"
 INCLUDES = LUA / "includes"
-SCRIPTS = sorted(KEY_COUNTS)
+SCRIPTS = sorted(REGISTRY)
 WINDOW = 6  # a block of this many code lines written twice is a duplicate
 LEASE_MS = 30_000
 
@@ -109,6 +113,37 @@ def test_the_resolver_reads_from_a_folder(tmp_path):
 # -- the package's scripts and includes ------------------------------------------------------------
 def test_the_registry_knows_every_script_file():
     assert sorted(p.stem for p in LUA.glob("*.lua")) == SCRIPTS
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_a_scripts_key_count_is_the_highest_key_it_reads(name):
+    """The count the registry declares is the script's own: its highest `KEYS[n]` (ANY: it reads no fixed key,
+    walks all it is given)."""
+    text = source(name)
+    highest = max((int(n) for n in re.findall(r"KEYS\[(\d+)\]", text)), default=0)
+    if REGISTRY[name].keys == ANY:
+        assert highest == 0 and re.search(r"ipairs\(KEYS\)|#KEYS", text)
+    else:
+        assert highest == REGISTRY[name].keys
+
+
+def test_each_package_runs_only_its_own_familys_scripts_and_the_queue_all_of_its():
+    """emqlab.lease runs lease scripts, emqlab.queue queue scripts; the class server loads exactly the queue's."""
+    called = re.compile(r'scripts(?:\.sha)?\("([a-z_]+)"')
+    runs = {pkg: {m for path in (PACKAGE / pkg).rglob("*.py") for m in called.findall(path.read_text())}
+            for pkg in ("lease", "queue")}
+    assert runs["lease"] and {REGISTRY[n].family for n in runs["lease"]} == {LEASE}
+    assert runs["queue"] == set(family(QUEUE))
+    assert set(family(LEASE)) | set(family(QUEUE)) == set(SCRIPTS)
+    assert ops() == family(QUEUE)
+
+
+def test_a_call_with_the_wrong_number_of_keys_fails_before_the_server():
+    scripts = ScriptRegistry(fakeredis.FakeRedis(decode_responses=True))
+    with pytest.raises(TypeError, match="script claim takes 2 key"):
+        scripts("claim", ["only-one"], [])
+    with pytest.raises(KeyError, match="no script family 'cache'"):
+        family("cache")
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
@@ -259,10 +294,8 @@ def test_every_script_runs_in_a_short_round_trip(backend, monkeypatch):
         backend.client.set(mine, "tok", px=60_000)
         backend.client.set(theirs, "other", px=60_000)
         assert int(backend.scripts("extend_lease", [mine], ["tok", 60_000])) > 0  # not an event count: its PTTL reply
-        # extend_leases takes any number of keys: its callers run it by sha (the registry's call checks a count)
-        assert list(backend.client.evalsha(backend.scripts.sha("extend_leases"), 2, mine, theirs,
-                                           60_000, "tok", "tok")) == [2]
-        recording.ran.add("extend_leases")
+        # extend_leases takes any number of keys (one per lease): the registry's call checks no count for it
+        assert list(backend.scripts("extend_leases", [mine, theirs], [60_000, "tok", "tok"])) == [2]
         assert int(backend.scripts("release_lease", [theirs], ["tok"])) == 0
         assert int(backend.scripts("release_lease", [mine], ["tok"])) == 1
-    assert recording.ran == set(KEY_COUNTS)
+    assert recording.ran == set(REGISTRY)

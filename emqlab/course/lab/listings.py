@@ -59,8 +59,7 @@ def keyspace(queue, *job_ids: str) -> str:
     before it (the notebook's own prefix) differs from run to run and says nothing about the queue."""
     keys = [queue.pending, queue.active, *(queue.job_key(j) for j in job_ids), queue.schedule, queue.wake_key,
             queue.done, queue.dead]
-    start = queue.base.rindex("emq:")
-    return "\n".join(key[start:] for key in keys)
+    return "\n".join(key[len(queue.prefix):] for key in keys)
 
 
 def beats(timeline, actor: str | None = None, moved_only: bool = False) -> str:

@@ -55,7 +55,7 @@ from ...queue.jobs import REAP_LIMIT
 from ...store import snapshot as store_snapshot
 from ...store.backend import Backend, connect
 from ...store.clock import DEFAULT_SCALE
-from ...store.scripts import KEY_COUNTS
+from ...store.scripts import SCRIPTS
 from ..run_harness import run_on
 from .canonical import state_key
 from .replay import play
@@ -468,8 +468,8 @@ def _read_scripts(scripts: Mapping[str, Any] | None) -> tuple[tuple[str, str], .
     """{name: a path to a .lua file, or Lua text} as (name, text) pairs, each name a registered script."""
     out = {}
     for name, given in (scripts or {}).items():
-        if name not in KEY_COUNTS:
-            raise BadParameter(f"no script named {name!r} to replace; known: {', '.join(sorted(KEY_COUNTS))}")
+        if name not in SCRIPTS:
+            raise BadParameter(f"no script named {name!r} to replace; known: {', '.join(sorted(SCRIPTS))}")
         if isinstance(given, os.PathLike) or (isinstance(given, str) and given.endswith(".lua") and "\n" not in given):
             path = Path(given)
             if not path.is_file():
