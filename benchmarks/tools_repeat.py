@@ -5,8 +5,8 @@ benchmarks/results/tools_repeat.md.
     .venv/bin/python benchmarks/tools_repeat.py                 # N = 10 (about 10 minutes)
     .venv/bin/python benchmarks/tools_repeat.py --n 3 --only celery,bullmq
 
-RQ's runs wait a fixed minute each (RQ's heartbeat expiry), so they go `--parallel` at a time, each on a
-server of its own, beside the others (which run one at a time: their margins are the claims under test, and
+The cases are the libraries' records' (`emqlab.tools.declaration.Repeat`). RQ's runs wait a fixed minute each
+(RQ's heartbeat expiry; its record's `fixed_wait_s`), so they go `--parallel` at a time, each on a server of its own, beside the others (which run one at a time: their margins are the claims under test, and
 the RQ runs beside them load the machine the way a busy one is loaded).
 """
 
@@ -29,34 +29,24 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "tools_repeat.md"
 
 
-def _bullmq_failure(v):
-    return v["runs"] >= 2 or (v["final_state"] == "failed" and v["failed_reason"] == "job stalled more than allowable limit")
+def cases() -> list[tuple[str, tuple[str, ...], str, object, tuple[str, ...]]]:
+    """(library, flags, the claim in words, the check on the verdict, what to tally): every library record's
+    repeats (emqlab.tools.declaration), in the lessons' order."""
+    from emqlab.tools import libraries
+
+    return [(lib.name, case.flags, case.claim, case.holds, case.tally)
+            for lib in libraries().values() for case in lib.repeats]
 
 
-# (library, flags, the claim in words, the check on the verdict, what to tally)
-CASES = [
-    ("celery", [], "runs 2 (two effects, two pids)",
-     lambda v: v["runs"] == 2 and v["effects"] == 2 and len(set(v["pids"])) == 2, ("runs", "effects")),
-    ("celery", ["--fix"], "runs 1", lambda v: v["runs"] == 1, ("runs",)),
-    ("bullmq", [], "runs ≥ 2 or failed as stalled", _bullmq_failure, ("runs", "final_state")),
-    ("bullmq", ["--fix"], "runs 1", lambda v: v["runs"] == 1 and v["final_state"] == "completed", ("runs", "final_state")),
-    ("rq", [], "lost", lambda v: v["lost"] is True, ("lost", "runs")),
-    ("rq", ["--fix"], "runs 1 (worker killed)", lambda v: v["runs"] == 1 and not v["lost"], ("runs",)),
-    ("rq", ["--fix", "--fate", "slow"], "runs 2 (worker only slow)", lambda v: v["runs"] == 2, ("runs",)),
-    ("redis-lock", [], "PTTL after the 5th extend > lease",
-     lambda v: v["pttl_after_fifth"] > v["lease"], ("pttl_after_fifth",)),
-    ("redis-lock", ["--fix"], "PTTL after the 5th extend = lease (±50 ms), runs 1",
-     lambda v: abs(v["pttl_after_fifth"] - v["lease"]) <= 0.05 and v["runs"] == 1, ("pttl_after_fifth", "runs")),
-    ("python-redis-lock", [], "holders_at_once 2, told false",
-     lambda v: v["holders_at_once"] == 2 and v["told"] is False, ("holders_at_once", "told")),
-    ("python-redis-lock", ["--timeout", "5"], "expire 5 s (above the 3 s freeze, under 3×), frozen at the worst "
-     "moment: holders_at_once 2", lambda v: v["holders_at_once"] == 2, ("holders_at_once", "runs")),
-    ("python-redis-lock", ["--fix"], "runs 1, frozen at the worst moment", lambda v: v["runs"] == 1,
-     ("runs", "holders_at_once")),
-]
+def waits(library: str) -> bool:
+    """Whether the library always waits a fixed while before it gives up on a worker (RQ's minute): its runs go
+    side by side."""
+    from emqlab.tools import entry
+
+    return entry(library).fixed_wait_s > 0
 
 
-def one(library: str, flags: list[str]) -> tuple[dict | None, float, str]:
+def one(library: str, flags: tuple[str, ...]) -> tuple[dict | None, float, str]:
     """One run through the command line: (its verdict, or None if it failed; real seconds; its error line)."""
     started = time.monotonic()
     env = {k: v for k, v in os.environ.items() if k not in ("EMQLAB_BACKEND", "EMQLAB_URL")}
@@ -89,10 +79,10 @@ def main() -> None:
     parser.add_argument("--only", default="", help="comma-separated libraries (default: all)")
     parser.add_argument("--parallel", type=int, default=5, help="RQ runs at once (default 5)")
     a = parser.parse_args()
-    chosen = [c for c in CASES if not a.only or c[0] in a.only.split(",")]
+    chosen = [c for c in cases() if not a.only or c[0] in a.only.split(",")]
     results: dict[int, list] = {k: [] for k in range(len(chosen))}
     started = time.monotonic()
-    slow = [k for k, c in enumerate(chosen) if c[0] == "rq"]
+    slow = [k for k, c in enumerate(chosen) if waits(c[0])]
     with ThreadPoolExecutor(max(1, a.parallel)) as pool:
         futures = [(k, pool.submit(one, chosen[k][0], chosen[k][1])) for k in slow for _ in range(a.n)]
         for k, case in enumerate(chosen):  # the others, one at a time, while RQ's minutes pass

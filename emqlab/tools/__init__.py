@@ -2,7 +2,8 @@
 BullMQ, redis-py's `Lock` and python-redis-lock.
 
 Each library has one module here (`celery_run`, `bullmq_run`, `rq_run`, `redis_lock_run`,
-`python_redis_lock_run`: named so that none shadows the library it runs): its story, run with the real,
+`python_redis_lock_run`: named so that none shadows the library it runs), which declares it in one record
+(`LIBRARY`, a `declaration.Library`: everything that lists the libraries reads those): its story, run with the real,
 unmodified package from the registry (the `tools` extra: `pip install 'emqlab[tools]'`) against an
 embedded Valkey of the run's own, once the way its users report the failure and once with the library's
 own fix or knob; its typed Params and Verdict; its one words function. What they share: `harness` (the
@@ -16,50 +17,40 @@ Nothing here imports a library until a run asks for it: `emqlab` works without t
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from functools import lru_cache
 from importlib import import_module
-from types import MappingProxyType
 from typing import Any
 
-FAILURE_AND_FIX = MappingProxyType({"failure": {}, "fix": {"fix": True}})  # most lessons' runs: mode -> options
+from .declaration import Library
+
+RUN_SUFFIX = "_run"  # a library's module: emqlab/tools/<run>_run.py (its run function `<run>`), its record LIBRARY
 
 
-@dataclass(frozen=True)
-class Library:
-    """One library's entry: its module here, its run function, the story's own options beyond fix/task/timeout,
-    and the lesson's runs ({mode: the run's options}; most libraries: its failure and its fix)."""
+@lru_cache(maxsize=1)
+def libraries() -> dict[str, Library]:
+    """{the command line's name: its record}, in the lessons' order: every module of this package named
+    `*_run` declares one library (imported now: the modules import their library only when a run asks)."""
+    from pkgutil import iter_modules
 
-    module: str
-    function: str
-    options: tuple[str, ...] = ()
-    runs: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: FAILURE_AND_FIX)
-
-
-# the command line's name -> its entry
-LIBRARIES: dict[str, Library] = {
-    "celery": Library("celery_run", "celery", ("crash",),
-                      runs=MappingProxyType({"failure": {}, "fix+crash": {"fix": True, "crash": True}})),
-    "bullmq": Library("bullmq_run", "bullmq"),
-    "rq": Library("rq_run", "rq", ("fate",),
-                  runs=MappingProxyType({"failure": {}, "fix": {"fix": True}, "fix+slow": {"fix": True, "fate": "slow"}})),
-    "redis-lock": Library("redis_lock_run", "redis_lock"),
-    "python-redis-lock": Library("python_redis_lock_run", "python_redis_lock", ("pause_at",)),
-}
+    found = [import_module(f"{__name__}.{info.name}").LIBRARY
+             for info in iter_modules(__path__) if info.name.endswith(RUN_SUFFIX)]
+    return {lib.name: lib for lib in sorted(found, key=lambda lib: (lib.place, lib.name))}
 
 
 def entry(library: str) -> Library:
-    """`library`'s entry, or BadParameter (one line) naming the libraries there are."""
+    """`library`'s record, or BadParameter (one line) naming the libraries there are."""
     from ..core.errors import BadParameter
 
-    if library not in LIBRARIES:
-        raise BadParameter(f"no library named {library!r}; known: {', '.join(LIBRARIES)}")
-    return LIBRARIES[library]
+    known = libraries()
+    if library not in known:
+        raise BadParameter(f"no library named {library!r}; known: {', '.join(known)}")
+    return known[library]
 
 
 def module(library: str):
     """The module that runs `library` (imported now: nothing of it loads before)."""
-    return import_module(f"{__name__}.{entry(library).module}")
+    return import_module(f"{__name__}.{entry(library).run}{RUN_SUFFIX}")
 
 
 def run(library: str, fix: bool = False, task: float | None = None, timeout: float | None = None, **own: Any):
@@ -71,7 +62,7 @@ def run(library: str, fix: bool = False, task: float | None = None, timeout: flo
 
     mod = module(library)
     spec = entry(library)
-    function, options = spec.function, spec.options
+    function, options = spec.run, [option.name for option in spec.options]
     given = {k: v for k, v in own.items() if v is not None and v is not False}
     foreign = sorted(set(given) - set(options))
     if foreign:
@@ -98,7 +89,7 @@ def load(data: dict[str, Any]):
     from ..core.timeline import Timeline
 
     library = data.get("library") or str(data.get("scenario", "")).removeprefix("tools-")
-    if library not in LIBRARIES:
+    if library not in libraries():
         raise BadParameter(f"not a library's run: {data.get('scenario')!r}")
     mod = module(library)
     return Timeline.from_dict(data, mod.Params, mod.VERDICT)
@@ -117,17 +108,17 @@ def runs(library: str, at_once: bool = False) -> dict[str, Any]:
         return {mode: future.result() for mode, future in futures.items()}
 
 
-def all_runs(libraries: Iterable[str] = LIBRARIES) -> dict[str, dict[str, Any]]:
-    """The lesson runs of `libraries` (default: every one; {library: {mode: Timeline}}), the libraries side by
-    side (each library's own runs one after another, RQ's at once): with RQ, about as long as RQ's minute.
-    For the exported figures."""
+def all_runs(names: Iterable[str] | None = None) -> dict[str, dict[str, Any]]:
+    """The lesson runs of the libraries `names` (default: every one; {library: {mode: Timeline}}), the libraries
+    side by side (each library's own runs one after another, but at once where the library always waits a fixed
+    while, RQ's minute): about as long as that while. For the exported figures."""
     from concurrent.futures import ThreadPoolExecutor
 
-    libraries = list(libraries)
-    if not libraries:
+    names = list(libraries() if names is None else names)
+    if not names:
         return {}
-    with ThreadPoolExecutor(max_workers=len(libraries), thread_name_prefix="emqlab-tools") as pool:
-        futures = {library: pool.submit(runs, library, library == "rq") for library in libraries}
+    with ThreadPoolExecutor(max_workers=len(names), thread_name_prefix="emqlab-tools") as pool:
+        futures = {library: pool.submit(runs, library, entry(library).fixed_wait_s > 0) for library in names}
         return {library: future.result() for library, future in futures.items()}
 
 
@@ -135,11 +126,14 @@ def installed() -> bool:
     """Whether the `tools` extra is installed (every library importable; nothing is imported to tell)."""
     from importlib.util import find_spec
 
-    return all(find_spec(name) is not None for name in ("celery", "kombu", "bullmq", "rq", "redis_lock"))
+    return all(find_spec(lib.imports) is not None for lib in libraries().values())
 
 
-DISTRIBUTIONS = {"celery": "celery", "kombu": "kombu", "bullmq": "bullmq", "rq": "rq", "redis-py": "redis",
-                 "python-redis-lock": "python-redis-lock"}
+def requirement_name(requirement: str) -> str:
+    """The distribution a requirement names: `celery[redis]>=5.7,<5.8` -> `celery`."""
+    import re
+
+    return re.match(r"[A-Za-z0-9._-]+", requirement).group(0)
 
 
 def versions() -> dict[str, str]:
@@ -147,9 +141,9 @@ def versions() -> dict[str, str]:
     from importlib import metadata
 
     found = {}
-    for name, distribution in DISTRIBUTIONS.items():
+    for name, requirement in {k: v for lib in libraries().values() for k, v in lib.requires.items()}.items():
         try:
-            found[name] = metadata.version(distribution)
+            found[name] = metadata.version(requirement_name(requirement))
         except metadata.PackageNotFoundError:
             found[name] = "not installed (pip install 'emqlab[tools]')"
     return found

@@ -35,11 +35,11 @@ from ..core.kinds import Kind
 from ..core.ranges import within
 from ..core.timeline import Timeline
 from ..core.words import ModeWords, plural, seconds, times
+from .declaration import Library, Option, Repeat
 from .harness import LibraryRun, Probe, check_budget, require
 from .report import Reporter, main, work
 from .story import ToolParams, ToolVerdict, add_work_lanes, bodies, counts, judged, lock_bands, states
 
-LIBRARY, DISTRIBUTION, MODULE = "bullmq", "bullmq", "bullmq"
 QUEUE, JOB_ID = "q", "job-1"
 WORKERS = ("worker-1", "worker-2")
 TASK_S = 3.0
@@ -126,9 +126,9 @@ def bullmq(fix: bool = False, task: float = TASK_S, timeout: float | None = None
     task = float(within("task", task))
     lock = float(within("timeout", timeout)) if timeout is not None else default_timeout(task)
     params = Params(fix=bool(fix), task=task, lock_duration=lock)
-    check_budget(LIBRARY, params.span())
-    version = require(MODULE, DISTRIBUTION, LIBRARY)
-    with LibraryRun(LIBRARY, params, BullmqProbe, version) as run:
+    check_budget(LIBRARY.name, params.span())
+    version = require(LIBRARY)
+    with LibraryRun(LIBRARY.name, params, BullmqProbe, version) as run:
         mode = "thread" if fix else "block"
         for name in WORKERS:
             run.spawn(name, ["-m", __name__, "worker", name, mode, repr(lock), repr(params.stalled_interval),
@@ -282,6 +282,24 @@ async def _serve(name: str, mode: str, options: dict[str, Any]) -> None:
         await asyncio.Event().wait()  # until the run ends this process
     finally:
         await worker.close(force=True)
+
+
+def _stalled(v) -> bool:
+    return v["runs"] >= 2 or (v["final_state"] == "failed" and v["failed_reason"] == "job stalled more than allowable limit")
+
+
+LIBRARY = Library(
+    name="bullmq", title="BullMQ", place=2, run="bullmq", imports="bullmq", distribution="bullmq",
+    requires={"bullmq": "bullmq>=3.4.4,<3.5"},
+    task="3", timeout="lockDuration (default half the task)",
+    counterpart=("fencing", {"fencing": "on"}),
+    failure="the processor blocks the event loop past `lockDuration`: the lock is not renewed, the stalled checker "
+            "runs the job again and fails it (\"job stalled more than allowable limit\")",
+    fix="the work in `asyncio.to_thread`: renewed, once",
+    repeats=(Repeat((), "runs ≥ 2 or failed as stalled", _stalled, ("runs", "final_state")),
+             Repeat(("--fix",), "runs 1", lambda v: v["runs"] == 1 and v["final_state"] == "completed",
+                    ("runs", "final_state"))),
+)
 
 
 if __name__ == "__main__":

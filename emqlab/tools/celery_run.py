@@ -28,6 +28,7 @@ import os
 import signal
 import time
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from ..core.environment import TOOLS_ACTOR_ENV, TOOLS_PREFIX_ENV, TOOLS_URL_ENV
@@ -37,11 +38,11 @@ from ..core.kinds import Kind
 from ..core.ranges import within
 from ..core.timeline import Timeline
 from ..core.words import ModeWords, plural, seconds, times
+from .declaration import Library, Option, Repeat
 from .harness import LibraryRun, Probe, check_budget, require
 from .report import main, work
 from .story import ToolParams, ToolVerdict, add_work_lanes, bodies, counts, judged, lease, states
 
-LIBRARY, DISTRIBUTION, MODULE = "celery", "celery", "celery"
 TASK_NAME = "emqlab.tools.work"
 WORKERS = ("worker-1", "worker-2")
 TASK_S = 3.0
@@ -152,9 +153,9 @@ def celery(fix: bool = False, task: float = TASK_S, timeout: float | None = None
     if crash and task <= CRASH_AT_S:
         raise BadParameter(f"with a crash the task must outlast the crash at {CRASH_AT_S:g} s, got {task:g} s")
     params = Params(fix=bool(fix), task=task, visibility_timeout=vt, crash=bool(crash))
-    check_budget(LIBRARY, params.span())
-    version = require(MODULE, DISTRIBUTION, LIBRARY)
-    with LibraryRun(LIBRARY, params, lambda prefix: CeleryProbe(prefix, vt), version) as run:
+    check_budget(LIBRARY.name, params.span())
+    version = require(LIBRARY)
+    with LibraryRun(LIBRARY.name, params, lambda prefix: CeleryProbe(prefix, vt), version) as run:
         for name in WORKERS:
             run.spawn(name, ["-m", __name__, "worker", name, repr(vt), repr(params.restore_interval)],
                       **{TOOLS_ACTOR_ENV: name})
@@ -328,6 +329,24 @@ def worker_main(_role: str, argv: list[str]) -> int:
     app.worker_main(["worker", "--concurrency=1", "--pool=prefork", f"--hostname={name}@emqlab", "--without-gossip",
                      "--without-mingle", "--without-heartbeat", "--loglevel=WARNING"])
     return 0
+
+
+LIBRARY = Library(
+    name="celery", title="Celery", place=1, run="celery", imports="celery", distribution="celery",
+    requires={"celery": "celery[redis]>=5.7,<5.8",
+              "kombu": "kombu>=5.7,<5.8"},  # Celery's Redis transport: visibility_timeout, restore_visible
+    task="3", timeout="visibility_timeout (default 2/3 of the task; with --fix the task + 2)",
+    options=(Option("crash", "celery only: kill the first worker 1 s into the task (with --fix: what the fix costs)"),),
+    runs=MappingProxyType({"failure": {}, "fix+crash": {"fix": True, "crash": True}}),
+    counterpart=("reaper", {"design": "session"}),
+    failure="`visibility_timeout` 2/3 of a 3 s `acks_late` task: delivered again, the body runs twice in two workers "
+            "(celery/celery#5935; an ETA task held past the timeout: celery/kombu#337)",
+    fix="the timeout above the task (task + 2 s): once; `--crash` kills the first worker 1 s in: the task waits the "
+        "whole timeout",
+    repeats=(Repeat((), "runs 2 (two effects, two pids)",
+                    lambda v: v["runs"] == 2 and v["effects"] == 2 and len(set(v["pids"])) == 2, ("runs", "effects")),
+             Repeat(("--fix",), "runs 1", lambda v: v["runs"] == 1, ("runs",))),
+)
 
 
 if __name__ == "__main__":

@@ -17,24 +17,15 @@ from __future__ import annotations
 
 from typing import Any
 
-COUNTERPARTS: dict[str, tuple[str, dict[str, Any]]] = {
-    "celery": ("reaper", {"design": "session"}),
-    "bullmq": ("fencing", {"fencing": "on"}),
-    "rq": ("reaper", {"design": "session"}),
-    "redis-lock": ("heartbeat", {"renew": "half", "pause": "20:40"}),
-    "python-redis-lock": ("fencing", {"fencing": "on"}),
-}
-
 
 def ours(library: str, backend: Any = None):
-    """emqlab's own run facing `library`'s story, on `backend` (a Backend, or fake / valkey / a URL)."""
-    from ..core.errors import BadParameter
+    """emqlab's own run facing `library`'s story (its record's `counterpart`), on `backend` (a Backend, or
+    fake / valkey / a URL)."""
     from ..scenarios.fencing import fencing
     from ..scenarios.heartbeat import heartbeat
     from ..scenarios.reaper import reaper
+    from . import entry
 
-    if library not in COUNTERPARTS:
-        raise BadParameter(f"no library named {library!r}; known: {', '.join(COUNTERPARTS)}")
-    scenario, options = COUNTERPARTS[library]
+    scenario, options = entry(library).counterpart
     run = {"reaper": reaper, "fencing": fencing, "heartbeat": heartbeat}[scenario]
     return run(**options, backend=backend)

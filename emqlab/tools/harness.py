@@ -53,14 +53,15 @@ EXTRA = "tools"  # pip install 'emqlab[tools]'
 
 
 # -- the optional libraries ------------------------------------------------------------------------
-def require(module: str, distribution: str, library: str) -> str:
-    """The installed version of `distribution`, or BadParameter (one line, exit 2) naming the extra."""
+def require(library) -> str:
+    """The installed version of `library`'s package (a `declaration.Library`), or BadParameter (one line,
+    exit 2) naming the extra."""
     try:
-        importlib.import_module(module)
-        return metadata.version(distribution)
+        importlib.import_module(library.imports)
+        return metadata.version(library.distribution)
     except (ImportError, metadata.PackageNotFoundError):
-        raise BadParameter(f"`emqlab tools {library}` runs the real {distribution} package, which is not installed: "
-                           f"pip install 'emqlab[{EXTRA}]'") from None
+        raise BadParameter(f"`emqlab tools {library.name}` runs the real {library.distribution} package, which is not "
+                           f"installed: pip install 'emqlab[{EXTRA}]'") from None
 
 
 def check_budget(library: str, span_s: float, shorten: str = "--task") -> None:

@@ -42,12 +42,12 @@ from ..core.kinds import Kind
 from ..core.ranges import within
 from ..core.timeline import Timeline, json_name
 from ..core.words import ModeWords, plural, seconds, times
+from .declaration import Library, Option, Repeat
 from .harness import LibraryRun, check_budget, require
 from .redis_lock_run import LockProbe
 from .report import Reporter, main
 from .story import ToolParams, ToolVerdict, counts, judged, lock_lanes, most_at_once
 
-LIBRARY, DISTRIBUTION, MODULE = "python-redis-lock", "python-redis-lock", "redis_lock"
 ROLES = ("holder", "second")
 # the job outlasts the freeze by 1.5 s: thawed, the holder's renewal thread (whose wait ran out during the freeze)
 # extends and dies while the holder still sleeps in its job; a job that ended inside the freeze would race that
@@ -129,9 +129,9 @@ def python_redis_lock(fix: bool = False, task: float | None = None, timeout: flo
         raise BadParameter(f"a pause at {at:g} s ends at {at + PAUSE_S:g} s, and the task must go on "
                            f"{AFTER_RESUME_S:g} s after it: --task at least {needed:g} s, got {task:g} s")
     params = Params(fix=bool(fix), task=task, expire=int(expire), pause_at=at)
-    check_budget(LIBRARY, params.span(), "--pause-at, --timeout or --task")
-    version = require(MODULE, DISTRIBUTION, LIBRARY)
-    with LibraryRun(LIBRARY, params, lambda prefix: LockProbe("lock:" + prefix + "job"), version) as run:
+    check_budget(LIBRARY.name, params.span(), "--pause-at, --timeout or --task")
+    version = require(LIBRARY)
+    with LibraryRun(LIBRARY.name, params, lambda prefix: LockProbe("lock:" + prefix + "job"), version) as run:
         for role in ROLES:
             run.spawn(role, ["-m", __name__, role, str(params.expire), repr(task)])
         run.wait_ready(("blpop",), len(ROLES))
@@ -244,6 +244,30 @@ def holder_main(role: str, argv: list[str]) -> int:
         report.end()
     report.release(lock, redis_lock.NotAcquired)
     return 0
+
+
+LIBRARY = Library(
+    name="python-redis-lock", title="python-redis-lock", place=5, run="python_redis_lock", imports="redis_lock",
+    distribution="python-redis-lock",
+    requires={"python-redis-lock": "python-redis-lock>=4.0.1,<4.1"},  # also the renewal-cost benchmark's peer
+    task="5, or longer when the pause needs it",
+    timeout="expire (whole seconds, default 1; with --fix 11: three times the 3 s freeze, plus 2 s)",
+    options=(Option("pause_at", "python-redis-lock only: when the holder is frozen for 3 s, seconds into its job "
+                                "(default: 0.3 s before its renewal thread's first extend, due at 2/3 of expire: a worst "
+                                "moment, with a third of expire left)", seconds=True, range_name="tools_pause_at"),),
+    counterpart=("fencing", {"fencing": "on"}),
+    failure="`auto_renewal`, the holder frozen past `expire`: a second holder, the first told only by its `release()`, "
+            "after its effect (its renewal thread dies with `NotAcquired`)",
+    fix="`expire` above three times the freeze (3 × 3 s + 2 = 11 s): one holder even when frozen just before an "
+        "extend, with a third of `expire` left (the cost: a holder that dies keeps others out for up to about twice "
+        "`expire`)",
+    repeats=(Repeat((), "holders_at_once 2, told false", lambda v: v["holders_at_once"] == 2 and v["told"] is False,
+                    ("holders_at_once", "told")),
+             Repeat(("--timeout", "5"), "expire 5 s (above the 3 s freeze, under 3×), frozen at the worst moment: "
+                    "holders_at_once 2", lambda v: v["holders_at_once"] == 2, ("holders_at_once", "runs")),
+             Repeat(("--fix",), "runs 1, frozen at the worst moment", lambda v: v["runs"] == 1,
+                    ("runs", "holders_at_once"))),
+)
 
 
 if __name__ == "__main__":

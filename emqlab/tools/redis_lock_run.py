@@ -33,11 +33,11 @@ from ..core.kinds import Kind
 from ..core.ranges import within
 from ..core.timeline import Timeline
 from ..core.words import ModeWords, plural, seconds, times
+from .declaration import Library, Option, Repeat
 from .harness import LibraryRun, Probe, check_budget, require
 from .report import Reporter, main
 from .story import ToolParams, ToolVerdict, counts, judged, lock_lanes, most_at_once
 
-LIBRARY, DISTRIBUTION, MODULE = "redis-lock", "redis", "redis"
 ROLES = ("holder", "contender")
 LEASE_S = 1.0
 EXTENDS = 5
@@ -109,9 +109,9 @@ def redis_lock(fix: bool = False, task: float = STRETCH_S, timeout: float | None
     task = float(within("task", task))
     lease_s = float(within("timeout", timeout)) if timeout is not None else default_timeout()
     params = Params(fix=bool(fix), task=task, lease=lease_s)
-    check_budget(LIBRARY, params.span())
-    version = require(MODULE, DISTRIBUTION, LIBRARY)
-    with LibraryRun(LIBRARY, params, lambda prefix: LockProbe(prefix + "lock"), version) as run:
+    check_budget(LIBRARY.name, params.span())
+    version = require(LIBRARY)
+    with LibraryRun(LIBRARY.name, params, lambda prefix: LockProbe(prefix + "lock"), version) as run:
         for role in ROLES:
             run.spawn(role, ["-m", __name__, role, "replace" if fix else "add", repr(lease_s), repr(task),
                              str(params.extends), repr(params.step)])
@@ -232,6 +232,22 @@ def holder_main(role: str, argv: list[str]) -> int:
     report.end()
     report.release(lock, LockNotOwnedError)
     return 0
+
+
+LIBRARY = Library(
+    name="redis-lock", title="redis-py's Lock", place=4, run="redis_lock", imports="redis", distribution="redis",
+    requires={"redis-py": "redis"},  # emqlab's own dependency (pyproject's dependencies), not the extra's
+    task="the stretch between two extends, 2", timeout="lock timeout (default 1)",
+    counterpart=("heartbeat", {"renew": "half", "pause": "20:40"}),
+    failure="redis-py `Lock.extend(1)` five times: the PTTL grows 1.6 → 4 s",
+    fix="`replace_ttl=True`: stays at 1 s; a stretch past it lets the contender in, and the holder's next touch "
+        "raises `LockNotOwnedError`",
+    repeats=(Repeat((), "PTTL after the 5th extend > lease", lambda v: v["pttl_after_fifth"] > v["lease"],
+                    ("pttl_after_fifth",)),
+             Repeat(("--fix",), "PTTL after the 5th extend = lease (±50 ms), runs 1",
+                    lambda v: abs(v["pttl_after_fifth"] - v["lease"]) <= 0.05 and v["runs"] == 1,
+                    ("pttl_after_fifth", "runs"))),
+)
 
 
 if __name__ == "__main__":

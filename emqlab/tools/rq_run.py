@@ -27,6 +27,7 @@ server of the run's own.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from ..core.environment import TOOLS_ACTOR_ENV, TOOLS_URL_ENV
@@ -35,11 +36,11 @@ from ..core.kinds import Kind
 from ..core.ranges import within
 from ..core.timeline import Timeline
 from ..core.words import ModeWords, plural, seconds, times
+from .declaration import Library, Option, Repeat
 from .harness import LibraryRun, Probe, check_budget, require
 from .report import main, work
 from .story import ToolParams, ToolVerdict, add_work_lanes, bodies, counts, judged, lease, states
 
-LIBRARY, DISTRIBUTION, MODULE = "rq", "rq", "rq"
 QUEUE, JOB_ID = "emqlab-tools", "job-1"
 WORKERS = ("worker-1", "worker-2")
 TASK_S = 2.0
@@ -129,9 +130,9 @@ def rq(fix: bool = False, task: float = TASK_S, timeout: float | None = None, fa
     if task <= KILL_AT_S:
         raise BadParameter(f"the task must outlast the worker's {fate} moment at {KILL_AT_S:g} s, got {task:g} s")
     params = Params(fix=bool(fix), task=task, fate=fate, monitoring_interval=monitor)
-    check_budget(LIBRARY, params.span())
-    version = require(MODULE, DISTRIBUTION, LIBRARY)
-    with LibraryRun(LIBRARY, params, lambda prefix: RqProbe(), version) as run:
+    check_budget(LIBRARY.name, params.span())
+    version = require(LIBRARY)
+    with LibraryRun(LIBRARY.name, params, lambda prefix: RqProbe(), version) as run:
         for name in WORKERS:
             run.spawn(name, ["-m", __name__, "worker", name, repr(monitor)], **{TOOLS_ACTOR_ENV: name})
         run.wait_ready(("blmove", "blpop", "brpoplpush"), len(WORKERS))
@@ -285,6 +286,24 @@ def worker_main(_role: str, argv: list[str]) -> int:
                     job_monitoring_interval=int(monitor), maintenance_interval=1, worker_ttl=16)
     worker.work(logging_level="WARNING")
     return 0
+
+
+LIBRARY = Library(
+    name="rq", title="RQ", place=3, run="rq", imports="rq", distribution="rq",
+    requires={"rq": "rq>=2.12,<2.13"},
+    task="2", timeout="job_monitoring_interval (whole seconds, default 1: RQ adds 60)",
+    options=(Option("fate", "rq only: the first worker is killed (SIGKILL, default) or only slow (SIGSTOP until RQ "
+                            "gives up)", choices=FATES),),
+    runs=MappingProxyType({"failure": {}, "fix": {"fix": True}, "fix+slow": {"fix": True, "fate": "slow"}}),
+    counterpart=("reaper", {"design": "session"}),
+    failure="the worker and its work horse SIGKILLed mid-job: abandoned after the heartbeat's expiry (interval + "
+            "RQ's fixed 60 s), failed, never run",
+    fix="`Retry(max=1)`: run once; `--fate slow` (SIGSTOP, not SIGKILL): run twice",
+    repeats=(Repeat((), "lost", lambda v: v["lost"] is True, ("lost", "runs")),
+             Repeat(("--fix",), "runs 1 (worker killed)", lambda v: v["runs"] == 1 and not v["lost"], ("runs",)),
+             Repeat(("--fix", "--fate", "slow"), "runs 2 (worker only slow)", lambda v: v["runs"] == 2, ("runs",))),
+    fixed_wait_s=FIXED_S,
+)
 
 
 if __name__ == "__main__":

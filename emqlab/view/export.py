@@ -73,12 +73,12 @@ def tools_figures(only: Collection[str] | None = None) -> list[CourseFigure]:
     when the `tools` extra is installed. The runs of every library whose figure is wanted (`only`, default all) start
     their own servers, side by side, once per export (with RQ, about RQ's minute); emqlab's own runs are made on
     the export's store."""
-    from ..tools import LIBRARIES, all_runs, installed
+    from ..tools import all_runs, installed, libraries
 
     if not installed():
         return []
     name = "tools-{}".format
-    wanted = [library for library in LIBRARIES if only is None or name(library) in only]
+    wanted = [library for library in libraries() if only is None or name(library) in only]
     made: dict = {}
 
     def build(library: str) -> Callable[[Backend], Drawing]:
@@ -89,7 +89,7 @@ def tools_figures(only: Collection[str] | None = None) -> list[CourseFigure]:
 
         return drawing
 
-    return [CourseFigure(name(library), build(library)) for library in LIBRARIES]
+    return [CourseFigure(name(library), build(library)) for library in libraries()]
 
 
 def _once(build: Callable[[], Drawing]) -> Callable[[Backend], Drawing]:
