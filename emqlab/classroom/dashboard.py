@@ -30,6 +30,7 @@ from typing import Any
 
 import ipywidgets as w
 
+from ..core.children import TRACKER
 from ..core.environment import CLASS_URL_ENV
 from ..core.errors import BadParameter
 from ..view.interactive import interactive_html
@@ -99,8 +100,6 @@ class ClassBoard:
     def practice(cls, learners: int = 4, **kw: Any) -> "ClassBoard":
         """A practice class on this machine: an embedded server, `learners` workers (processes, as
         `lab.join` starts them), and this board over it; `close()` (or the kernel's end) removes it all."""
-        import atexit
-
         from .server import Classroom, embedded_server
         from .learner import Joined
 
@@ -118,7 +117,7 @@ class ClassBoard:
             _close_all(owned)
             raise
         board._owned = owned
-        atexit.register(board.close)
+        TRACKER.own(board, board.close)
         if kw.get("start", True):
             board.refresh()
             board.start()
@@ -240,6 +239,7 @@ class ClassBoard:
         self.board.close()
         owned, self._owned = self._owned, []
         _close_all(owned)
+        TRACKER.release(self)  # a practice class's board (`practice`) was owned by the tracker
 
     def _repr_mimebundle_(self, **kwargs):
         """The live widget, and beside it the figure as it stands and its words (for a reader with no

@@ -30,7 +30,7 @@ import redis
 from ..core.environment import CLASS_URL_ENV
 from .server import QUEUE, open_class
 from ..queue.consumer import Consumer
-from ..core.children import child_setup
+from ..core.children import TRACKER
 from ..core.errors import BadParameter
 from ..core.kinds import Command, Kind
 from ..core.ranges import within
@@ -162,9 +162,9 @@ class Learner:
         elif cmd == Command.PAUSE and seconds > 0:
             # the waker is ready before we stop: it starts its `sleep` when told, then sends SIGCONT; it
             # outlives our stop and ends by itself
-            waker = subprocess.Popen(["sh", "-c", 'read go; sleep "$1"; kill -CONT "$2"', "sh", f"{seconds:g}",
-                                      str(os.getpid())], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL, start_new_session=True)
+            waker = TRACKER.spawn(["sh", "-c", 'read go; sleep "$1"; kill -CONT "$2"', "sh", f"{seconds:g}",
+                                   str(os.getpid())], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)
             # a job just begun: a pause that came as the job ended would freeze a worker holding nothing
             # (a busy machine can take that long between seeing the job and the stop)
             holding = self._holding_still(fresh=True)
@@ -180,6 +180,7 @@ class Learner:
             self.recorder.event(self.name, Kind.PAUSE_START, seconds=seconds, holding=holding, order=True, at=stopped)
             self.recorder.event(self.name, Kind.PAUSE_END, seconds=seconds, started=stopped)
             waker.wait()
+            TRACKER.release(waker)
 
     def _control_loop(self) -> None:
         failures = 0
@@ -255,13 +256,15 @@ class Joined:
         cmd = [sys.executable, "-m", "emqlab.cli", "class", "join", "--name", self.name, "--json",
                "--lease", f"{lease_s:g}", "--beat", f"{beat_s:g}", "--work", f"{work_s:g}"]
         env = {**os.environ, CLASS_URL_ENV: address}  # never on the command line
-        self.proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, start_new_session=True,
-                                     preexec_fn=child_setup)
         self.result: dict[str, Any] | None = None
-        import atexit
-
-        atexit.register(self.stop)
+        TRACKER.own(self, self.stop)
+        try:
+            self.proc = TRACKER.spawn(cmd, owner=self, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True)
+        except BaseException:
+            TRACKER.release(self)
+            self.store.close()
+            raise
 
     @property
     def alive(self) -> bool:
@@ -316,6 +319,7 @@ class Joined:
             self.store.close()
         except Exception:  # noqa: BLE001 - closing a dead connection
             pass
+        TRACKER.release(self)
         return self.result
 
     def __repr__(self) -> str:

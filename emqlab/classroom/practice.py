@@ -12,7 +12,6 @@ Nothing here writes a sentence about a run: `story(name)` quotes `classroom.boar
 
 from __future__ import annotations
 
-import atexit
 import os
 import shutil
 import signal
@@ -22,7 +21,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 
-from ..core.children import die_with_parent
+from ..core.children import TRACKER, die_with_parent
 from ..core.errors import BadParameter, EmqlabError
 from ..core.kinds import Kind
 from ..core.timeline import Verdict
@@ -82,13 +81,13 @@ class PracticeClass:
         self.join_file = os.path.join(self.folder, "join")
         self.board: Board | None = None
         self.classmates: list[Joined] = []
-        self._serve = subprocess.Popen(
-            [sys.executable, "-m", "emqlab.cli", "class", "serve", "--learners", str(seats),
-             "--join-file", self.join_file],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-            start_new_session=True, preexec_fn=die_with_parent)
-        atexit.register(self.close)
+        self._serve: subprocess.Popen | None = None
+        TRACKER.own(self, self.close)  # `class serve` is a SIGINT away from ending cleanly: no child_setup
         try:
+            self._serve = TRACKER.spawn(
+                [sys.executable, "-m", "emqlab.cli", "class", "serve", "--learners", str(seats),
+                 "--join-file", self.join_file], owner=self, setup=die_with_parent,
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             self.board = Board.connect(self._instructor_address())
             self.classmates = [Joined(self._line(seat), f"classmate-{seat}", **self.options)
                                for seat in range(2, 2 + classmates)]
@@ -210,16 +209,18 @@ class PracticeClass:
         if self.board is not None:
             self.board.close()
             self.board = None
-        if self._serve.poll() is None:
-            self._serve.send_signal(signal.SIGINT)
+        serve = self._serve
+        if serve is not None and serve.poll() is None:
+            serve.send_signal(signal.SIGINT)
             try:
-                self._serve.wait(timeout=30)
+                serve.wait(timeout=30)
             except subprocess.TimeoutExpired:
-                self._serve.kill()
-                self._serve.wait()
-        if self._serve.stderr and not self._serve.stderr.closed:
-            self._serve.stderr.close()
+                serve.kill()
+                serve.wait()
+        if serve is not None and serve.stderr and not serve.stderr.closed:
+            serve.stderr.close()
         shutil.rmtree(self.folder, ignore_errors=True)
+        TRACKER.release(self)
 
     def __enter__(self) -> "PracticeClass":
         return self

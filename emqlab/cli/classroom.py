@@ -128,10 +128,11 @@ def _dashboard(argv: list[str], instructor_url: str, port: int):
     which stops it), the instructor's address in its environment only (never on a command line)."""
     import subprocess
 
+    from ..core.children import TRACKER
     from ..course.present import voila_env
 
-    dash = subprocess.Popen(argv, env={**voila_env(), CLASS_URL_ENV: instructor_url}, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    dash = TRACKER.spawn(argv, setup=None, end=_stop_dashboard, env={**voila_env(), CLASS_URL_ENV: instructor_url},
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     print(f"the instructor's dashboard: http://127.0.0.1:{port}/ (this machine only; it stops with the class)",
           flush=True)
     return dash
@@ -141,14 +142,20 @@ def _stop_dashboard(dash) -> None:
     """Voila shuts its kernels down on SIGTERM; a Voila that hangs is killed with its process group."""
     import subprocess
 
-    if dash is None or dash.poll() is not None:
+    from ..core.children import TRACKER
+
+    if dash is None:
         return
-    dash.terminate()
     try:
-        dash.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        os.killpg(dash.pid, signal.SIGKILL)
-        dash.wait()
+        if dash.poll() is None:
+            dash.terminate()
+            try:
+                dash.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(dash.pid, signal.SIGKILL)
+                dash.wait()
+    finally:
+        TRACKER.release(dash)
 
 
 # -- join ----------------------------------------------------------------------------------------

@@ -1,11 +1,21 @@
-"""The processes emqlab starts, and how none is ever left behind.
+"""Everything emqlab starts, and how none is ever left behind: one tracker, `TRACKER`, owns it all.
 
-A child (a valkey-server, a consumer, a library's worker) is started with `child_setup` between fork and
-exec: the kernel kills it if emqlab dies (PR_SET_PDEATHSIG), and a Ctrl-C meant for emqlab never reaches
-it (emqlab decides what its children do). Each kind of child keeps its running ones in a `Children`, which
-ends them, the kind's own way, at interpreter exit: the exit hook goes in with the first child, never at
-import. `descendants(pid)` reads a process's tree from /proc (a pool child, a work horse and what they
-forked); `signal_each` signals a list of pids, passing over the ones already gone.
+What a run starts (a valkey-server, a relay, a local cluster, a consumer or a library's worker, a joined
+learner, a practice class, a board, the notebook's store) is owned by the tracker from the moment it starts
+until its owner stops it and says so (`release`). Whatever is still owned when the interpreter exits, or
+when SIGTERM or SIGHUP arrives (they become `SystemExit`, so the same exit path runs), is stopped then,
+the newest first: the exit hook and the signal handlers go in with the first thing owned, never at import,
+and nothing else in emqlab registers one.
+
+A process is started only through `TRACKER.spawn`: with `child_setup` between fork and exec (the kernel
+kills it if emqlab dies, PR_SET_PDEATHSIG; a Ctrl-C meant for emqlab never reaches it), in a session of its
+own, and owned at once, either directly (stopped at exit with `kill_tree`, or its owner's `end`) or through
+the object that started it (`owner=`, itself owned: a server's process is stopped by the server's `stop`).
+
+One way to freeze a process tree (`freeze_tree`: SIGSTOP until it stops growing, so nothing forks a
+replacement), one to kill it (`kill_tree`: frozen, then SIGKILL, reaped), one to stop a child gracefully
+(`stop_then_kill`: SIGCONT, SIGTERM, a wait, then SIGKILL). `descendants(pid)` reads a process's tree from
+/proc; `signal_each` signals a list of pids, passing over the ones already gone.
 """
 
 from __future__ import annotations
@@ -17,6 +27,7 @@ import signal
 import subprocess
 import threading
 from collections.abc import Callable, Iterable
+from typing import Any
 
 PR_SET_PDEATHSIG = 1
 
@@ -37,36 +48,80 @@ def child_setup() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-class Children:
-    """The running children of one kind, each ended by `end(proc)` at interpreter exit if nothing has ended
-    it by then. `end` must leave the process reaped; the kind's own code calls `discard` once it has."""
+def _exit_on_signal(signum, frame):  # pragma: no cover - exercised through a subprocess test
+    raise SystemExit(128 + signum)
 
-    def __init__(self, end: Callable[[subprocess.Popen], None]):
-        self._end = end
-        self._live: set[subprocess.Popen] = set()
+
+class Tracker:
+    """What this process started and has not yet stopped, each with the way to stop it."""
+
+    def __init__(self) -> None:
+        self._owned: dict[int, tuple[Any, Callable[[], None]]] = {}  # id -> (thing, stop), in the order owned
         self._lock = threading.Lock()
-        self._hooked = False
+        self._hooked = False  # the exit hook is in
+        self._signals = False  # the SIGTERM/SIGHUP handlers are in (from the main thread, the first time it owns)
 
-    def add(self, proc: subprocess.Popen) -> None:
+    def own(self, thing: Any, stop: Callable[[], None]) -> Any:
+        """Own `thing` until `release(thing)`: at exit (or SIGTERM/SIGHUP) `stop()` is called if it is still
+        owned. The exit hook goes in with the first thing owned, the signal handlers with the first the main
+        thread owns. Returns `thing`."""
+        main = threading.current_thread() is threading.main_thread()  # only it may set a signal handler
         with self._lock:
-            self._live.add(proc)
-            if not self._hooked:  # with the first child: importing emqlab registers nothing
-                self._hooked = True
-                atexit.register(self.end_all)
+            self._owned[id(thing)] = (thing, stop)
+            hook, self._hooked = not self._hooked, True
+            signals, self._signals = (not self._signals and main), self._signals or main
+        if hook:
+            atexit.register(self.stop_all)
+        if signals:
+            for sig in (signal.SIGTERM, signal.SIGHUP):  # a caller's own handler (the CLI's) is kept
+                if signal.getsignal(sig) in (signal.SIG_DFL, None):
+                    signal.signal(sig, _exit_on_signal)
+        return thing
 
-    def discard(self, proc: subprocess.Popen) -> None:
+    def release(self, thing: Any) -> None:
+        """`thing` is stopped (its owner did it): nothing is left to do for it at exit."""
         with self._lock:
-            self._live.discard(proc)
+            self._owned.pop(id(thing), None)
 
-    def __contains__(self, proc: subprocess.Popen) -> bool:
+    def __contains__(self, thing: Any) -> bool:
         with self._lock:
-            return proc in self._live
+            return id(thing) in self._owned
 
-    def end_all(self) -> None:
+    def owned(self, kind: type = object) -> list[Any]:
+        """The things of `kind` owned now, oldest first."""
         with self._lock:
-            procs = list(self._live)
-        for proc in procs:
-            self._end(proc)
+            return [thing for thing, _ in self._owned.values() if isinstance(thing, kind)]
+
+    def stop_all(self) -> None:
+        """Stop everything still owned, newest first (a worker before the server it talks to); one that fails
+        to stop does not keep the others running."""
+        while True:
+            with self._lock:
+                if not self._owned:
+                    return
+                key = next(reversed(self._owned))
+                thing, stop = self._owned.pop(key)
+            try:
+                stop()
+            except Exception:  # noqa: BLE001 - at exit, the rest must still be stopped
+                pass
+
+    def spawn(self, argv: list[str], *, owner: Any = None, end: Callable[[subprocess.Popen], None] | None = None,
+              setup: Callable[[], None] | None = child_setup, session: bool = True, **popen: Any) -> subprocess.Popen:
+        """Start a process (`subprocess.Popen(argv, **popen)`, with `setup` between fork and exec, None for
+        nothing, and with `session` a session of its own) and own it: through `owner` (already owned, whose stop
+        ends the process too), or directly, ended at exit by `end(proc)` (default `kill_tree`). Its owner calls
+        `release(proc)` once it ended it. (A foreground server a terminal's Ctrl-C should reach as well, Voila
+        under `emqlab present`, takes `setup=None, session=False`.)"""
+        if owner is not None and owner not in self:
+            raise TypeError("spawn(owner=…): the owner must be owned first, so the process is never unowned")
+        proc = subprocess.Popen(argv, preexec_fn=setup, start_new_session=session, **popen)
+        if owner is None:
+            self.own(proc, lambda: (end or kill_tree)(proc))
+        return proc
+
+
+TRACKER = Tracker()  # the one tracker of this process
 
 
 def descendants(pid: int) -> list[int]:
@@ -96,3 +151,55 @@ def signal_each(pids: Iterable[int], sig: int) -> None:
             os.kill(pid, sig)
         except (ProcessLookupError, PermissionError):
             pass
+
+
+def freeze_tree(pid: int) -> list[int]:
+    """SIGSTOP `pid` and every process below it, again until the stopped tree stops growing (a process
+    forked as the tree was read is caught next time); returns the tree, `pid` first."""
+    tree = [pid]
+    signal_each(tree, signal.SIGSTOP)
+    for _ in range(3):
+        more = [p for p in descendants(pid) if p not in tree]
+        if not more:
+            break
+        signal_each(more, signal.SIGSTOP)
+        tree += more
+    return tree
+
+
+def thaw_tree(tree: Iterable[int]) -> None:
+    """SIGCONT every process of a tree `freeze_tree` stopped."""
+    signal_each(tree, signal.SIGCONT)
+
+
+def kill_tree(proc: subprocess.Popen, timeout: float = 10.0) -> list[int]:
+    """Kill `proc` and everything below it for sure: the tree frozen (nothing forks a replacement), every
+    process in it killed, the child reaped and released. Returns the pids killed ([] if it had ended)."""
+    tree: list[int] = []
+    try:
+        if proc.poll() is None:
+            tree = freeze_tree(proc.pid)
+            signal_each(tree, signal.SIGKILL)
+            proc.wait(timeout=timeout)
+    finally:
+        TRACKER.release(proc)
+    return tree
+
+
+def stop_then_kill(proc: subprocess.Popen, timeout: float = 5.0, *, graceful: bool = True) -> None:
+    """End one child for sure: SIGCONT (a stopped child cannot act on SIGTERM), SIGTERM (`graceful`; else
+    SIGKILL at once), a wait of `timeout`, then SIGKILL; reaped and released."""
+    try:
+        if proc.poll() is None:
+            for sig in (signal.SIGCONT, signal.SIGTERM if graceful else signal.SIGKILL):
+                try:
+                    proc.send_signal(sig)
+                except ProcessLookupError:
+                    break
+            try:
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=timeout)
+    finally:
+        TRACKER.release(proc)

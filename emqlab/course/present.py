@@ -13,13 +13,13 @@ from __future__ import annotations
 import importlib.util
 import os
 import signal
-import subprocess
 import sys
 import threading
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..core.children import TRACKER, stop_then_kill
 from ..core.errors import BadParameter, EmqlabError
 from ..core.ranges import within
 
@@ -83,7 +83,8 @@ def present(name: str, port: int = DEFAULT_PORT, open_browser: bool = True,
     argv = voila_command(name, port, open_browser)
     print(f"emqlab: serving the {name} dashboard ({DASHBOARDS[name]}) at http://127.0.0.1:{port}/ ; "
           "Ctrl-C stops it", file=sys.stderr, flush=True)
-    proc = subprocess.Popen(argv, env={**voila_env(), **(env or {})})
+    proc = TRACKER.spawn(argv, setup=None, session=False, end=lambda p: stop_then_kill(p, 15.0),
+                         env={**voila_env(), **(env or {})})
     previous = signal.getsignal(signal.SIGTERM)
     if threading.current_thread() is threading.main_thread():
         # stopped by a service manager or `kill`: take Voila (and its kernel) down too
@@ -93,13 +94,7 @@ def present(name: str, port: int = DEFAULT_PORT, open_browser: bool = True,
     finally:
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, previous)
-        if proc.poll() is None:
-            proc.terminate()  # Voila shuts its kernels down on SIGTERM
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop_then_kill(proc, 15.0)  # Voila shuts its kernels down on SIGTERM
     if code not in (0, -signal.SIGINT, -signal.SIGTERM):
         raise EmqlabError(f"voila stopped with exit code {code} (is port {port} free? try --port)")
 

@@ -3,8 +3,9 @@
 `Relay(target_port)` listens on 127.0.0.1 and forwards every connection to the target, each way
 after a one-way delay (`delay` real seconds, plus up to `jitter` more, order kept). It can hold
 all traffic (`stall()`, until `release()`) and cut every connection it carries (`cut()`). It runs
-an asyncio loop in one daemon thread of its own; every relay this process starts is tracked and
-stopped by `stop()`, the context manager, or at interpreter exit: no thread or socket is left.
+an asyncio loop in one daemon thread of its own; every relay this process starts is owned by the one
+tracker (`emqlab.core.children.TRACKER`) and stopped by `stop()`, the context manager, or the tracker at
+interpreter exit: no thread or socket is left.
 
 No maintained Python library does this without a server of its own (toxiproxy-python drives the
 Go toxiproxy binary; pproxy tunnels but cannot delay or stall), so it is kept small here.
@@ -13,42 +14,20 @@ Go toxiproxy binary; pproxy tunnels but cannot delay or stall), so it is kept sm
 from __future__ import annotations
 
 import asyncio
-import atexit
 import random
 import threading
 from typing import Any
 
+from ..core.children import TRACKER
 from ..core.errors import BackendUnavailable, BadParameter
 from ..core.ranges import within
 
-_running: set["Relay"] = set()
-_lock = threading.Lock()
 CHUNK = 65536
-
-
-_exit_hook = False  # registered with the first relay that starts, not at import
-
-
-def _stop_all() -> None:
-    with _lock:
-        relays = list(_running)
-    for relay in relays:
-        relay.stop()
-
-
-def _stop_all_at_exit() -> None:
-    global _exit_hook
-    with _lock:
-        if _exit_hook:
-            return
-        _exit_hook = True
-    atexit.register(_stop_all)
 
 
 def running() -> list["Relay"]:
     """The relays of this process that are running now."""
-    with _lock:
-        return list(_running)
+    return TRACKER.owned(Relay)
 
 
 class Relay:
@@ -106,9 +85,7 @@ class Relay:
         if failure:
             self._thread.join()
             raise BackendUnavailable(f"the relay could not listen on 127.0.0.1: {failure[0]}")
-        _stop_all_at_exit()
-        with _lock:
-            _running.add(self)
+        TRACKER.own(self, self.stop)
         return self
 
     def stop(self) -> None:
@@ -118,8 +95,7 @@ class Relay:
             loop.call_soon_threadsafe(loop.stop)
             thread.join(timeout=10)
         self._thread = None
-        with _lock:
-            _running.discard(self)
+        TRACKER.release(self)
 
     @property
     def alive(self) -> bool:

@@ -28,29 +28,11 @@ import time
 from typing import Any
 
 from ..core.environment import CHILD_URL_ENV
-from ..core.children import Children, child_setup
+from ..core.children import TRACKER, stop_then_kill
 from ..core.errors import BadParameter, StoreError
 from ..core.kinds import Kind
 from ..core.timeline import Filtered, Recorder, Timeline
 
-
-
-def _finish(proc: subprocess.Popen, *, graceful: bool, timeout: float = 5.0) -> None:
-    """End one child for sure: SIGCONT (a stopped child cannot act on SIGTERM), then SIGTERM or SIGKILL."""
-    try:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGCONT)
-            proc.send_signal(signal.SIGTERM if graceful else signal.SIGKILL)
-            try:
-                proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=timeout)
-    finally:
-        _children.discard(proc)
-
-
-_children = Children(lambda proc: _finish(proc, graceful=False))  # ended at exit if nothing has ended them
 
 
 def store_url(backend) -> str:
@@ -86,9 +68,8 @@ class ProcessPool:
             args += ["--gate", self.gate_key(name), "--ready", self.ready_key]
         env = {**os.environ, CHILD_URL_ENV: self.url}
         err = self._stderr[name] = tempfile.TemporaryFile()  # unlinked at once: gone with the parent
-        proc = subprocess.Popen(args, preexec_fn=child_setup, start_new_session=True, env=env,
+        proc = TRACKER.spawn(args, end=lambda p: stop_then_kill(p, graceful=False), env=env,
                                 stdin=subprocess.DEVNULL, stderr=err)
-        _children.add(proc)
         self.procs[name] = proc
         return proc
 
@@ -146,7 +127,7 @@ class ProcessPool:
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)
         self.paused.discard(name)
-        _children.discard(proc)
+        TRACKER.release(proc)
 
     def pause(self, name: str) -> None:
         self.procs[name].send_signal(signal.SIGSTOP)
@@ -172,7 +153,7 @@ class ProcessPool:
 
     def close(self) -> None:
         for proc in self.procs.values():
-            _finish(proc, graceful=False)
+            stop_then_kill(proc, graceful=False)
         for err in self._stderr.values():
             err.close()
 

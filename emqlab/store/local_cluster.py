@@ -20,6 +20,7 @@ from redis.exceptions import RedisClusterException
 from .backend import PREFIX, Counter
 from .clock import DEFAULT_SCALE, RealClock
 from .embedded import EmbeddedValkey
+from ..core.children import TRACKER
 from ..core.errors import BackendUnavailable, BadParameter
 from .scripts import ScriptRegistry
 
@@ -57,6 +58,7 @@ class LocalCluster:
         self.bus_ports: list[int] = []
 
     def start(self, timeout: float = 20.0) -> "LocalCluster":
+        TRACKER.own(self, self.stop)  # its nodes are owned each; the cluster is stopped whole, before them
         try:
             for _ in range(self.size):
                 node, bus = _start_node()
@@ -123,6 +125,7 @@ class LocalCluster:
             node.stop()
         self.nodes.clear()
         self.bus_ports.clear()
+        TRACKER.release(self)
 
     def __enter__(self) -> "LocalCluster":
         return self.start()

@@ -27,7 +27,6 @@ from __future__ import annotations
 import importlib
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -42,7 +41,7 @@ from ..core.errors import BadParameter, StoreError
 from ..core.kinds import Kind
 from ..core.ranges import TOOLS_SECONDS_LIMIT
 from ..core.timeline import Timeline
-from ..core.children import Children, child_setup, descendants, signal_each
+from ..core.children import TRACKER, freeze_tree, kill_tree, thaw_tree
 from ..store.embedded import EmbeddedValkey
 from .report import keys
 
@@ -73,27 +72,6 @@ def check_budget(library: str, span_s: float, shorten: str = "--task") -> None:
 
 
 # -- processes -------------------------------------------------------------------------------------
-def _end_tree(proc: subprocess.Popen) -> None:
-    """Kill `proc` and everything below it for sure: stop the tree (nothing forks a replacement while it is
-    stopped), kill every process in it, reap the child."""
-    try:
-        if proc.poll() is None:
-            tree: list[int] = [proc.pid]
-            for _ in range(3):  # until the stopped tree stops growing
-                more = [p for p in descendants(proc.pid) if p not in tree]
-                signal_each([proc.pid, *more], signal.SIGSTOP)
-                tree += more
-                if not more:
-                    break
-            signal_each(tree, signal.SIGKILL)
-            proc.wait(timeout=10)
-    finally:
-        _children.discard(proc)
-
-
-_children = Children(_end_tree)  # a library's processes, ended at exit if their run has not ended them
-
-
 class Child:
     """One of a run's processes: its name (its lane), the process, its stderr file."""
 
@@ -217,7 +195,7 @@ class LibraryRun:
             if self.sampler is not None:
                 self.sampler.stop()
             for child in self.children.values():
-                _end_tree(child.proc)
+                kill_tree(child.proc)
                 child.stderr.close()
         finally:
             client, self.client = self.client, None
@@ -243,9 +221,8 @@ class LibraryRun:
         """Start one of the library's processes (`argv[0]` is run with this Python when it is a module path
         `-m …`); stdout and stderr go to a file the run reads."""
         err = tempfile.TemporaryFile()
-        proc = subprocess.Popen([sys.executable, *argv], preexec_fn=child_setup, start_new_session=True,
+        proc = TRACKER.spawn([sys.executable, *argv],
                                 env=self.env(**env), stdin=subprocess.DEVNULL, stdout=err, stderr=err)
-        _children.add(proc)
         child = self.children[name] = Child(name, proc, err)
         return child
 
@@ -264,20 +241,14 @@ class LibraryRun:
         """SIGKILL the process and every process it forked (a machine or container dying): nothing of it
         runs on. Returns the pids killed."""
         child = self.children[name]
-        tree = [child.pid, *descendants(child.pid)]
-        signal_each(tree, signal.SIGSTOP)
-        tree += [p for p in descendants(child.pid) if p not in tree]
-        signal_each(tree, signal.SIGKILL)
-        child.tree = tree
-        child.proc.wait(timeout=10)
+        tree = child.tree = kill_tree(child.proc)
         self.record(name, Kind.CRASH, signal="SIGKILL", pids=tree)
         return tree
 
     def pause(self, name: str) -> None:
         """SIGSTOP the process tree: a stop-the-world pause (GC, VM migration, a laptop lid)."""
         child = self.children[name]
-        child.tree = [child.pid, *descendants(child.pid)]
-        signal_each(child.tree, signal.SIGSTOP)
+        child.tree = freeze_tree(child.pid)
         self.record(name, Kind.FREEZE, signal="SIGSTOP")
 
     def resume(self, name: str) -> None:
@@ -285,7 +256,7 @@ class LibraryRun:
         and its first report must not come before the resume (its `thaw` event) that let it run."""
         child = self.children[name]
         ts = self.server_now()
-        signal_each(child.tree, signal.SIGCONT)
+        thaw_tree(child.tree)
         self.record(name, Kind.THAW, ts=ts, signal="SIGCONT")
 
     # -- waiting on the server ------------------------------------------------------------------------

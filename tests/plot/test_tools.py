@@ -14,7 +14,7 @@ from emqlab.core.words import HEADLINE_WORDS, headline_words
 from emqlab.plot import Drawing
 from emqlab.plot.legibility import figure_problems, overprints, small_texts
 from emqlab.store.backend import connect
-from emqlab.tools import LIBRARIES, load
+from emqlab.tools import libraries, load
 from emqlab.tools.story import EMQLAB
 from emqlab.view import figures
 
@@ -41,7 +41,7 @@ def _gids(fig):
     return [a.get_gid() for ax in fig.axes for a in ax.get_children() if a.get_gid()]
 
 
-@pytest.mark.parametrize("library", list(LIBRARIES))
+@pytest.mark.parametrize("library", list(libraries()))
 def test_each_run_is_a_mode_with_its_own_words(modes, library):
     runs = modes[library]
     drawing = figures.tools_figure(runs)
@@ -58,7 +58,7 @@ def test_each_run_is_a_mode_with_its_own_words(modes, library):
     assert drawing.is_dimmed(EMQLAB) and not drawing.is_dimmed(drawing.modes[0])
 
 
-@pytest.mark.parametrize("library", list(LIBRARIES))
+@pytest.mark.parametrize("library", list(libraries()))
 @pytest.mark.parametrize("size", SIZES, ids=["notebook", "slide", "dashboard"])
 def test_the_figure_prints_no_text_on_text_and_its_legend_names_its_marks(modes, library, size):
     inches, dpi, min_px = size
@@ -156,7 +156,7 @@ def test_emqlabs_lock_panel_draws_the_reclaim_and_the_finish(modes):
     assert [x for x, _ in _marks_of(drawing, EMQLAB, "done")] == [pytest.approx(t) for t in finished] and len(finished) == 1
 
 
-@pytest.mark.parametrize("library", list(LIBRARIES))
+@pytest.mark.parametrize("library", list(libraries()))
 def test_a_figure_of_the_librarys_runs_alone_says_nothing_of_emqlab(modes, library):
     """A lesson's second figure draws the library's runs without emqlab's panel: its caption drops its words for it."""
     alone = {name: tl for name, tl in modes[library].items() if name != EMQLAB}

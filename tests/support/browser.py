@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import realtime
+from emqlab.core.children import TRACKER, kill_tree
 from support.processes import ROOT
 
 
@@ -71,8 +72,9 @@ class Server:
             (labconfig / "page_config.json").write_text(json.dumps(
                 {"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}}))
         with open(self.log, "wb") as log:
-            self.proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=home,
-                                         start_new_session=True)
+            # emqlab's one tracker: the server is stopped even if the test process ends without `stop()`
+            self.proc = TRACKER.spawn(argv, setup=None, end=self._end, env=env, stdout=log,
+                                      stderr=subprocess.STDOUT, cwd=home)
         try:
             self._wait(ready_path)
         except BaseException:
@@ -100,13 +102,17 @@ class Server:
         return self.log.read_text(errors="replace")[-chars:] if self.log.exists() else ""
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()  # the server shuts its kernels down on SIGTERM
+        self._end(self.proc)
+
+    @staticmethod
+    def _end(proc: subprocess.Popen) -> None:
+        if proc.poll() is None:
+            proc.terminate()  # the server shuts its kernels down on SIGTERM
             try:
-                self.proc.wait(timeout=20)
+                proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, 9)
-                self.proc.wait()
+                kill_tree(proc)  # the kernels with it
+        TRACKER.release(proc)
 
 
 def _server_argv(kind: str, port: int, token: str, home: Path, target: Path) -> list[str]:

@@ -1,9 +1,8 @@
 """The cluster lesson (one slot per queue): a three-node Valkey cluster of the notebook's own, started
-once and stopped with the kernel, and what the queue's scripts meet on it, with and without a hashtag."""
+once and stopped with the kernel (emqlab's one tracker owns it), and what the queue's scripts meet on it,
+with and without a hashtag."""
 
 from __future__ import annotations
-
-import atexit
 
 _cluster = None
 
@@ -15,7 +14,6 @@ def cluster():
         from ...store.local_cluster import LocalCluster
 
         _cluster = LocalCluster().start()
-        atexit.register(stop_cluster)
     return _cluster
 
 

@@ -8,9 +8,9 @@ This module alone holds the shared backend; the lab's other modules reach it thr
 
 from __future__ import annotations
 
-import atexit
 import os
 
+from ...core.children import TRACKER
 from ...core.environment import SCALE_ENV
 from ...store.backend import Backend, connect
 from ...store.clock import DEFAULT_SCALE
@@ -29,7 +29,7 @@ def backend() -> Backend:
     global _current
     if _current is None:
         _current = connect(None, scale=_scale())
-        _close_at_exit()
+        TRACKER.own(_current, close)  # closed (its prefixes freed, its server stopped) with the kernel
     return _current
 
 
@@ -51,7 +51,7 @@ def use(spec: str | None = None, *, clock: str | None = None, scale: float = DEF
     new = connect(spec, clock=clock, scale=scale)  # open first: a bad spec leaves the old one working
     close()
     _current = new
-    _close_at_exit()
+    TRACKER.own(new, close)
     return new
 
 
@@ -112,14 +112,6 @@ def close() -> None:
         done(name)
     current, _current = _current, None
     if current is not None:
+        TRACKER.release(current)
         current.close()
 
-
-_exit_hook = False  # registered when the first backend opens, not at import
-
-
-def _close_at_exit() -> None:
-    global _exit_hook
-    if not _exit_hook:
-        _exit_hook = True
-        atexit.register(close)
