@@ -162,8 +162,9 @@ class Learner:
         elif cmd == Command.PAUSE and seconds > 0:
             # the waker is ready before we stop: it starts its `sleep` when told, then sends SIGCONT; it
             # outlives our stop and ends by itself
+            # (no code between fork and exec: this process has threads, and the waker must outlive our stop)
             waker = TRACKER.spawn(["sh", "-c", 'read go; sleep "$1"; kill -CONT "$2"', "sh", f"{seconds:g}",
-                                   str(os.getpid())], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                   str(os.getpid())], setup=None, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.DEVNULL)
             # a job just begun: a pause that came as the job ended would freeze a worker holding nothing
             # (a busy machine can take that long between seeing the job and the stop)

@@ -99,6 +99,7 @@ def cmd_serve(args) -> None:
             if dash is not None and dash.poll() is not None:
                 print(f"emqlab: the dashboard stopped (exit {dash.returncode}; is port {args.dashboard_port} free?); "
                       "the class goes on", file=sys.stderr, flush=True)
+                _stop_dashboard(dash)  # reaped and released
                 dash = None
     finally:
         try:

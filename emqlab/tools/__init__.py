@@ -123,10 +123,17 @@ def all_runs(names: Iterable[str] | None = None) -> dict[str, dict[str, Any]]:
 
 
 def installed() -> bool:
-    """Whether the `tools` extra is installed (every library importable; nothing is imported to tell)."""
-    from importlib.util import find_spec
+    """Whether the `tools` extra is installed: every package a library's record requires (nothing is imported
+    to tell)."""
+    from importlib import metadata
 
-    return all(find_spec(lib.imports) is not None for lib in libraries().values())
+    try:
+        for lib in libraries().values():
+            for requirement in lib.requires.values():
+                metadata.version(requirement_name(requirement))
+    except metadata.PackageNotFoundError:
+        return False
+    return True
 
 
 def requirement_name(requirement: str) -> str:

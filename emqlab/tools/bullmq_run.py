@@ -35,7 +35,7 @@ from ..core.kinds import Kind
 from ..core.ranges import within
 from ..core.timeline import Timeline
 from ..core.words import ModeWords, plural, seconds, times
-from .declaration import Library, Option, Repeat
+from .declaration import Library, Repeat
 from .harness import LibraryRun, Probe, check_budget, require
 from .report import Reporter, main, work
 from .story import ToolParams, ToolVerdict, add_work_lanes, bodies, counts, judged, lock_bands, states

@@ -2,8 +2,9 @@
 
 Everything that lists the libraries reads these records and nothing else: the `emqlab tools` verb (its
 choices, its flags and their help), the lesson's runs, emqlab's counterpart run, the installed versions,
-`benchmarks/tools_repeat.py`'s cases and the table in `docs/libraries.md` (`docs_table`). A library's module
-is found by its name (`emqlab/tools/<name>_run.py`), so adding one touches its own module, its tests and
+`benchmarks/tools_repeat.py`'s cases and the table in `docs/libraries.md` (`docs_table`, which a test compares
+with the page). A library's module is found by its name (`emqlab/tools/<run>_run.py`, `run` its run
+function), so adding one touches its own module, its tests and
 the lesson (and the `tools` extra in `pyproject.toml`, which a test keeps in step with the records).
 """
 

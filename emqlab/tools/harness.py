@@ -241,7 +241,7 @@ class LibraryRun:
         """SIGKILL the process and every process it forked (a machine or container dying): nothing of it
         runs on. Returns the pids killed."""
         child = self.children[name]
-        tree = child.tree = kill_tree(child.proc)
+        tree = child.tree = kill_tree(child.proc) or [child.pid]  # one that had ended by itself: its pid
         self.record(name, Kind.CRASH, signal="SIGKILL", pids=tree)
         return tree
 

@@ -33,7 +33,7 @@ from ..core.kinds import Kind
 from ..core.ranges import within
 from ..core.timeline import Timeline
 from ..core.words import ModeWords, plural, seconds, times
-from .declaration import Library, Option, Repeat
+from .declaration import Library, Repeat
 from .harness import LibraryRun, Probe, check_budget, require
 from .report import Reporter, main
 from .story import ToolParams, ToolVerdict, counts, judged, lock_lanes, most_at_once

@@ -1,5 +1,7 @@
 """The generic lease on both stores: SET NX PX with a token, token-checked extend and release."""
 
+import time
+
 import pytest
 
 from emqlab.core.errors import BadParameter, LeaseLost, StaleToken
@@ -12,16 +14,18 @@ def test_tokens_are_fresh_and_random():
     assert all(len(t) == 32 for t in tokens)
 
 
-def lag_ms(backend, since_ms: float) -> float:
-    """How far a TTL read now may fall short of what was set at `since_ms` (model ms): the model time passed
-    since (0 on the virtual clock; on a real clock whatever this host took), and one server millisecond of
-    rounding."""
-    return backend.clock.now_ms - since_ms + backend.clock.from_server_ms(1)
+def lag_ms(backend, since_real_s: float) -> float:
+    """How far a TTL read now may fall short of what was set at `since_real_s` (time.monotonic()), in model ms:
+    on the virtual clock one server millisecond of rounding, exactly; on a real clock also the real time this
+    host took since (the clock's own `now_ms` moves only when a run steps it, so it cannot say). Call it after
+    the read."""
+    server_ms = 1.0 + ((time.monotonic() - since_real_s) * 1000.0 if backend.clock.real else 0.0)
+    return backend.clock.from_server_ms(server_ms)
 
 
 def test_acquire_is_exclusive_and_reports_the_servers_ttl(backend):
     leases, key = Leases(backend), backend.key("t", "lock-acquire")
-    sent = backend.clock.now_ms
+    sent = time.monotonic()
     grant = leases.acquire(key, 30_000)
     assert grant is not None
     assert backend.client.get(key) == grant.token
@@ -35,10 +39,11 @@ def test_acquire_is_exclusive_and_reports_the_servers_ttl(backend):
 def test_extend_with_the_token_pushes_the_lease_out(backend):
     leases, key = Leases(backend), backend.key("t", "lock-extend")
     grant = leases.acquire(key, 30_000)  # long enough on a real clock that the extend finds it held on any host
-    sent = backend.clock.now_ms
+    sent = time.monotonic()
     extended = leases.extend(key, grant.token, 60_000)
     assert 60_000 - lag_ms(backend, sent) <= extended.ttl_ms <= 60_000  # not an event count: a TTL, model ms
-    assert 60_000 - lag_ms(backend, sent) <= leases.ttl_ms(key) <= 60_000  # not an event count: a TTL read back
+    read_back = leases.ttl_ms(key)  # read before the lag is taken: the lag must cover the read
+    assert 60_000 - lag_ms(backend, sent) <= read_back <= 60_000  # not an event count: a TTL read back
     leases.release(key, grant.token)
 
 

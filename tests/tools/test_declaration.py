@@ -50,13 +50,17 @@ def with_dummy(tmp_path, monkeypatch):
     function: nothing else in the project is edited."""
     (tmp_path / "dummy_run.py").write_text(DUMMY)
     monkeypatch.setattr(tools, "__path__", [*tools.__path__, str(tmp_path)])
+    monkeypatch.setenv("COLUMNS", "400")  # argparse wraps the help to the terminal; a hyphen may break a line
     tools.libraries.cache_clear()
     yield
     tools.libraries.cache_clear()
     sys.modules.pop("emqlab.tools.dummy_run", None)
+    if hasattr(tools, "dummy_run"):  # an imported submodule is an attribute of its package
+        delattr(tools, "dummy_run")
 
 
-def tools_help() -> str:
+def tools_help() -> tuple[str, str]:
+    """(`emqlab tools --help`, `emqlab --help`), as the parser prints them."""
     parser = build_parser()
     sub = next(a for a in parser._subparsers._group_actions if a.choices and "tools" in a.choices)
     return sub.choices["tools"].format_help(), parser.format_help()
