@@ -14,8 +14,8 @@ kills it if emqlab dies, PR_SET_PDEATHSIG; a Ctrl-C meant for emqlab never reach
 own, and owned at once, either directly (stopped at exit with `kill_tree`, or its owner's `end`) or through
 the object that started it (`owner=`, itself owned: a server's process is stopped by the server's `stop`).
 
-One way to freeze a process tree (`freeze_tree`: SIGSTOP until it stops growing, so nothing forks a
-replacement), one to kill it (`kill_tree`: frozen, then SIGKILL, reaped), one to stop a child gracefully
+One way to pause a process tree (`pause_tree`: SIGSTOP until it stops growing, so nothing forks a
+replacement), one to kill it (`kill_tree`: paused, then SIGKILL, reaped), one to stop a child gracefully
 (`stop_then_kill`: SIGCONT, SIGTERM, a wait, then SIGKILL). `descendants(pid)` reads a process's tree from
 /proc; `signal_each` signals a list of pids, passing over the ones already gone.
 """
@@ -97,10 +97,10 @@ class Tracker:
         with self._lock:
             return id(thing) in self._owned
 
-    def owned(self, kind: type = object) -> list[Any]:
-        """The things of `kind` owned now, oldest first."""
+    def owned(self, of_type: type = object) -> list[Any]:
+        """The things of type `of_type` owned now, oldest first."""
         with self._lock:
-            return [thing for thing, _ in self._owned.values() if isinstance(thing, kind)]
+            return [thing for thing, _ in self._owned.values() if isinstance(thing, of_type)]
 
     def stop_all(self) -> None:
         """Stop everything still owned, newest first (a worker before the server it talks to). One that fails
@@ -171,7 +171,7 @@ def signal_each(pids: Iterable[int], sig: int) -> None:
             pass
 
 
-def freeze_tree(pid: int) -> list[int]:
+def pause_tree(pid: int) -> list[int]:
     """SIGSTOP `pid` and every process below it, again until the stopped tree stops growing (a process
     forked as the tree was read is caught next time); returns the tree, `pid` first."""
     tree = [pid]
@@ -185,18 +185,18 @@ def freeze_tree(pid: int) -> list[int]:
     return tree
 
 
-def thaw_tree(tree: Iterable[int]) -> None:
-    """SIGCONT every process of a tree `freeze_tree` stopped."""
+def resume_tree(tree: Iterable[int]) -> None:
+    """SIGCONT every process of a tree `pause_tree` stopped."""
     signal_each(tree, signal.SIGCONT)
 
 
 def kill_tree(proc: subprocess.Popen, timeout: float = 10.0) -> list[int]:
-    """Kill `proc` and everything below it for sure: the tree frozen (nothing forks a replacement), every
+    """Kill `proc` and everything below it for sure: the tree paused (nothing forks a replacement), every
     process in it killed, the child reaped and released. Returns the pids killed ([] if it had ended)."""
     tree: list[int] = []
     try:
         if proc.poll() is None:
-            tree = freeze_tree(proc.pid)
+            tree = pause_tree(proc.pid)
             signal_each(tree, signal.SIGKILL)
             proc.wait(timeout=timeout)
     finally:

@@ -31,7 +31,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..core.environment import TOOLS_ACTOR_ENV, TOOLS_PREFIX_ENV, TOOLS_URL_ENV
-from ..core.children import freeze_tree, thaw_tree
+from ..core.children import pause_tree, resume_tree
 from ..core.errors import BadParameter, StoreError
 from ..core.kinds import Kind
 from ..core.ranges import within
@@ -196,7 +196,7 @@ def crash_outside_the_mutex(run: LibraryRun, name: str, key: str) -> None:
     one never does), the worker goes on a moment and is frozen again."""
     pid = run.children[name].pid
     for _ in range(CRASH_TRIES):
-        tree = freeze_tree(pid)
+        tree = pause_tree(pid)
         held = run.client.exists(key)
         if held:  # the other worker's scan, or this one's: look again once any scan would have let go
             time.sleep(0.05)
@@ -204,7 +204,7 @@ def crash_outside_the_mutex(run: LibraryRun, name: str, key: str) -> None:
         if not held:
             run.crash(name)
             return
-        thaw_tree(tree)
+        resume_tree(tree)
         time.sleep(0.02)
     raise StoreError(f"celery: {name} held kombu's {MUTEX} at each of {CRASH_TRIES} tries to crash it")
 

@@ -41,7 +41,7 @@ from ..core.errors import BadParameter, StoreError
 from ..core.kinds import Kind
 from ..core.ranges import TOOLS_SECONDS_LIMIT
 from ..core.timeline import Timeline
-from ..core.children import TRACKER, freeze_tree, kill_tree, thaw_tree
+from ..core.children import TRACKER, pause_tree, kill_tree, resume_tree
 from ..store.embedded import EmbeddedValkey
 from .report import keys
 
@@ -77,7 +77,7 @@ class Child:
 
     def __init__(self, name: str, proc: subprocess.Popen, stderr: Any):
         self.name, self.proc, self.stderr = name, proc, stderr
-        self.tree: list[int] = []  # the processes a crash or a freeze reached
+        self.tree: list[int] = []  # the processes a crash or a pause reached
 
     @property
     def pid(self) -> int:
@@ -248,7 +248,7 @@ class LibraryRun:
     def pause(self, name: str) -> None:
         """SIGSTOP the process tree: a stop-the-world pause (GC, VM migration, a laptop lid)."""
         child = self.children[name]
-        child.tree = freeze_tree(child.pid)
+        child.tree = pause_tree(child.pid)
         self.record(name, Kind.FREEZE, signal="SIGSTOP")
 
     def resume(self, name: str) -> None:
@@ -256,7 +256,7 @@ class LibraryRun:
         and its first report must not come before the resume (its `thaw` event) that let it run."""
         child = self.children[name]
         ts = self.server_now()
-        thaw_tree(child.tree)
+        resume_tree(child.tree)
         self.record(name, Kind.THAW, ts=ts, signal="SIGCONT")
 
     # -- waiting on the server ------------------------------------------------------------------------
@@ -337,7 +337,7 @@ class LibraryRun:
         return self.timeline()
 
     def record(self, actor: str, kind: str, *, ts: float | None = None, **data: Any) -> float:
-        """An event of the run's own (a crash, a freeze, a job sent), stamped with the server's TIME (now, or
+        """An event of the run's own (a crash, a pause, a job sent), stamped with the server's TIME (now, or
         `ts` read before the act)."""
         ts = self.server_now() if ts is None else ts
         self.own_events.append({"ts": ts, "actor": actor, "kind": kind, **data})

@@ -171,14 +171,15 @@ def command_for(run: dict) -> list[str] | None:
     return argv
 
 
-def cli_summary(argv: list[str]) -> str:
+def cli_headline(argv: list[str]) -> str:
+    """The run's headline, as the command line's JSON writes it (its `summary` key)."""
     out = io.StringIO()
     with redirect_stdout(out):
         assert main([*argv, "--json"]) == 0, argv
     return json.loads(out.getvalue())["verdict"]["summary"]
 
 
-def test_each_lit_readout_is_the_command_lines_summary_of_the_same_run(visits):
+def test_each_lit_readout_is_the_command_lines_headline_of_the_same_run(visits):
     checked = {}
     for name, visit in visits.items():
         for figure, (modes, lit, _) in visit["figures"].items():
@@ -186,12 +187,12 @@ def test_each_lit_readout_is_the_command_lines_summary_of_the_same_run(visits):
                 argv = command_for(mode["run"]) if "run" in mode else None
                 if argv is None:
                     continue
-                said, summary = flat(lit[key][1]), cli_summary(argv)
+                said, headline = flat(lit[key][1]), cli_headline(argv)
                 # the lit readout is its headline (after the mode's label, unless the headline names it), then
-                # the facts; the headline is the command's summary
+                # the facts; the headline is the command's (its JSON's `summary`)
                 lead, head, _ = words_of(mode)
-                assert said.startswith(flat(lead + summary)), (name, figure, key, argv, summary, said)
-                assert head == summary, (name, figure, key, argv)
+                assert said.startswith(flat(lead + headline)), (name, figure, key, argv, headline, said)
+                assert head == headline, (name, figure, key, argv)
                 checked[(name[:2], mode["run"]["scenario"], key)] = argv
     # at least the first lesson's figure (a 75 s job, a 30 s lease, no renewal and renewal at TTL/2) and the
     # renewal cost's (six jobs, per-job timers and one sweep), made again by the commands the README shows

@@ -1,7 +1,7 @@
 """emqlab.core.children: one tracker owns everything emqlab starts. What is still owned at exit (or at SIGTERM or
 SIGHUP) is stopped, newest first; the exit hook goes in with the first thing owned, not at import; every process
 starts through `TRACKER.spawn`, and nothing else in emqlab starts one or registers an exit hook (read from the
-package's AST). One way each to freeze, kill and gracefully stop a process tree."""
+package's AST). One way each to pause, kill and gracefully stop a process tree."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ import textwrap
 
 import pytest
 
-from emqlab.core.children import (TRACKER, Tracker, descendants, freeze_tree, kill_tree, signal_each, stop_then_kill,
-                                  thaw_tree)
+from emqlab.core.children import (TRACKER, Tracker, descendants, pause_tree, kill_tree, signal_each, stop_then_kill,
+                                  resume_tree)
 from support.layers import PACKAGE
 from support.processes import ROOT, alive, gone, wait_for
 
@@ -118,13 +118,13 @@ def test_a_process_spawned_through_an_owner_needs_the_owner_owned_first():
         TRACKER.spawn(SLEEP, owner=object())
 
 
-def test_freeze_tree_stops_the_whole_tree_and_thaw_tree_lets_it_run():
+def test_pause_tree_stops_the_whole_tree_and_resume_tree_lets_it_run():
     proc = TRACKER.spawn(TREE)
     try:
         wait_for("a grandchild", lambda: descendants(proc.pid))
-        tree = freeze_tree(proc.pid)
+        tree = pause_tree(proc.pid)
         assert len(tree) == 2 and wait_for("a stopped tree", lambda: all(state(p) == "T" for p in tree))
-        thaw_tree(tree)
+        resume_tree(tree)
         assert wait_for("a running tree", lambda: all(state(p) in "SR" for p in tree))
     finally:
         kill_tree(proc)
