@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import argparse
 
-from .options import emit, help_text, number, output_dir
+from .options import emit, help_text, number, output_dir, store_of
 
 
 def cmd_figures(args) -> None:
     from ..view.export import export_all
 
     only = [name.strip() for name in args.only.split(",") if name.strip()] if args.only is not None else None
-    written = export_all(args.out, fmt=args.format, backend=args.backend, clock=args.clock, scale=args.scale,
-                         only=only)
+    written = export_all(args.out, fmt=args.format, backend=store_of(args), only=only)
     emit(args, {"out": str(args.out), "files": [str(p) for p in written]}, "\n".join(str(p) for p in written))
 
 

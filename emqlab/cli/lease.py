@@ -6,20 +6,20 @@ from __future__ import annotations
 from ..core.ranges import get
 from ..lease.cadence import cadence_help
 from ..lease.designs import SWEEP, design_help, design_names
-from .options import emit, help_text, number, run_limits, store_kwargs, verb_kwargs
+from .options import emit, help_text, number, run_limits, store_of, verb_kwargs
 
 
 def cmd_heartbeat(args) -> None:
     from ..scenarios.heartbeat import heartbeat
 
-    timeline = heartbeat(**verb_kwargs(args), **store_kwargs(args))
+    timeline = heartbeat(**verb_kwargs(args), backend=store_of(args))
     emit(args, timeline.to_dict(), timeline.text)
 
 
 def cmd_renewal_cost(args) -> None:
     from ..scenarios.renewal_cost import renewal_cost
 
-    result = renewal_cost(**verb_kwargs(args), **store_kwargs(args))
+    result = renewal_cost(**verb_kwargs(args), backend=store_of(args))
     emit(args, result.to_dict(), result.text)
 
 

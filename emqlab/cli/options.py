@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from ..core import ranges
 from ..core.errors import BadParameter
-from ..store.backend import BACKEND_HELP, store_spec
+from ..store.backend import BACKEND_HELP, StoreSpec, store_spec
 from ..store.clock import DEFAULT_SCALE
 
 
@@ -78,9 +78,10 @@ def common_options() -> argparse.ArgumentParser:
 COMMON = ("backend", "clock", "scale", "json", "func", "verb")
 
 
-def store_kwargs(args) -> dict[str, Any]:
-    """Where a run's store is and how it keeps time: what a scenario opens (after checking the run)."""
-    return {"backend": args.backend, "clock": args.clock, "scale": args.scale}
+def store_of(args) -> StoreSpec:
+    """Where a run's store is and how it keeps time, made once from --backend, --clock and --scale: the
+    specification a scenario opens (after checking the run)."""
+    return store_spec(args.backend, clock=args.clock, scale=args.scale)
 
 
 def verb_kwargs(args, *leave_out: str) -> dict[str, Any]:
@@ -138,4 +139,4 @@ def output_dir(text: str) -> str:
 
 
 __all__ = ["Parser", "common_options", "emit", "help_text", "number", "output_dir", "output_file",
-           "run_limits", "store_kwargs", "verb_kwargs"]
+           "run_limits", "store_of", "verb_kwargs"]

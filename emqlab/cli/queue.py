@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..core.ranges import get
 
 from ..lease.designs import NONE, design_names
-from .options import emit, help_text, number, output_file, run_limits, store_kwargs, verb_kwargs
+from .options import emit, help_text, number, output_file, run_limits, store_of, verb_kwargs
 
 DESIGN_HELP = ("how consumers hold their jobs: none (EchoMQ: no renewal, the reaper after the lease; default), "
                "per-job, sweep or session (renewed at TTL/2)")
@@ -20,14 +20,14 @@ def cmd_reaper(args) -> None:
     kwargs = verb_kwargs(args, "no_crash")
     if args.no_crash:
         kwargs["crash_at"] = None
-    timeline = reaper(**kwargs, **store_kwargs(args))
+    timeline = reaper(**kwargs, backend=store_of(args))
     emit(args, timeline.to_dict(), timeline.text)
 
 
 def cmd_chaos(args) -> None:
     from ..scenarios.chaos import chaos
 
-    result = chaos(**verb_kwargs(args, "plot"), **store_kwargs(args))
+    result = chaos(**verb_kwargs(args, "plot"), backend=store_of(args))
     if args.plot:  # drawn here, after the run: the scenario never imports plotting
         from ..view.figures import chaos_figure
 
@@ -38,7 +38,7 @@ def cmd_chaos(args) -> None:
 def cmd_stuck(args) -> None:
     from ..scenarios.stuck import stuck
 
-    timeline = stuck(**verb_kwargs(args), **store_kwargs(args))
+    timeline = stuck(**verb_kwargs(args), backend=store_of(args))
     emit(args, timeline.to_dict(), timeline.text)
 
 

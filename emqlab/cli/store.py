@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 import time
 
-from .options import emit
+from .options import emit, store_of
 
 
 def cmd_valkey(args) -> None:
@@ -26,7 +26,7 @@ def cmd_clean(args) -> None:
     from ..lease.runs import clean
     from ..store.backend import connect
 
-    with connect(args.backend, clock=args.clock, scale=args.scale) as backend:
+    with connect(store_of(args)) as backend:
         result = clean(backend)
     emit(args, result.to_dict(), result.text)
 

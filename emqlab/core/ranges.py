@@ -154,14 +154,15 @@ def parse(text: str, *, whole: bool = False) -> float | int | None:
 
 
 # -- whole runs ------------------------------------------------------------------------------
-def check_run(what: str, span_s: float, steps: float, *, real: bool, scale: float) -> None:
-    """Refuse a run whose model span × scale exceeds REAL_SECONDS_LIMIT on a real clock, or whose
-    store steps exceed STEP_LIMIT: each part may be in range while the whole would run for hours.
-    Each scenario states what its run costs (its Params' `cost()`); `run_on` asks this before a store opens."""
-    if real and span_s * scale > REAL_SECONDS_LIMIT:
+def check_run(what: str, span_s: float, steps: float, *, clock: Any) -> None:
+    """Refuse a run that would last over REAL_SECONDS_LIMIT real seconds on a real clock (its model span, as
+    the `clock` the run will have converts it), or whose store steps exceed STEP_LIMIT: each part may be in
+    range while the whole would run for hours. Each scenario states what its run costs (its Params'
+    `cost()`); `run_on` asks this before a store opens."""
+    if clock.real and (real_s := clock.real_s(span_s)) > REAL_SECONDS_LIMIT:
         raise BadParameter(
-            f"{what} would run about {span_s:,.0f} model seconds = {span_s * scale:,.0f} real seconds at scale "
-            f"{scale:g}; a run may last at most {REAL_SECONDS_LIMIT:g} real seconds: shorten it or lower --scale")
+            f"{what} would run about {span_s:,.0f} model seconds = {real_s:,.0f} real seconds at scale "
+            f"{clock.scale:g}; a run may last at most {REAL_SECONDS_LIMIT:g} real seconds: shorten it or lower --scale")
     if steps > STEP_LIMIT:
         raise BadParameter(
             f"{what} would take about {steps:,.0f} store steps; a run may take at most {STEP_LIMIT:,}: "

@@ -299,19 +299,19 @@ class ClockRecorder(Recorder):
 
 
 class WallRecorder(Recorder):
-    """The parent side of an OS-process run: `t` is wall time since `t0_wall`, over `scale`
-    (real seconds per model second), the time base the child processes stamp their events on."""
+    """The parent side of an OS-process run: `t` is the model time since `t0_wall` (wall time) as `clock`, a
+    real clock, converts it: the time base the child processes stamp their events on."""
 
-    def __init__(self, timeline: Timeline, t0_wall: float, scale: float):
+    def __init__(self, timeline: Timeline, t0_wall: float, clock: Any):
         super().__init__(timeline)
-        self.t0_wall, self.scale = t0_wall, scale
+        self.t0_wall, self.clock = t0_wall, clock
 
     @property
     def t(self) -> float:
-        return (time.time() - self.t0_wall) / self.scale
+        return self.clock.model_s(time.time() - self.t0_wall)
 
     def sleep_until(self, t: float) -> None:
-        time.sleep(max(0.0, t - self.t) * self.scale)
+        time.sleep(self.clock.real_s(max(0.0, t - self.t)))
 
     @contextmanager
     def off_the_clock(self):

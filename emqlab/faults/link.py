@@ -3,7 +3,8 @@
 Every command sent over the link takes `latency` (model seconds) to reach the store and as long again for its
 reply to come back. On fakeredis (virtual clock) the two legs are clock timeouts around the store
 call, so the server acts at the exact arrival instant. On a live store the worker's own connection
-runs through an `emqlab.faults.relay.Relay` whose delay is the model delay × the clock's scale; the call
+runs through an `emqlab.faults.relay.Relay` whose delay is the model delay in real seconds (the clock's
+`real_s`); the call
 runs in a thread of the link's own while the SimPy process waits in model time, so the other
 workers keep running meanwhile. `call` returns (when the server acted, the result): exact on the
 virtual clock; on a live store, the midpoint of send and receipt (the legs are equally long).
@@ -41,7 +42,7 @@ class Link:
             self.relay = Relay(port, host).start()  # no delay while the link's client connects and loads scripts
             try:
                 self.backend = run.backend.via("127.0.0.1", self.relay.port)
-                self.relay.set_delay(self.latency * self.clock.scale)  # the one place it becomes real seconds
+                self.relay.set_delay(self.clock.real_s(self.latency))  # the one place it becomes real seconds
                 self._pool = ThreadPoolExecutor(1, thread_name_prefix="emqlab-link")
             except BaseException:
                 self.close()
@@ -113,7 +114,7 @@ class Link:
                 times.append(clock.now_ms)
 
         future = self._pool.submit(timed)
-        step = max(1.0, POLL_REAL_S / clock.scale * 1000)
+        step = max(1.0, clock.model_s(POLL_REAL_S) * 1000)
         while not future.done():
             yield from self.world.wait(clock.timeout(step))
         acted["ms"] = round((times[0] + times[1]) / 2, 3)

@@ -297,7 +297,7 @@ class Consumer:
                 woken = queue.backend.client.blpop([queue.wake_key], timeout=max(0.001, min(left, PARK_SLICE_S)))
             # The wait happened outside SimPy; catch its time up. The clock is lax, so this
             # already-due timeout fires at once and model time stays on the wall clock.
-            yield self.clock.timeout((time.monotonic() - started) / self.clock.scale * 1000)
+            yield self.clock.timeout(self.clock.model_s(time.monotonic() - started) * 1000)
             return woken is not None
         self._parked = True
         try:

@@ -8,8 +8,9 @@ own: a terminal's signals reach the parent alone, which decides what its childre
 
 A child is started as `python -m emqlab.queue.procs consumer …` and reports what it did as JSON events
 pushed to a list under the run's prefix, stamped on the parent's model time base (wall time since
-`t0`, over `scale`). The store's address never goes on its command line (any local user can read
-those): it travels in the child's environment (`EMQLAB_CHILD_URL`), readable by its owner alone.
+`t0`, as the real clock converts it). A child receives the store's specification whole, its address,
+clock and scale (`StoreSpec.dumps`), and never on its command line (any local user can read those,
+and the address may hold a password): in its environment (`EMQLAB_CHILD_STORE`), readable by its owner alone.
 A child's stderr goes to a file the parent reads, never to the user's terminal; a child that fails
 writes one line there and exits 1, and the parent reports the failure in one line of its own.
 The scenarios that drive these processes live in `emqlab.scenarios.os_processes`.
@@ -27,7 +28,7 @@ import tempfile
 import time
 from typing import Any
 
-from ..core.environment import CHILD_URL_ENV
+from ..core.environment import CHILD_STORE_ENV
 from ..core.children import TRACKER, stop_then_kill
 from ..core.errors import BadParameter, StoreError
 from ..core.kinds import Kind
@@ -35,11 +36,14 @@ from ..core.timeline import Filtered, Recorder, Timeline
 
 
 
-def store_url(backend) -> str:
-    """A URL another process can connect to for this backend's store (live backends only)."""
+def child_spec(backend) -> str:
+    """The specification another process opens this backend's store with (live backends only): its URL and
+    the backend's clock, as `StoreSpec.dumps` writes it."""
+    from ..store.backend import store_spec
+
     if not backend.url:
         raise BadParameter("fakeredis has no URL: it lives inside one process; consumer processes need a live server")
-    return backend.url
+    return store_spec(backend.url, clock=backend.clock.name, scale=backend.clock.scale).dumps()
 
 
 class ProcessPool:
@@ -48,7 +52,7 @@ class ProcessPool:
     def __init__(self, backend, queue, *, t0_wall: float, events_key: str):
         if not backend.live:
             raise BadParameter("consumer processes need a live server; fakeredis lives inside one process")
-        self.backend, self.url, self.scale = backend, store_url(backend), backend.clock.scale
+        self.backend, self.spec = backend, child_spec(backend)
         self.queue, self.t0_wall, self.events_key = queue, t0_wall, events_key
         self.procs: dict[str, subprocess.Popen] = {}
         self.paused: set[str] = set()
@@ -59,14 +63,14 @@ class ProcessPool:
               max_runtime_ms: float = 0, gated: bool = False) -> subprocess.Popen:
         """Start one consumer process. `gated`: it boots and connects, says so, then waits for `open(name)`
         before it consumes (see `wait_ready`), so a story's clock need not include a process's boot."""
-        args = [sys.executable, "-m", "emqlab.queue.procs", "consumer", "--scale", str(self.scale),
+        args = [sys.executable, "-m", "emqlab.queue.procs", "consumer",
                 "--prefix", self.queue.prefix, "--queue", self.queue.name, "--name", name, "--lease-ms", str(lease_ms),
                 "--beat-ms", str(beat_ms), "--work-ms", str(work_ms), "--effect", effect, "--batch", str(batch),
                 "--drain-limit", str(drain_limit), "--t0", repr(self.t0_wall), "--events", self.events_key,
                 "--quiet", ",".join(quiet), "--design", design, "--max-runtime-ms", str(max_runtime_ms)]
         if gated:
             args += ["--gate", self.gate_key(name), "--ready", self.ready_key]
-        env = {**os.environ, CHILD_URL_ENV: self.url}
+        env = {**os.environ, CHILD_STORE_ENV: self.spec}
         err = self._stderr[name] = tempfile.TemporaryFile()  # unlinked at once: gone with the parent
         proc = TRACKER.spawn(args, end=lambda p: stop_then_kill(p, graceful=False), env=env,
                                 stdin=subprocess.DEVNULL, stderr=err)
@@ -210,14 +214,14 @@ class ProcessRecorder(Recorder):
     """A child's recorder: each event is pushed to the store as it happens, stamped on the parent's
     wall-clock time base. Intervals stay in a local timeline; the parent rebuilds them from events."""
 
-    def __init__(self, client, events_key: str, t0_wall: float, scale: float):
+    def __init__(self, client, events_key: str, t0_wall: float, clock):
         super().__init__(Timeline("process", {}))
-        self.client, self.events_key, self.t0_wall, self.scale = client, events_key, t0_wall, scale
+        self.client, self.events_key, self.t0_wall, self.clock = client, events_key, t0_wall, clock
         self._buffer: list[str] = []
 
     @property
     def t(self) -> float:
-        return (time.time() - self.t0_wall) / self.scale
+        return self.clock.model_s(time.time() - self.t0_wall)
 
     def event(self, actor: str, kind: str, **data: Any) -> None:
         self._buffer.append(json.dumps({"t": round(self.t, 3), "actor": actor, "kind": kind, **data}))
@@ -242,12 +246,11 @@ def blpop_can_time(backend, beat_ms: float) -> bool:
 
 
 def child_main(argv: list[str]) -> int:
-    from ..store.backend import connect
+    from ..store.backend import StoreSpec, connect
     from .consumer import Consumer, unusual
     from .jobs import Queue
 
     p = argparse.ArgumentParser(prog="python -m emqlab.queue.procs consumer")
-    p.add_argument("--scale", type=float, required=True)
     p.add_argument("--prefix", required=True)
     p.add_argument("--queue", required=True)
     p.add_argument("--name", required=True)
@@ -265,13 +268,13 @@ def child_main(argv: list[str]) -> int:
     p.add_argument("--gate", default="", help="a list to wait on (BLPOP) before consuming; empty: start at once")
     p.add_argument("--ready", default="", help="with --gate: the list the child pushes its name on once connected")
     a = p.parse_args(argv)
-    url = os.environ.pop(CHILD_URL_ENV, None)
-    if not url:
-        raise BadParameter(f"a consumer process reads the store's URL from ${CHILD_URL_ENV}; it is not set")
-    with connect(url, clock="real", scale=a.scale) as backend:
+    spec = os.environ.pop(CHILD_STORE_ENV, None)
+    if not spec:
+        raise BadParameter(f"a consumer process reads the store's specification from ${CHILD_STORE_ENV}; it is not set")
+    with connect(StoreSpec.loads(spec)) as backend:
         queue = Queue(backend, a.queue, prefix=a.prefix)
         blocking = blpop_can_time(backend, a.beat_ms)
-        pushed = ProcessRecorder(backend.client, a.events, a.t0, a.scale)
+        pushed = ProcessRecorder(backend.client, a.events, a.t0, backend.clock)
         quiet = frozenset(k for k in a.quiet.split(",") if k)  # routine kinds not worth a round trip each
         recorder = Filtered(pushed, keep_event=unusual(quiet)) if quiet else pushed
         consumer = Consumer(queue, a.name, lease_ms=a.lease_ms, beat_ms=a.beat_ms, work_ms=a.work_ms,
@@ -315,5 +318,5 @@ def child_entry(argv: list[str]) -> int:
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "consumer":
         sys.exit(child_entry(sys.argv[2:]))
-    print("usage: python -m emqlab.queue.procs consumer … (the store's URL in $EMQLAB_CHILD_URL)", file=sys.stderr)
+    print("usage: python -m emqlab.queue.procs consumer … (the store's specification in $EMQLAB_CHILD_STORE)", file=sys.stderr)
     sys.exit(2)

@@ -93,7 +93,7 @@ def _choice(what: str, value: Any, allowed: tuple[str, ...]) -> str:
 def chaos(workers: int = 4, jobs: int = 1000, fencing: str = "on", kills: int | None = None,
           pauses: int | None = None, lease: float | None = None, beat: float | None = None, job: float | None = None,
           seed: int = 1, procs: str = "auto", progress: str = "auto",
-          queue: str = "orders", design: str = NONE, backend=None, **connect_kw: Any) -> Timeline:
+          queue: str = "orders", design: str = NONE, backend: Any = None) -> Timeline:
     """Run `jobs` jobs through `workers` consumers under `kills` crashes and `pauses` pauses.
 
     kills, pauses: how many of each (defaults: workers, 2 × workers); a pause lasts 2 × lease.
@@ -117,7 +117,7 @@ def chaos(workers: int = 4, jobs: int = 1000, fencing: str = "on", kills: int | 
     check_name(queue)
     params = Params(workers=workers, jobs=jobs, fencing=fencing, kills=kills, pauses=pauses, lease=lease_s,
                     beat=beat_s, job=job_s, seed=seed, pause_seconds=2 * lease_s, design=design)
-    with run_on(backend, "chaos", params, cost=params.cost(), **connect_kw) as run:
+    with run_on(backend, "chaos", params, cost=params.cost()) as run:
         use_procs = run.backend.live if procs == "auto" else procs == "on"
         if use_procs and not run.backend.live:
             raise BadParameter("procs on needs a live server (--backend valkey or a URL); "

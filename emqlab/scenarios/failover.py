@@ -33,11 +33,11 @@ from dataclasses import dataclass
 from itertools import count
 from typing import Any
 
-from ..store.backend import connect
+from ..store.backend import StoreSpec, connect, store_spec
 from ..core.errors import BackendUnavailable, BadParameter, StaleToken, StoreError
 from ..lease.leases import Leases, new_token
 from ..core.kinds import Kind
-from ..core.ranges import within, check_run
+from ..core.ranges import check_run
 from ..faults.replica import ReplicaPair, wait, wait_cost
 from ..core.timeline import Interval, Record, Timeline, Verdict, WallRecorder, most_at_once
 from ..core.words import ModeWords, plural, seconds
@@ -148,12 +148,14 @@ class Worker:
 class Story:
     """The run, step by step on the real clock: each step is due at a model time and runs in order."""
 
-    def __init__(self, guard: str, pair: ReplicaPair, lease_s: float, job_s: float, scale: float,
+    def __init__(self, guard: str, pair: ReplicaPair, lease_s: float, job_s: float, spec: StoreSpec,
                  timeline: Timeline):
-        self.guard, self.pair, self.lease_s, self.job_s, self.scale = guard, pair, lease_s, job_s, scale
+        self.guard, self.pair, self.lease_s, self.job_s = guard, pair, lease_s, job_s
         self.fenced, self.waits = guard.startswith("fence"), guard.endswith("wait")
-        self.rec = WallRecorder(timeline, time.time(), scale)
-        self.servers = {name: connect(pair.url(name), clock="real", scale=scale) for name in ("primary", "replica")}
+        self.clock = spec.make_clock()  # the story's own: it converts every duration that is real time
+        self.rec = WallRecorder(timeline, time.time(), self.clock)
+        self.servers = {name: connect(store_spec(pair.url(name), clock=spec.clock, scale=spec.scale))
+                        for name in ("primary", "replica")}
         self.prefix = self.servers["primary"].run_prefix("failover")
         self.lock, self.counter = self.prefix + "lock", self.prefix + "fence"
         self.current = "primary"  # where the clients send their commands (they follow the failover)
@@ -196,7 +198,7 @@ class Story:
         # holder's next write pass the contender's
         lagging = self.current == "primary"
         with nullcontext() if lagging else self.rec.off_the_clock():
-            acked = wait(self._client(), 1, WAIT_S * 1000 * self.scale)
+            acked = wait(self._client(), 1, self.clock.to_server_ms(WAIT_S * 1000))
         self.rec.event(w.name, Kind.WAIT, acked=acked, what=what, server=self.current)
         return acked >= 1
 
@@ -212,7 +214,7 @@ class Story:
         if wait(client, 1, 5000) < 1:
             raise BackendUnavailable("the replica did not acknowledge the fencing counter on a healthy link")
         cost = wait_cost(client, self.prefix, WAIT_COST_N) if self.waits else None
-        self.pair.lag(LAG_S * self.scale)
+        self.pair.lag(self.clock.real_s(LAG_S))
         self.rec.t0_wall = time.time()
         return cost
 
@@ -321,7 +323,7 @@ class Story:
         self.rec.event("replica", Kind.PROMOTED, lease_found=found, counter=counter)
         if found:
             h.lease = self.rec.open("replica", "lease", holder=h.name, token=h.fence,
-                                    deadline=round(self.t + client.pttl(self.lock) / 1000 / self.scale, 3), ended=None)
+                                    deadline=round(self.t + self.clock.from_server_ms(client.pttl(self.lock)) / 1000, 3), ended=None)
         # a fresh server comes back as the new primary's replica (the contender's WAIT needs one). Starting
         # and syncing it is the machine's time, not the story's (a loaded machine takes a second): the
         # story's clock stops meanwhile, so it never decides whose write the storage sees first
@@ -365,12 +367,13 @@ def failover(guard: str = "none", lease: float = 30, job: float = 12, scale: flo
     needs servers it may kill, whatever store the caller works with."""
     if guard not in GUARDS:
         raise BadParameter(f"guard must be one of {', '.join(GUARDS)}, got {guard!r}")
-    lease_s, job_s, scale = positive("lease", lease), positive("job", job), float(within("scale", scale))
-    params = Params(guard=guard, lease=lease_s, job=job_s, scale=scale)
-    check_run("this failover run", *params.cost(), real=True, scale=scale)  # before any server starts
+    lease_s, job_s = positive("lease", lease), positive("job", job)
+    spec = store_spec("valkey", clock="real", scale=scale)  # the scale checked; the servers are the run's own
+    params = Params(guard=guard, lease=lease_s, job=job_s, scale=spec.scale)
+    check_run("this failover run", *params.cost(), clock=spec.make_clock())  # before any server starts
     timeline = Timeline("failover", params, backend="valkey", clock="real")
     with ReplicaPair() as pair:
-        story = Story(guard, pair, lease_s, job_s, scale, timeline)
+        story = Story(guard, pair, lease_s, job_s, spec, timeline)
         try:
             cost = story.setup()
             story.at(0.0, story.begin)

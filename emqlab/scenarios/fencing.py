@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..store.clock import MS_PER_S
 from ..core.errors import BadParameter
 from ..core.kinds import Kind
 from ..core.timeline import Record, Timeline, Verdict, json_name
@@ -135,7 +136,7 @@ class FencingVerdict(Verdict):
 
 
 def fencing(fencing: str = "on", lease: float = 30, job: float = 20, pause: Any = "5:30", beat: float = 5,
-            backend=None, **connect_kw: Any) -> Timeline:
+            backend: Any = None) -> Timeline:
     """Run the fencing scenario and return its timeline.
 
     fencing: on (the effect store checks attempts) | off (it does not). lease, job, beat: model
@@ -149,31 +150,30 @@ def fencing(fencing: str = "on", lease: float = 30, job: float = 20, pause: Any 
     if stop.at >= job_s:
         raise BadParameter(f"the pause must start inside the job (< job = {job_s:g} s), got {pause!r}")
     params = Params(fencing=fencing, lease=lease_s, job=job_s, beat=beat_s, pause=stop)
-    ms = 1000.0
-    with run_on(backend, "fencing", params, cost=params.cost(), **connect_kw) as run:
+    with run_on(backend, "fencing", params, cost=params.cost()) as run:
         clock = run.clock
         q = Queue(run.backend, "orders", prefix=run.prefix)
         q.enqueue(JOB_ID, "order")
         run.event("producer", Kind.ENQUEUE, job=JOB_ID)
         effect = "fenced" if fencing == "on" else "unfenced"
-        opts = dict(lease_ms=lease_s * ms, beat_ms=beat_s * ms, work_ms=job_s * ms, effect=effect, recorder=run)
+        opts = dict(lease_ms=lease_s * MS_PER_S, beat_ms=beat_s * MS_PER_S, work_ms=job_s * MS_PER_S, effect=effect, recorder=run)
         w1, w2 = (Consumer(WatchedQueue(run.backend, name, run, prefix=run.prefix), name, **opts)
                   for name in ("worker-1", "worker-2"))
 
         def script():
             w1.start()
-            yield clock.timeout(beat_s * ms / 2)
+            yield clock.timeout(beat_s * MS_PER_S / 2)
             w1.stop()  # worker-1 runs this one job, then leaves
             w2.start()
-            yield clock.timeout(max(0.0, stop.at * ms - (clock.now_ms - run.t0_ms)))
-            clock.process(w1.pause(stop.seconds * ms))
+            yield clock.timeout(max(0.0, stop.at * MS_PER_S - (clock.now_ms - run.t0_ms)))
+            clock.process(w1.pause(stop.seconds * MS_PER_S))
             # done when both have had their say: worker-1 woke and tried its write, worker-2 finished
             while w1.main.is_alive or q.sizes()["done"] < 1:
-                yield clock.timeout(beat_s * ms)
+                yield clock.timeout(beat_s * MS_PER_S)
             w2.stop()
 
-        horizon = (stop.at + stop.seconds + 2 * job_s + 2 * lease_s + 4 * beat_s) * ms
-        play(run, script(), horizon, beat_s * ms, [w1, w2])
+        horizon = (stop.at + stop.seconds + 2 * job_s + 2 * lease_s + 4 * beat_s) * MS_PER_S
+        play(run, script(), horizon, beat_s * MS_PER_S, [w1, w2])
         effects = q.effects_applied().get(JOB_ID, 0)
         run.timeline.counts.update({"jobs": 1, "completed": q.sizes()["done"], "lost": 1 - q.sizes()["done"],
                                     "duplicate_effects": max(0, effects - 1), "effects_applied": effects})

@@ -266,7 +266,7 @@ def _missed(miss: Any) -> frozenset[int]:
 
 
 def heartbeat(lease: float = 30, job: float = 75, renew: Any = "none", pause: Any = None, poll: float = 1.0,
-              miss: Any = (), latency: float = 0, clock_jump: Any = None, backend=None, **connect_kw: Any) -> Timeline:
+              miss: Any = (), latency: float = 0, clock_jump: Any = None, backend: Any = None) -> Timeline:
     """Run the renewal heartbeat and return its timeline.
 
     lease, job, poll: model seconds. renew: none | half | third | a fraction of the lease.
@@ -278,7 +278,8 @@ def heartbeat(lease: float = 30, job: float = 75, renew: Any = "none", pause: An
     starts polling half a poll after that.
     clock_jump: AT:SECONDS, a step of the server's clock at AT (back when SECONDS < 0): on fakeredis its clock
     alone moves; on live Valkey the run starts a server of its own under libfaketime (`emqlab.faults.clock_jump`).
-    backend: a Backend, or fake / valkey / a URL (opened and closed here).
+    backend: a Backend, or a StoreSpec (`store_spec`: fake, valkey or a URL, with its clock and scale; a bare
+    text is read into one), opened and closed here.
     """
     cadence, missed = parse_cadence(renew), _missed(miss)
     p = Params(lease=positive("lease", lease), job=positive("job", job), renew=cadence.name, cadence=cadence.fraction,
@@ -288,7 +289,7 @@ def heartbeat(lease: float = 30, job: float = 75, renew: Any = "none", pause: An
         raise BadParameter(f"a clock jump must come while the job runs (AT < job = {p.job:g} s), got AT = "
                            f"{p.clock_jump.at:g} s")
     lease_ms, job_ms, poll_ms = p.lease * 1000, p.job * 1000, p.poll * 1000
-    with run_on(backend, "heartbeat", p, cost=p.cost(), server_clock=p.clock_jump is not None, **connect_kw) as run:
+    with run_on(backend, "heartbeat", p, cost=p.cost(), server_clock=p.clock_jump is not None) as run:
         holder = Worker(run, "holder", lease_ms, job_ms, cadence, missed, latency=p.latency)
         with holder.link:
             if p.clock_jump is not None:

@@ -23,10 +23,11 @@ from .fault_plan import fault_wait as in_process_wait, undelivered
 BOOT_S = 30  # real seconds a child may take to boot and claim its first job
 
 
-def fault_wait(params, scale: float) -> float:
+def fault_wait(params, clock) -> float:
     """Model seconds a due fault waits for a consumer that is in, awake and alive: the in-process bound
-    (a pause and a restart) plus the boot bound, so a replacement still booting on a slow host is waited for."""
-    return in_process_wait(params) + BOOT_S / scale
+    (a pause and a restart) plus the boot bound on `clock`, so a replacement still booting on a slow host is
+    waited for."""
+    return in_process_wait(params) + clock.model_s(BOOT_S)
 
 
 def _check_children(pool: ProcessPool) -> None:
@@ -40,11 +41,11 @@ def _check_children(pool: ProcessPool) -> None:
 def run_reaper_processes(run: Run, q: Queue, lease_s: float, beat_s: float, job_s: float, crash_s: float,
                          late_s: float, job_id: str, design: str = "none") -> None:
     """The reaper scenario with two consumer processes; worker-1 is SIGKILLed mid-job."""
-    scale = run.clock.scale
+    clock = run.clock
     events_key = q.base + "events"
     opts = dict(lease_ms=lease_s * 1000, beat_ms=beat_s * 1000, work_ms=job_s * 1000, design=design)
     t0 = time.time()
-    wall = WallRecorder(run.timeline, t0, scale)
+    wall = WallRecorder(run.timeline, t0, clock)
     with ProcessPool(run.backend, q, t0_wall=t0, events_key=events_key) as pool:
         # both children boot and connect first, held at a gate: the story's clock holds no process start-up
         # (one can take longer than the whole job at a test's scale), and worker-2 is beating before the crash
@@ -60,7 +61,7 @@ def run_reaper_processes(run: Run, q: Queue, lease_s: float, beat_s: float, job_
                 raise StoreError(f"worker-1 did not claim the job within {BOOT_S} s of its start (real time)")
             time.sleep(0.002)
         # the story's clock starts at the claim as the child stamped it (its event is pushed before work starts)
-        shift = (time.time() - t0) / scale
+        shift = clock.model_s(time.time() - t0)
         for line in run.backend.client.lrange(events_key, 0, -1):
             e = json.loads(line)
             if e["kind"] == Kind.CLAIM and e["actor"] == "worker-1":
@@ -72,7 +73,7 @@ def run_reaper_processes(run: Run, q: Queue, lease_s: float, beat_s: float, job_
         wall.event("worker-1", Kind.CRASH, signal="SIGKILL", holding=[job_id])
         wall.sleep_until(shift + late_s)
         late_completion(wall, q, "worker-1", job_id, attempts=1)
-        give_up = time.time() + (job_s + 2 * lease_s + 4 * beat_s) * scale + BOOT_S
+        give_up = time.time() + clock.real_s(job_s + 2 * lease_s + 4 * beat_s) + BOOT_S
         while q.sizes()["done"] < 1 and time.time() < give_up:
             _check_children(pool)
             time.sleep(0.01)
@@ -96,7 +97,7 @@ def run_chaos_processes(run: Run, q: Queue, params, plan, bar) -> None:
     Every consumer boots behind a gate and is let in once it has connected; a fault strikes only a
     consumer that is in, so a slow start (a loaded machine takes seconds) is never what a crash or a
     pause hits: a process stopped while it imports holds nothing and shows nothing."""
-    scale = run.clock.scale
+    clock = run.clock
     events_key = q.base + "events"
     effect = "fenced" if params.fencing == "on" else "unfenced"
     opts = dict(lease_ms=params.lease * 1000, beat_ms=params.beat * 1000, work_ms=params.job * 1000,
@@ -105,7 +106,7 @@ def run_chaos_processes(run: Run, q: Queue, params, plan, bar) -> None:
     jobs, pause_s = params.jobs, params.pause_seconds
     expected = jobs * params.job / params.workers
     t0 = time.time()
-    wall = WallRecorder(run.timeline, t0, scale)
+    wall = WallRecorder(run.timeline, t0, clock)
     names = iter(f"worker-{i}" for i in range(1, 10_000))
     with ProcessPool(run.backend, q, t0_wall=t0, events_key=events_key) as pool:
         slots = [next(names) for _ in range(params.workers)]
@@ -121,9 +122,9 @@ def run_chaos_processes(run: Run, q: Queue, params, plan, bar) -> None:
             time.sleep(0.005)
         start = wall.t
         todo = [(start + at, fault, slot) for at, fault, slot in plan]
-        wait = fault_wait(params, scale)
+        wait = fault_wait(params, clock)
         resumes: list[tuple[float, str]] = []
-        seen, give_up = 0, start + 4 * expected + 10 * params.lease + BOOT_S / scale
+        seen, give_up = 0, start + 4 * expected + 10 * params.lease + clock.model_s(BOOT_S)
         while wall.t < give_up:
             now = wall.t
             for name in pool.booted():  # a replacement has connected: let it in
@@ -165,7 +166,7 @@ def run_chaos_processes(run: Run, q: Queue, params, plan, bar) -> None:
             seen = sizes["done"]
             if seen >= jobs and not resumes and not todo:
                 break
-            time.sleep(min(0.02, params.beat * scale))
+            time.sleep(min(0.02, clock.real_s(params.beat)))
         for due, fault, _ in todo:  # the run's time limit passed first
             undelivered(wall, due - start, fault, "the run reached its time limit before a consumer was free")
         for when, name in resumes:

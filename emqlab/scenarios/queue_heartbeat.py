@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..store.clock import MS_PER_S
 from ..core.kinds import Kind
 from ..core.timeline import Record, Timeline, Verdict, json_name
 from ..core.words import ModeWords, plural, seconds, times
@@ -63,7 +64,7 @@ class QueueHeartbeatVerdict(Verdict):
 
 
 def queue_heartbeat(lease: float = 30, job: float = 75, renew: Any = "none", beat: float = 5, queue: str = "orders",
-                    backend=None, **connect_kw: Any) -> Timeline:
+                    backend: Any = None) -> Timeline:
     """A `job`-second job under a `lease`-second lease on the queue. renew none: nobody extends, the
     reaper returns the job and a second consumer runs it while the first still does. renew half (or
     any fraction): the holder's one batched extend per tick keeps the lease, the job finishes once."""
@@ -71,26 +72,25 @@ def queue_heartbeat(lease: float = 30, job: float = 75, renew: Any = "none", bea
     cadence = parse_cadence(renew)
     check_name(queue)
     params = QueueHeartbeatParams(lease=lease_s, job=job_s, beat=beat_s, renew=cadence.name, cadence=cadence.fraction)
-    ms = 1000.0
-    with run_on(backend, "queue-heartbeat", params, cost=params.cost(), **connect_kw) as run:
+    with run_on(backend, "queue-heartbeat", params, cost=params.cost()) as run:
         clock = run.clock
         q = Queue(run.backend, queue, prefix=run.prefix)
         q.enqueue(check_id(JOB_ID), "order")
-        opts = dict(lease_ms=lease_s * ms, beat_ms=beat_s * ms, work_ms=job_s * ms, renew=cadence.fraction,
+        opts = dict(lease_ms=lease_s * MS_PER_S, beat_ms=beat_s * MS_PER_S, work_ms=job_s * MS_PER_S, renew=cadence.fraction,
                     recorder=run)
         holder, other = Consumer(q, "worker-1", **opts), Consumer(q, "worker-2", **opts)
 
         def script():
             holder.start()
-            yield clock.timeout(beat_s * ms / 2)
+            yield clock.timeout(beat_s * MS_PER_S / 2)
             holder.stop()  # the holder of the figure runs this one job, then leaves
             other.start()
             while q.sizes()["done"] < 1 or holder.held or other.held:
-                yield clock.timeout(beat_s * ms)
+                yield clock.timeout(beat_s * MS_PER_S)
             holder.stop()
             other.stop()
 
-        play(run, script(), (2 * job_s + 2 * lease_s + 4 * beat_s) * ms, beat_s * ms, [holder, other])
+        play(run, script(), (2 * job_s + 2 * lease_s + 4 * beat_s) * MS_PER_S, beat_s * MS_PER_S, [holder, other])
         run.timeline.counts.update(counts(q, 1, len(run.timeline.of(Kind.COMPLETE))))
         run.timeline.verdict = verdict(run.timeline)
     return run.timeline

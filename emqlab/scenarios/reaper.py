@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..store.clock import MS_PER_S
 from ..core.errors import BadParameter
 from ..core.kinds import Kind
 from ..core.timeline import Record, Timeline, Verdict, json_name
@@ -144,7 +145,7 @@ def counts(queue: Queue, jobs: int, completions: int) -> dict[str, int]:
 
 def reaper(lease: float = 30, beat: float = 5, job: float = 20, crash_at: float | None = 10,
            late_at: float | None = None, queue: str = "orders", procs: bool = False, design: str = NONE,
-           clock_jump: Any = None, backend=None, **connect_kw: Any) -> Timeline:
+           clock_jump: Any = None, backend: Any = None) -> Timeline:
     """Run the crash-recovery scenario and return its timeline.
 
     lease, beat, job: model seconds (the lease each claim takes, the consumers' beat, the job's
@@ -170,7 +171,7 @@ def reaper(lease: float = 30, beat: float = 5, job: float = 20, crash_at: float 
     late_s = lease_s + 3 * beat_s + back if late_at is None else positive("late_at", late_at)
     params = Params(lease=lease_s, beat=beat_s, job=job_s, crash_at=crash_s, late_at=late_s, queue=check_name(queue),
                     procs=bool(procs), design=design, clock_jump=jump)
-    with run_on(backend, "reaper", params, cost=params.cost(), server_clock=jump is not None, **connect_kw) as run:
+    with run_on(backend, "reaper", params, cost=params.cost(), server_clock=jump is not None) as run:
         q = Queue(run.backend, queue, prefix=run.prefix)
         if procs:
             if not run.backend.live:
@@ -203,28 +204,27 @@ def _bands_on_the_servers_clock(timeline: Timeline) -> None:
 
 def _reaper_in_process(run: Run, q: Queue, lease_s, beat_s, job_s, crash_s, late_s, design: str = NONE) -> None:
     clock = run.clock
-    ms = 1000.0
     q.enqueue(JOB_ID, "order")
     run.event("producer", Kind.ENQUEUE, job=JOB_ID)
-    opts = dict(lease_ms=lease_s * ms, beat_ms=beat_s * ms, work_ms=job_s * ms, recorder=run, design=DESIGNS[design])
+    opts = dict(lease_ms=lease_s * MS_PER_S, beat_ms=beat_s * MS_PER_S, work_ms=job_s * MS_PER_S, recorder=run, design=DESIGNS[design])
     w1, w2 = Consumer(q, "worker-1", **opts), Consumer(q, "worker-2", **opts)
 
     def script():
         w1.start()
-        yield clock.timeout(beat_s * ms / 2)  # the two beats interleave
+        yield clock.timeout(beat_s * MS_PER_S / 2)  # the two beats interleave
         w2.start()
         if crash_s is not None:  # else worker-1 lives, and its own completion is the late one
-            yield clock.timeout(max(0.0, crash_s * ms - (clock.now_ms - run.t0_ms)))
+            yield clock.timeout(max(0.0, crash_s * MS_PER_S - (clock.now_ms - run.t0_ms)))
             w1.crash()
-            yield clock.timeout(max(0.0, late_s * ms - (clock.now_ms - run.t0_ms)))
+            yield clock.timeout(max(0.0, late_s * MS_PER_S - (clock.now_ms - run.t0_ms)))
             late_completion(run, q, "worker-1", JOB_ID, attempts=1)
         while q.sizes()["done"] < 1 or (crash_s is None and not run.timeline.of(Kind.WORK_DONE, "worker-1")):
-            yield clock.timeout(beat_s * ms)
-        yield clock.timeout(beat_s * ms)  # the last completion's reply
+            yield clock.timeout(beat_s * MS_PER_S)
+        yield clock.timeout(beat_s * MS_PER_S)  # the last completion's reply
         w1.stop()
         w2.stop()
 
-    play(run, script(), (late_s + 2 * job_s + 2 * lease_s + 4 * beat_s) * ms, beat_s * ms, [w1, w2])
+    play(run, script(), (late_s + 2 * job_s + 2 * lease_s + 4 * beat_s) * MS_PER_S, beat_s * MS_PER_S, [w1, w2])
 
 
 def verdict(timeline: Timeline) -> ReaperVerdict:

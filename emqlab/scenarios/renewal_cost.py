@@ -168,7 +168,7 @@ def renewal_scaling(backend, ks=(1, 6, 100, 1000), ticks: int = 2,
 
 def renewal_cost(jobs: int = 6, design: str = SWEEP, ticks: int = 4, batch: int | None = None, lease: float = 30,
                  cadence: Any = "half", steal: Any = None, queue: str = "orders", backend=None,
-                 bounded: bool = True, **connect_kw: Any) -> Timeline:
+                 bounded: bool = True) -> Timeline:
     """Hold `jobs` leases for `ticks` renewal ticks with one design; return the timeline.
 
     design: a renewing design of `emqlab.lease.designs` (per-job | sweep | session). lease: model seconds.
@@ -176,7 +176,7 @@ def renewal_cost(jobs: int = 6, design: str = SWEEP, ticks: int = 4, batch: int 
     (default bounded to stay under 5 ms a call). steal: (AT, JOB) or "AT:JOB,…": another token
     takes that job's key at model second AT (session: the worker's session key, which every job
     hangs on); the next renewal reports it lost (session: every job) and each holder stops.
-    backend: a Backend, or fake / valkey / a URL. bounded: refuse a run whose whole cost is over the
+    backend: a Backend, or a StoreSpec (or its text: fake / valkey / a URL). bounded: refuse a run whose whole cost is over the
     limits of `emqlab.core.ranges.check_run` (the benchmark, which holds up to millions of leases on
     purpose, passes False; every number is still checked against its range).
 
@@ -202,7 +202,7 @@ def renewal_cost(jobs: int = 6, design: str = SWEEP, ticks: int = 4, batch: int 
     params = Params(jobs=jobs, design=design, ticks=ticks, batch=batch, lease=lease_s, cadence=cad.name,
                     cadence_s=round(every_ms / 1000, 6), queue=queue, steal=tuple(steals))
 
-    with run_on(backend, SCENARIO, params, cost=params.cost() if bounded else None, **connect_kw) as run:
+    with run_on(backend, SCENARIO, params, cost=params.cost() if bounded else None) as run:
         be, clock = run.backend, run.clock
         keys = [lease_key(run, queue, n) for n in range(1, jobs + 1)]
         tokens = [new_token() for _ in keys]

@@ -18,8 +18,7 @@ from ..core.timeline import ClockRecorder, Timeline
 from ..core.words import FigureWords, words_of_modes
 from ..lease.runs import RunLease
 from ..queue.consumer import Consumer
-from ..store.backend import Backend, StoreSpec, connect, not_a_virtual_clock, not_our_clock, parse_backend, store_spec
-from ..store.clock import DEFAULT_SCALE
+from ..store.backend import Backend, StoreSpec, connect, not_a_virtual_clock, not_our_clock, store_spec
 
 
 def positive(name: str, value: Any, unit: str = "model seconds") -> float:
@@ -116,61 +115,52 @@ def _end_quietly(run: Run) -> None:
         pass  # the store is already failing: report the first failure, not this one
 
 
-def server_store(backend: Backend | str | None, connect_kw: dict[str, Any],
-                 owned: bool) -> tuple[Backend | str | None, dict[str, Any], bool]:
-    """The store a run that steps the server's clock runs on: fakeredis on its virtual clock as it is; for a live
-    server, an embedded one of the run's own under libfaketime (a step forward is for good: never a server a
-    lesson or a class shares). Refused, one line each: a URL or a cluster (emqlab does not move a clock it did
-    not start) and fakeredis on a real clock (that reads the machine's own time)."""
+def server_store(backend: Backend | StoreSpec | str | None, owned: bool) -> tuple[Backend | StoreSpec, bool, bool]:
+    """The store a run that steps the server's clock runs on, with whether the run owns it and whether it is a
+    server started under libfaketime: fakeredis on its virtual clock as it is; for a live server, an embedded one
+    of the run's own (a step forward is for good: never a server a lesson or a class shares). Refused, one line
+    each: a URL or a cluster (emqlab does not move a clock it did not start) and fakeredis on a real clock (that
+    reads the machine's own time)."""
     if backend is not None and not isinstance(backend, (Backend, str)):  # a cluster's client, or another store
         raise not_our_clock(f"a {getattr(backend, 'source', type(backend).__name__)}")
     if isinstance(backend, Backend):
         if backend.source == "fake" and backend.clock.real:
             raise not_a_virtual_clock()
         if backend.source == "fake" or backend.server_clock is not None:
-            return backend, connect_kw, owned
+            return backend, owned, False
         if backend.source != "valkey":
             raise not_our_clock(backend.describe())
-        return "valkey", {**connect_kw, "clock": "real", "scale": backend.clock.scale, "server_clock": True}, True
+        return store_spec("valkey", clock="real", scale=backend.clock.scale), True, True
     spec = store_spec(backend)
     if spec.source == "fake":
-        if connect_kw.get("clock") == "real":
+        if spec.real:
             raise not_a_virtual_clock()
-        return spec, connect_kw, owned
+        return spec, owned, False
     if spec.source != "valkey":
         raise not_our_clock()
-    return spec, {**connect_kw, "server_clock": True}, owned
-
-
-def real_clock(backend: Backend | str | None, connect_kw: dict[str, Any]) -> tuple[bool, float]:
-    """(whether the run will be on a real clock, its scale), read before any store is opened: from the
-    open backend, or from the spec and the clock it would be opened with (`connect`'s defaults)."""
-    if isinstance(backend, Backend):
-        return backend.clock.real, backend.clock.scale
-    clock, scale = connect_kw.get("clock"), within("scale", connect_kw.get("scale", DEFAULT_SCALE))
-    if clock is not None and not isinstance(clock, str):
-        return clock.real, clock.scale
-    source = backend.source if isinstance(backend, StoreSpec) else parse_backend(backend)[0]
-    return (clock == "real" or (clock is None and source != "fake")), scale
+    return spec, owned, True
 
 
 @contextmanager
-def run_on(backend: Backend | str | None, scenario: str, params: Any, cost: tuple[float, float] | None = None,
-           server_clock: bool = False, **connect_kw: Any) -> Iterator[Run]:
+def run_on(backend: Backend | StoreSpec | str | None, scenario: str, params: Any,
+           cost: tuple[float, float] | None = None, server_clock: bool = False) -> Iterator[Run]:
     """Open (or reuse) a backend, give the run its own prefix and lease, and always delete the run's
-    keys. `cost`: (model span in seconds, store steps) the run will take at most; a run over the
+    keys. `backend`: an open Backend, or a StoreSpec (a text is read into one: `store_spec`). `cost`:
+    (model span in seconds, store steps) the run will take at most; a run over the
     limits of `emqlab.core.ranges.check_run` is refused here, before any store is opened. If the store
     fails (or a signal ends the run), the clean-up is tried and its own failure never hides the first
     one; a run whose lease lapsed under it fails rather than report counts a `emqlab clean` beside it
     may have cut short. `server_clock`: the run steps the server's clock (a clock jump), which emqlab does only
     on fakeredis's virtual clock or on a live server it starts for the run alone (`server_store`)."""
-    owned = not isinstance(backend, Backend)
+    owned, stepped = not isinstance(backend, Backend), False
     if server_clock:  # before anything reads the store's spec: a cluster's client is no spec
-        backend, connect_kw, owned = server_store(backend, connect_kw, owned)
-    if cost is not None:
-        real, scale = real_clock(backend, connect_kw)
-        check_run(f"this {scenario.replace('_', '-')} run", *cost, real=real, scale=scale)
-    be = connect(backend, **connect_kw) if owned else backend
+        backend, owned, stepped = server_store(backend, owned)
+    elif owned:
+        backend = store_spec(backend)
+    if cost is not None:  # a clock of the spec's kind answers how long the run lasts, before any store opens
+        check_run(f"this {scenario.replace('_', '-')} run", *cost,
+                  clock=backend.make_clock() if owned else backend.clock)
+    be = connect(backend, server_clock=stepped) if owned else backend
     try:
         run = Run(be, scenario, params)
         try:

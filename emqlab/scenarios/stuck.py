@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..store.clock import MS_PER_S
 from ..queue.consumer import Consumer
 from ..queue.jobs import Queue, check_name
 from ..lease.designs import DESIGNS, NONE, lookup_design
@@ -79,7 +80,7 @@ class StuckVerdict(Verdict):
 
 
 def stuck(design: str = NONE, max_runtime: float | None = None, lease: float = 30, beat: float = 5,
-          queue: str = "orders", backend=None, **connect_kw: Any) -> Timeline:
+          queue: str = "orders", backend: Any = None) -> Timeline:
     """Run the stuck-job scenario. design: none | per-job | sweep | session. max_runtime: model
     seconds from the claim to a hard deadline no renewal pushes out (None: no limit). lease, beat:
     model seconds (the lease, or the session's lease; the consumers' beat). Renewing designs renew at
@@ -90,27 +91,26 @@ def stuck(design: str = NONE, max_runtime: float | None = None, lease: float = 3
     check_name(queue)
     horizon = horizon_for(lease_s, limit_s)
     params = Params(design=design, max_runtime=limit_s, lease=lease_s, beat=beat_s, horizon=horizon, queue=queue)
-    ms = 1000.0
-    with run_on(backend, "stuck", params, cost=params.cost(), **connect_kw) as run:
+    with run_on(backend, "stuck", params, cost=params.cost()) as run:
         clock = run.clock
         q = Queue(run.backend, queue, prefix=run.prefix)
         q.enqueue(JOB_ID, "order")
         run.event("producer", Kind.ENQUEUE, job=JOB_ID)
 
         def work(job) -> float:  # the first attempt hangs past the horizon; a later one takes AFTER_S
-            return 4 * horizon * ms if job.attempts == 1 else AFTER_S * ms
+            return 4 * horizon * MS_PER_S if job.attempts == 1 else AFTER_S * MS_PER_S
 
-        opts = dict(lease_ms=lease_s * ms, beat_ms=beat_s * ms, work_ms=work, recorder=run, design=DESIGNS[design],
-                    max_runtime_ms=(limit_s or 0) * ms)
+        opts = dict(lease_ms=lease_s * MS_PER_S, beat_ms=beat_s * MS_PER_S, work_ms=work, recorder=run, design=DESIGNS[design],
+                    max_runtime_ms=(limit_s or 0) * MS_PER_S)
         holder, other = Consumer(q, "worker-1", **opts), Consumer(q, "worker-2", **opts)
 
         def script():
             holder.start()
-            yield clock.timeout(beat_s * ms / 2)  # the two beats interleave
+            yield clock.timeout(beat_s * MS_PER_S / 2)  # the two beats interleave
             other.start()
-            yield clock.timeout(horizon * ms)
+            yield clock.timeout(horizon * MS_PER_S)
 
-        play(run, script(), (horizon + beat_s) * ms, 1, [holder, other])
+        play(run, script(), (horizon + beat_s) * MS_PER_S, 1, [holder, other])
         run.timeline.verdict = verdict(run.timeline)
     return run.timeline
 

@@ -6,6 +6,7 @@ the round-trip counter, and (for the embedded server) the server's whole life.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import secrets
@@ -127,23 +128,67 @@ def parse_backend(spec: str | None) -> tuple[str, str | None]:
 
 
 class StoreSpec(str):
-    """A backend named and already read: the text as given (a URL's scheme in lower case), with its
-    `source` (fake, valkey, url) and `url`. `connect` takes one without reading it again."""
+    """Where a run's store is and how its time is kept, read and checked once: the text as given (a URL's
+    scheme in lower case), its `source` (fake, valkey, url), `url`, `clock` (virtual or real) and `scale`
+    (real seconds per model second). Made by `store_spec`, the one place a scale is range-checked and a
+    clock's default worked out; a scenario, `connect` and a child process take one as it is."""
 
     source: str
     url: str | None
+    clock: str
+    scale: float
 
-    def __new__(cls, text: str, source: str, url: str | None) -> "StoreSpec":
+    def __new__(cls, text: str, source: str, url: str | None, clock: str, scale: float) -> "StoreSpec":
         spec = super().__new__(cls, text)
-        spec.source, spec.url = source, url
+        spec.source, spec.url, spec.clock, spec.scale = source, url, clock, scale
         return spec
 
+    @property
+    def real(self) -> bool:
+        return self.clock == "real"
 
-def store_spec(text: str | None) -> StoreSpec:
-    """`fake`, `valkey` or a URL, read once (BadParameter with what is allowed); None reads the
-    environment as `connect` does."""
-    source, url = parse_backend(text)
-    return StoreSpec(url or source, source, url)
+    def make_clock(self) -> VirtualClock:
+        """A new clock of this specification's kind (each run and each backend has its own)."""
+        return make_clock(self.clock, self.scale)
+
+    def dumps(self) -> str:
+        """The specification as one line of text for another process (`loads` reads it back); it holds the
+        URL and its password, so it travels in an environment, never on a command line."""
+        return json.dumps({"store": str(self), "clock": self.clock, "scale": self.scale})
+
+    @staticmethod
+    def loads(text: str) -> "StoreSpec":
+        try:
+            fields = json.loads(text)
+            return store_spec(fields["store"], clock=fields["clock"], scale=fields["scale"])
+        except (ValueError, TypeError, KeyError):
+            raise BadParameter("a store's specification must be the JSON StoreSpec.dumps() writes") from None
+
+
+CLOCKS = ("virtual", "real")
+
+
+def store_spec(text: str | None = None, *, clock: str | None = None, scale: float | None = None) -> StoreSpec:
+    """The one resolved specification of a store: `fake`, `valkey` or a URL (None reads the environment:
+    $EMQLAB_URL, $EMQLAB_BACKEND, then fake), the clock (default virtual on fake, real on a live server,
+    where it is the only choice) and the real clock's scale (default DEFAULT_SCALE; checked against its
+    range even where the clock is virtual: a bad number is refused, not ignored). A StoreSpec given as
+    `text` keeps its clock and scale unless they are given too. BadParameter, one line, names what is allowed."""
+    if isinstance(text, StoreSpec):
+        if clock is None and scale is None:
+            return text
+        source, url = text.source, text.url
+        clock, scale = clock or text.clock, text.scale if scale is None else scale
+    else:
+        source, url = parse_backend(text)
+    if clock is None:
+        clock = "virtual" if source == "fake" else "real"
+    if clock not in CLOCKS:
+        raise BadParameter(f"unknown clock {clock!r}; allowed: {', '.join(CLOCKS)}")
+    if source != "fake" and clock != "real":
+        raise BadParameter("a virtual clock runs only on the fake backend; a live server keeps real time (use --clock real)")
+    scale = float(within("scale", DEFAULT_SCALE if scale is None else scale))  # 1e-320 would overflow SimPy
+    return StoreSpec(url or source, source, url, clock, scale)
 
 
 def not_our_clock(what: str = "a server it did not start") -> BadParameter:
@@ -276,7 +321,7 @@ class Backend:
                 seconds, micros = probe.time()
                 return seconds + micros / 1e6
 
-            server_clock.jump(model_ms / 1000 * self.clock.scale, server_time=server_time)
+            server_clock.jump(self.clock.real_s(model_ms / 1000), server_time=server_time)
         finally:
             probe.close()
 
@@ -322,27 +367,23 @@ class Backend:
         return f"<Backend {self.describe()} clock={self.clock.name}>"
 
 
-def connect(spec: str | None = None, *, clock: str | VirtualClock | None = None, scale: float = DEFAULT_SCALE,
+def connect(spec: str | None = None, *, clock: str | None = None, scale: float | None = None,
             prefix: str = PREFIX, scripts: Mapping[str, str] | None = None, server_clock: bool = False) -> Backend:
-    """Open a backend. `spec`: fake (default), valkey (embedded), or a URL; EMQLAB_URL / EMQLAB_BACKEND
-    choose when `spec` is None. `clock`: virtual (default on fake) or real (default, and the only
-    choice, on a live server). `scripts`: {name: Lua text} this backend runs instead of the package's
+    """Open a backend. `spec`: a StoreSpec, or what `store_spec` reads into one with `clock` and `scale`:
+    fake (default), valkey (embedded), or a URL; EMQLAB_URL / EMQLAB_BACKEND choose when `spec` is None;
+    the clock virtual (default on fake) or real (default, and the only choice, on a live server).
+    `scripts`: {name: Lua text} this backend runs instead of the package's
     script of that name (a model of another system's script; see `emqlab.store.scripts`).
     `server_clock`: with valkey only, the embedded server this backend starts runs under libfaketime, its
     clock stepped by `Backend.jump_server_clock` (a step forward is for good: the server is this backend's
     alone); refused on any other store, and where libfaketime is missing (one line naming what to install)."""
-    source, url = (spec.source, spec.url) if isinstance(spec, StoreSpec) else parse_backend(spec)
+    spec = store_spec(spec, clock=clock, scale=scale)
+    source, url = spec.source, spec.url
     if server_clock and source != "valkey":
         raise not_our_clock()
-    scale = within("scale", scale)  # even where the clock is virtual: a bad number is refused, not ignored
     if not re.fullmatch(r"[A-Za-z0-9_.-]+:", prefix):
         raise BadParameter(f"key prefix {prefix!r} must be letters, digits, '_', '.', '-' followed by ':'")
-    if clock is None:
-        clock = "virtual" if source == "fake" else "real"
-    if isinstance(clock, str):
-        clock = make_clock(clock, scale)
-    if source != "fake" and not clock.real:
-        raise BadParameter("a virtual clock runs only on the fake backend; a live server keeps real time (use --clock real)")
+    clock = spec.make_clock()
     counter = Counter()
 
     if source == "fake":

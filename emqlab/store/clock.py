@@ -6,7 +6,10 @@ lease expires at exactly t = 30 000 ms. `RealClock` is SimPy's real-time environ
 factor, so the store's own clock keeps the model's time.
 
 Model code is identical in both: it asks the clock for timeouts and converts durations for the
-server with `to_server_ms` / `from_server_ms`.
+server with `to_server_ms` / `from_server_ms`. What must happen in real time (a process's boot allowance,
+a relay's delay, a wait outside SimPy) is converted by the real clock alone, `real_s` / `model_s`: the
+scale is the clock's, and no code outside `emqlab.store` does arithmetic with it (a test walks the AST).
+The scale is range-checked once, where a store's specification is made (`emqlab.store.backend.store_spec`).
 """
 
 from __future__ import annotations
@@ -17,9 +20,9 @@ import simpy
 import simpy.rt
 
 from ..core.errors import BadParameter
-from ..core.ranges import within
 
 DEFAULT_SCALE = 0.01
+MS_PER_S = 1000.0  # model milliseconds in a model second: what a scenario's seconds become at the clock's API
 
 
 class VirtualClock:
@@ -75,13 +78,14 @@ class VirtualClock:
 
 
 class RealClock(VirtualClock):
-    """Scaled real time: 1 model second lasts `scale` real seconds. Only how a step waits changes."""
+    """Scaled real time: 1 model second lasts `scale` real seconds. Only how a step waits changes.
+    `scale` comes checked from a store's specification (`store_spec`), or is one of emqlab's constants."""
 
     real = True
     name = "real"
 
     def __init__(self, scale: float = DEFAULT_SCALE, strict: bool = False) -> None:
-        self.scale = float(within("scale", scale))  # finite and in range: 1e-320 would overflow SimPy
+        self.scale = float(scale)
         # lax by default: a late wake-up on a loaded machine shifts the run instead of aborting it;
         # what the store saw is still what the timeline records.
         self.strict = strict
@@ -122,6 +126,14 @@ class RealClock(VirtualClock):
 
     def from_server_ms(self, server_ms: float) -> float:
         return float(server_ms) / self.scale
+
+    def real_s(self, model_s: float) -> float:
+        """How long `model_s` model seconds last in real seconds (a boot allowance, a relay's delay)."""
+        return float(model_s) * self.scale
+
+    def model_s(self, real_s: float) -> float:
+        """How many model seconds `real_s` real seconds are (time spent outside SimPy, a wall-clock reading)."""
+        return float(real_s) / self.scale
 
 
 def make_clock(clock: str, scale: float = DEFAULT_SCALE):

@@ -135,14 +135,15 @@ class LocalCluster:
 
 
 class ClusterBackend:
-    """What `emqlab.queue.Queue` needs, on a cluster client, in scaled real time."""
+    """What `emqlab.queue.Queue` needs, on a cluster client, in scaled real time: `clock` a real clock
+    (default: a new one at DEFAULT_SCALE; a caller's own comes from a StoreSpec, whose scale is checked)."""
 
     live = True
     source = name = "cluster"
 
-    def __init__(self, cluster: LocalCluster, scale: float = DEFAULT_SCALE, prefix: str = PREFIX):
+    def __init__(self, cluster: LocalCluster, clock: RealClock | None = None, prefix: str = PREFIX):
         self.client: Any = cluster.client()
-        self.clock = RealClock(scale)
+        self.clock = clock or RealClock(DEFAULT_SCALE)
         self.prefix = prefix
         self.counter = Counter()
         self.url = None

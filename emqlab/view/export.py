@@ -17,8 +17,7 @@ from pathlib import Path
 from matplotlib import rc_context
 
 from . import figures
-from ..store.backend import Backend, connect
-from ..store.clock import DEFAULT_SCALE
+from ..store.backend import Backend, StoreSpec, connect
 from ..core.errors import BadParameter, EmqlabError
 from ..plot import Drawing
 from ..plot.legibility import figure_problems
@@ -127,12 +126,12 @@ class FigureProblem(EmqlabError):
     """An exported figure failed the checks a person makes by eye (`plot.legibility.figure_problems`)."""
 
 
-def export_all(out: str | Path, fmt: str = "png", backend: Backend | str | None = None, *,
-               clock: str | None = None, scale: float = DEFAULT_SCALE, progress: bool = True,
-               only: list[str] | None = None) -> list[Path]:
+def export_all(out: str | Path, fmt: str = "png", backend: Backend | StoreSpec | str | None = None, *,
+               progress: bool = True, only: list[str] | None = None) -> list[Path]:
     """Run and draw every course figure into folder `out`; returns the files written (image, caption, …).
 
-    backend: a Backend, or fake (default) / valkey / a URL, opened and closed here."""
+    backend: a Backend, or a StoreSpec (fake, the default, valkey or a URL, with its clock), opened and
+    closed here."""
     if fmt not in FORMATS:
         raise BadParameter(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     out = Path(out)
@@ -149,7 +148,7 @@ def export_all(out: str | Path, fmt: str = "png", backend: Backend | str | None 
     from tqdm import tqdm
 
     owned = not isinstance(backend, Backend)
-    be = connect(backend, clock=clock, scale=scale) if owned else backend
+    be = connect(backend) if owned else backend
     written: list[Path] = []
     try:
         with tqdm(chosen, desc="figures", unit="fig", file=sys.stderr, disable=not progress) as bar:

@@ -18,6 +18,7 @@ from emqlab.faults import relay
 from emqlab.core.errors import BadParameter
 from emqlab.scenarios.heartbeat import Params as HeartbeatParams
 from emqlab.scenarios.heartbeat import heartbeat
+from emqlab.store.clock import RealClock
 
 RUN_SECONDS = 45  # about how long this file runs on a quiet 2-core machine: the suite starts the longest first
 
@@ -111,9 +112,9 @@ def test_the_cli_refuses_bad_latency_in_one_line(bad):
 
 def test_a_long_link_on_a_real_clock_is_bounded_by_the_whole_run_limit():
     params = HeartbeatParams(lease=30.0, job=2000.0, renew="half", cadence=0.5)
-    ranges.check_run("this heartbeat run", *params.cost(), real=True, scale=0.01)  # 40 real seconds: allowed
+    ranges.check_run("this heartbeat run", *params.cost(), clock=RealClock(0.01))  # 40 real seconds: allowed
     with pytest.raises(BadParameter, match="at most 60 real seconds"):
-        ranges.check_run("this heartbeat run", *params.but(latency=600.0).cost(), real=True, scale=0.01)
+        ranges.check_run("this heartbeat run", *params.but(latency=600.0).cost(), clock=RealClock(0.01))
     proc = _cli("--clock", "real", "--job", "2000", "--latency", "600")
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
 

@@ -118,7 +118,7 @@ def test_a_sigkilled_consumer_process_loses_no_job_and_holds_none_past_a_lease_a
         q = Queue(live, "orders", prefix=run.prefix)
         q.enqueue_many([f"J{i:04d}" for i in range(n)])
         events_key, t0 = q.base + "events", time.time()
-        wall = WallRecorder(run.timeline, t0, live.clock.scale)
+        wall = WallRecorder(run.timeline, t0, live.clock)
         opts = dict(lease_ms=LEASE_S * 1000, beat_ms=BEAT_S * 1000, design="session")
         with ProcessPool(live, q, t0_wall=t0, events_key=events_key) as pool:
             pool.spawn("worker-1", work_ms=100 * LEASE_S * 1000, batch=n, drain_limit=n, **opts)
@@ -133,7 +133,7 @@ def test_a_sigkilled_consumer_process_loses_no_job_and_holds_none_past_a_lease_a
                 time.sleep(0.01)
             pool.kill("worker-1")
             crashed = wall.event("worker-1", "crash", signal="SIGKILL").t
-            deadline = time.time() + (LEASE_S + BEAT_S + margin) * live.clock.scale + timeout_s(5)
+            deadline = time.time() + live.clock.real_s(LEASE_S + BEAT_S + margin) + timeout_s(5)
             while q.reaped() < n and time.time() < deadline:
                 time.sleep(0.002)
             pool.stop_all()

@@ -10,7 +10,7 @@ from emqlab.core.errors import BadParameter
 from emqlab.faults.clock_jump import ClockJump, expires_at
 from emqlab.scenarios.heartbeat import heartbeat
 from emqlab.scenarios.reaper import reaper
-from emqlab.store.backend import connect
+from emqlab.store.backend import connect, store_spec
 from support.records import SLOW_SCALE
 
 
@@ -116,5 +116,5 @@ def test_on_live_valkey_the_steps_say_what_they_say_on_fakeredis():
     assert back.lapse_moved_s == -back.clock_jump_s == 60.0
     # the reap (22.5 s) falls 2.5 s after the step and 2.5 s before the job ends: an order a few model seconds
     # apart, so at the slow scale sized from this host (at 0.01 a slow host's lateness swaps it)
-    taken = reaper(job=25, crash_at=None, clock_jump="20:60", backend="valkey", scale=SLOW_SCALE).verdict
+    taken = reaper(job=25, crash_at=None, clock_jump="20:60", backend=store_spec("valkey", scale=SLOW_SCALE)).verdict
     assert taken.reaped_while_working and taken.stale_complete_refused and taken.lost == 0

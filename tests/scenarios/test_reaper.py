@@ -20,6 +20,7 @@ from emqlab.queue.consumer import Consumer
 from emqlab.core.errors import BadParameter
 from emqlab.queue.jobs import Queue
 from emqlab.scenarios.run_harness import run_on
+from emqlab.store.clock import RealClock
 from emqlab.scenarios.queue_heartbeat import QueueHeartbeatParams, QueueHeartbeatVerdict, queue_heartbeat
 from emqlab.scenarios.queue_heartbeat import figure_words as queue_heartbeat_figure_words
 from emqlab.scenarios.queue_heartbeat import words as queue_heartbeat_words
@@ -278,7 +279,7 @@ def test_blocking_park_wakes_on_enqueue(live, slow_live):
         q = Queue(be, "orders", prefix=run.prefix)
         c = Consumer(q, "w", lease_ms=30_000, beat_ms=30_000, work_ms=1_000, recorder=run, blocking_park=True)
         other = Queue(be, "orders", prefix=run.prefix)
-        timer = threading.Timer(8 * be.clock.scale, lambda: other.enqueue("A1"))  # 8 model s into the first park
+        timer = threading.Timer(be.clock.real_s(8), lambda: other.enqueue("A1"))  # 8 model s into the first park
         c.start()
         timer.start()
         be.clock.run(until=be.clock.now_ms + 25_000)
@@ -318,7 +319,7 @@ def test_one_recorder_protocol_filtered_and_wall(fake):
         assert (kept.t, band.start, pause.start) == (2.0, 2.0, 2.0)
         assert run.timeline.events == [kept] and run.timeline.intervals == [pause]
         assert quiet.timeline is run.timeline and quiet.t == run.t == 2.0
-    wall = WallRecorder(Timeline("wall", {}), t0_wall=time.time() - 1.0, scale=0.01)
+    wall = WallRecorder(Timeline("wall", {}), t0_wall=time.time() - 1.0, clock=RealClock(0.01))
     assert wall.t >= 100  # one real second at 0.01 real seconds per model second
     assert wall.event("parent", "crash").t >= 100 and wall.timeline.of("crash")
     # a consumer given no recorder keeps a timeline of its own on its queue's clock
@@ -336,7 +337,7 @@ def test_a_blocking_park_longer_than_the_clients_read_timeout_waits_in_slices(sl
     read_s = 1.5 * PARK_SLICE_S
     be.client.connection_pool.connection_kwargs["socket_timeout"] = read_s  # every new connection reads so long
     be.client.connection_pool.reset()  # and the ones made before are dropped
-    beat_ms = 2.5 * PARK_SLICE_S / be.clock.scale * 1000  # longer than the read timeout, in real time
+    beat_ms = be.clock.model_s(2.5 * PARK_SLICE_S) * 1000  # longer than the read timeout, in real time
     with run_on(be, "park-slices", {}) as run:
         q = Queue(be, "orders", prefix=run.prefix)
         c = Consumer(q, "w", lease_ms=beat_ms, beat_ms=beat_ms, work_ms=1_000, recorder=run, blocking_park=True)

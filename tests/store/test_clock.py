@@ -10,6 +10,7 @@ import pytest
 import simpy.rt
 
 import emqlab.store.clock
+from emqlab.store.backend import StoreSpec, connect, store_spec
 from emqlab.store.clock import RealClock, VirtualClock, make_clock
 from emqlab.core.errors import BadParameter
 
@@ -108,9 +109,33 @@ def test_a_real_clock_never_runs_ahead_of_the_wall():
 
 
 @pytest.mark.parametrize("scale", [0, -1, float("nan"), float("inf"), 1e-320, 2, True])
-def test_bad_scale_is_refused(scale):
+@pytest.mark.parametrize("clock", ["virtual", "real"])
+def test_bad_scale_is_refused_where_a_store_is_specified(scale, clock):
+    # even on the virtual clock, where the scale is not used: a bad number is refused, not ignored
     with pytest.raises(BadParameter, match="scale must be a number from 0.0001 to 1"):
-        RealClock(scale)
+        store_spec("fake", clock=clock, scale=scale)
+    with pytest.raises(BadParameter, match="scale must be a number from 0.0001 to 1"):
+        connect("fake", clock=clock, scale=scale)
+
+
+def test_a_real_clock_converts_between_model_and_real_seconds():
+    clock = store_spec("fake", clock="real", scale=0.02).make_clock()
+    assert clock.real and clock.real_s(30) == pytest.approx(0.6) and clock.model_s(0.6) == pytest.approx(30)
+    assert clock.to_server_ms(30_000) == 600 and clock.from_server_ms(600) == 30_000
+
+
+def test_a_spec_travels_whole_to_another_process():
+    spec = store_spec("redis://:secret@127.0.0.1:6390/0", scale=0.05)
+    back = StoreSpec.loads(spec.dumps())
+    assert (back, back.source, back.url, back.clock, back.scale) == (spec, "url", spec.url, "real", 0.05)
+    with pytest.raises(BadParameter, match="JSON StoreSpec.dumps"):
+        StoreSpec.loads("0.05")
+
+
+def test_a_live_store_keeps_real_time():
+    assert store_spec("valkey").clock == "real" and store_spec("fake").clock == "virtual"
+    with pytest.raises(BadParameter, match="a virtual clock runs only on the fake backend"):
+        store_spec("valkey", clock="virtual")
 
 
 def test_unknown_clock_is_refused():

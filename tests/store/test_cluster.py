@@ -9,6 +9,7 @@ import time
 import pytest
 import redis
 
+from emqlab.store.backend import store_spec
 from emqlab.store.local_cluster import ClusterBackend, LocalCluster
 from emqlab.store.embedded import pid_alive, running_pids
 from emqlab.core.errors import StaleToken
@@ -40,7 +41,7 @@ def cluster():
 
 @pytest.fixture
 def cbackend(cluster):
-    be = ClusterBackend(cluster, scale=0.01)
+    be = ClusterBackend(cluster, clock=store_spec("valkey", scale=0.01).make_clock())
     yield be
     be.delete_prefix(be.prefix + "cluster-test:")
     be.close()

@@ -63,7 +63,7 @@ def slack(backend, model_s: float = 0.0) -> float:
     """A margin in model seconds for a run on `backend`: `model_s`, and on a real clock never less than
     REAL_SLACK_S of real time (at scale 0.01 that is 30 model seconds: claim the order of things there,
     and the numbers on the virtual clock or at SLOW_SCALE)."""
-    return model_s if not backend.clock.real else max(model_s, REAL_SLACK_S / backend.clock.scale)
+    return model_s if not backend.clock.real else max(model_s, backend.clock.model_s(REAL_SLACK_S))
 
 
 def reaped_past_its_lease(tl, job: str | None = None) -> bool:

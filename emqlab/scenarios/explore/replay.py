@@ -8,7 +8,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...core import ranges
 from ...core.errors import BadParameter
 from ...core.timeline import Timeline
 from ...queue import invariants as inv
@@ -82,16 +81,15 @@ def replay_scale(margin_s: float | None, scale: float) -> float:
     """The real clock's scale for a replay: at least `scale`, and slow enough that every race with the
     server's clock (a beat `margin_s` model seconds from the nearest deadline) is decided by REAL_MARGIN_S
     of real time or more."""
-    scale = float(ranges.within("scale", scale))
     if margin_s is None:
         return scale
     if margin_s <= 0:
         raise BadParameter("this schedule has a reap exactly at a deadline, which a live server decides by chance: "
                            "there is no scale at which its replay is decided")
-    return float(ranges.within("scale", max(scale, REAL_MARGIN_S / margin_s)))
+    return max(scale, REAL_MARGIN_S / margin_s)  # the replay's store specification checks it against its range
 
 
-def replay(source: Timeline, backend: Any = "valkey", scale: float | None = None, **connect_kw: Any) -> Timeline:
+def replay(source: Timeline, backend: Any = "valkey", scale: float | None = None) -> Timeline:
     """Play an exploration's counterexample step by step on `backend` (default: an embedded Valkey, on the
     real clock at `replay_scale`: a beat sleeps to its time, scaled), through the same Queue calls, recording
     it as a Timeline (a lane per worker, each step's answer, the store after each step with every active
@@ -110,12 +108,12 @@ def replay(source: Timeline, backend: Any = "valkey", scale: float | None = None
     if isinstance(backend, Backend):
         raise BadParameter("replay opens its own store (it may run other scripts than the package's): pass "
                            "'valkey', 'fake' or a URL")
-    spec = store_spec(backend)
-    real_scale = None if spec.source == "fake" else replay_scale(v.margin, p.scale if scale is None else scale)
-    opts = dict(connect_kw)
-    if real_scale is not None:
-        opts.update(clock="real", scale=real_scale)
-    with connect(spec, scripts=dict(p.scripts), **opts) as be:
+    spec = store_spec(backend, scale=p.scale if scale is None else scale)
+    real_scale = None
+    if spec.source != "fake":
+        spec = store_spec(spec, clock="real", scale=replay_scale(v.margin, spec.scale))
+        real_scale = spec.scale
+    with connect(spec, scripts=dict(p.scripts)) as be:
         cost = (schedule_span(p, v.counterexample), 10 * len(steps) + 20)
         with run_on(be, "explore-replay", p, cost=cost) as run:
             played = play(be, run.prefix, p, steps, run)

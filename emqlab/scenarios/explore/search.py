@@ -53,7 +53,7 @@ from ...lease.designs import NONE, lookup_design
 from ...queue import invariants as inv
 from ...queue.jobs import REAP_LIMIT
 from ...store import snapshot as store_snapshot
-from ...store.backend import Backend, connect
+from ...store.backend import Backend, connect, store_spec
 from ...store.clock import DEFAULT_SCALE
 from ...store.scripts import SCRIPTS
 from ..run_harness import run_on
@@ -519,7 +519,7 @@ def explore_params(workers: int = 2, jobs: int = 1, depth: int = 12, states: int
                   exact=_flag("exact", exact), symmetry=_flag("symmetry", symmetry), sleep=_flag("sleep", sleep),
                   max_runtime=float(ranges.within("max_runtime", max_runtime)) if max_runtime else 0.0,
                   reap_limit=ranges.within("reap_limit", reap_limit),
-                  scale=float(ranges.within("scale", scale)))
+                  scale=store_spec("valkey", scale=scale).scale)  # a replay's: checked where every scale is
 
 
 def explore(workers: int = 2, jobs: int = 1, depth: int = 12, states: int = DEFAULT_STATES, lease: float = 30,

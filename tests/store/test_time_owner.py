@@ -1,0 +1,93 @@
+"""The clock owns time: outside `emqlab/store/` no code does arithmetic with a scale (a `BinOp` or an augmented
+assignment with a name or attribute called `scale` as an operand, or `getattr(…, "scale")`), the scale is
+range-checked in one place (`store_spec`), and a run's store travels as one StoreSpec, never as loose keyword
+arguments. Read from the package's AST; the planted snippets show each rule can fail."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+from importlib import import_module
+
+import pytest
+
+from emqlab.scenarios import RECORDS
+from support.layers import PACKAGE
+
+STORE = PACKAGE / "store"
+
+
+def _is_scale(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Name) and node.id == "scale") or (isinstance(node, ast.Attribute) and node.attr == "scale")
+
+
+def scale_arithmetic(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, source) of each place `tree` computes with a scale."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and (_is_scale(node.left) or _is_scale(node.right)):
+            found.append((node.lineno, ast.unparse(node)))
+        elif isinstance(node, ast.AugAssign) and (_is_scale(node.target) or _is_scale(node.value)):
+            found.append((node.lineno, ast.unparse(node)))
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+              and len(node.args) > 1 and isinstance(node.args[1], ast.Constant) and node.args[1].value == "scale"):
+            found.append((node.lineno, ast.unparse(node)))
+    return found
+
+
+def scale_checks(tree: ast.AST) -> list[int]:
+    """Lines that range-check a scale: `within("scale", …)`, bare or as `ranges.within`."""
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
+                and node.args[0].value == "scale":
+            name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+            if name == "within":
+                lines.append(node.lineno)
+    return lines
+
+
+def package_trees():
+    for path in sorted(PACKAGE.rglob("*.py")):
+        yield path, ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+def test_no_code_outside_the_store_computes_with_a_scale():
+    found = [f"{path.relative_to(PACKAGE.parent)}:{line}: {text}" for path, tree in package_trees()
+             if STORE not in path.parents for line, text in scale_arithmetic(tree)]
+    assert not found, "convert through the clock (real_s, model_s, to_server_ms, from_server_ms):\n" + "\n".join(found)
+
+
+def test_the_scale_is_range_checked_in_one_place():
+    found = [(path.relative_to(PACKAGE), line) for path, tree in package_trees() for line in scale_checks(tree)]
+    assert len(found) == 1 and found[0][0].as_posix() == "store/backend.py", found
+    spec_source = inspect.getsource(import_module("emqlab.store.backend").store_spec)
+    assert 'within("scale"' in spec_source
+
+
+@pytest.mark.parametrize("snippet", [
+    "t = elapsed / clock.scale", "ms = 1000 * scale", "x *= self.scale", "f = getattr(clock, 'scale') or 1",
+])
+def test_the_walk_finds_each_kind_of_arithmetic(snippet):
+    assert scale_arithmetic(ast.parse(textwrap.dedent(snippet)))
+
+
+def test_the_walk_lets_a_scale_be_read_and_passed_on():
+    tree = ast.parse("spec = store_spec(url, scale=backend.clock.scale)\nprint(f'{clock.scale:g}')\n"
+                     "real = clock.real_s(model)")
+    assert not scale_arithmetic(tree)
+    assert scale_checks(ast.parse("within('scale', x)\nranges.within('scale', y)\nwithin('lease', z)")) == [1, 2]
+
+
+def test_every_scenario_takes_its_store_as_one_argument():
+    run_of = {"cluster": "placement"}  # the one scenario whose run is not named after its module
+    runs = {module: getattr(import_module(f"emqlab.scenarios.{module}"), run_of.get(module, module))
+            for module, _, _ in RECORDS.values()}
+    runs["replay"] = import_module("emqlab.scenarios.explore").replay
+    assert len(runs) == len(RECORDS)  # a function named after each module, and the replay
+    for run in runs.values():
+        kinds = {p.kind for p in inspect.signature(run).parameters.values()}
+        assert inspect.Parameter.VAR_KEYWORD not in kinds, f"{module}.{run.__name__} takes **kwargs"
+    run_on = import_module("emqlab.scenarios.run_harness").run_on
+    assert inspect.Parameter.VAR_KEYWORD not in {p.kind for p in inspect.signature(run_on).parameters.values()}
