@@ -4,8 +4,7 @@ Every command sent over the link takes `latency` (model seconds) to reach the st
 reply to come back. On fakeredis (virtual clock) the two legs are clock timeouts around the store
 call, so the server acts at the exact arrival instant. On a live store the worker's own connection
 runs through an `emqlab.faults.relay.Relay` whose delay is the model delay in real seconds (the clock's
-`real_s`); the call
-runs in a thread of the link's own while the SimPy process waits in model time, so the other
+`real_s`); the call runs in a thread of the link's own while the SimPy process waits in model time, so the other
 workers keep running meanwhile. `call` returns (when the server acted, the result): exact on the
 virtual clock; on a live store, the midpoint of send and receipt (the legs are equally long).
 

@@ -30,6 +30,7 @@ from typing import Any, Callable
 import simpy
 
 from ..core.errors import BadParameter, StaleToken
+from ..store.clock import MS_PER_S
 from ..faults.pauses import World
 from ..lease.designs import queue_design
 from ..lease.keepers import Renewed
@@ -289,7 +290,7 @@ class Consumer:
         queue = self.queue
         if self.blocking_park:
             started = time.monotonic()
-            end = started + max(0.001, self.clock.to_server_ms(self.beat_ms) / 1000)
+            end = started + max(0.001, self.clock.real_s(self.beat_ms / MS_PER_S))
             woken = None
             # in slices of PARK_SLICE_S: a beat longer in real time than the client's read timeout (a slow
             # scale) would otherwise have the client give up on a BLPOP the server is still holding

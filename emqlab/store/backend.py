@@ -160,9 +160,13 @@ class StoreSpec(str):
     def loads(text: str) -> "StoreSpec":
         try:
             fields = json.loads(text)
-            return store_spec(fields["store"], clock=fields["clock"], scale=fields["scale"])
+            store, clock, scale = fields["store"], fields["clock"], fields["scale"]
         except (ValueError, TypeError, KeyError):
             raise BadParameter("a store's specification must be the JSON StoreSpec.dumps() writes") from None
+        return store_spec(store, clock=clock, scale=scale)  # checked as any other: a bad value says what is wrong
+
+    def __repr__(self) -> str:  # never a password: a spec is passed about, and a repr ends up in messages
+        return f"StoreSpec({redact(str(self))!r}, clock={self.clock!r}, scale={self.scale!r})"
 
 
 CLOCKS = ("virtual", "real")
@@ -377,10 +381,10 @@ def connect(spec: str | None = None, *, clock: str | None = None, scale: float |
     `server_clock`: with valkey only, the embedded server this backend starts runs under libfaketime, its
     clock stepped by `Backend.jump_server_clock` (a step forward is for good: the server is this backend's
     alone); refused on any other store, and where libfaketime is missing (one line naming what to install)."""
+    if server_clock and (spec.source if isinstance(spec, StoreSpec) else parse_backend(spec)[0]) != "valkey":
+        raise not_our_clock()  # first, as before the store's clock is read: the jump is what cannot be
     spec = store_spec(spec, clock=clock, scale=scale)
     source, url = spec.source, spec.url
-    if server_clock and source != "valkey":
-        raise not_our_clock()
     if not re.fullmatch(r"[A-Za-z0-9_.-]+:", prefix):
         raise BadParameter(f"key prefix {prefix!r} must be letters, digits, '_', '.', '-' followed by ':'")
     clock = spec.make_clock()

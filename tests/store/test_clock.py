@@ -130,6 +130,9 @@ def test_a_spec_travels_whole_to_another_process():
     assert (back, back.source, back.url, back.clock, back.scale) == (spec, "url", spec.url, "real", 0.05)
     with pytest.raises(BadParameter, match="JSON StoreSpec.dumps"):
         StoreSpec.loads("0.05")
+    with pytest.raises(BadParameter, match="scale must be a number from 0.0001 to 1"):  # its own words, not the JSON's
+        StoreSpec.loads(spec.dumps().replace("0.05", "5"))
+    assert "secret" not in repr(spec) and "secret" not in repr(back)  # a spec's repr never shows a password
 
 
 def test_a_live_store_keeps_real_time():

@@ -40,7 +40,7 @@ def _scale() -> float:
     value = ranges.parse(text)
     if value is None:
         raise BadParameter(f"${SCALE_ENV} is {text!r}, not a number; {ranges.get('scale').rule()}")
-    return value  # its range is checked where the clock is made
+    return value  # its range is checked where the store's specification is made (store_spec)
 
 
 def use(spec: str | None = None, *, clock: str | None = None, scale: float = DEFAULT_SCALE) -> Backend:

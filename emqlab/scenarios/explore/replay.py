@@ -109,10 +109,8 @@ def replay(source: Timeline, backend: Any = "valkey", scale: float | None = None
         raise BadParameter("replay opens its own store (it may run other scripts than the package's): pass "
                            "'valkey', 'fake' or a URL")
     spec = store_spec(backend, scale=p.scale if scale is None else scale)
-    real_scale = None
     if spec.source != "fake":
         spec = store_spec(spec, clock="real", scale=replay_scale(v.margin, spec.scale))
-        real_scale = spec.scale
     with connect(spec, scripts=dict(p.scripts)) as be:
         cost = (schedule_span(p, v.counterexample), 10 * len(steps) + 20)
         with run_on(be, "explore-replay", p, cost=cost) as run:
@@ -124,7 +122,7 @@ def replay(source: Timeline, backend: Any = "valkey", scale: float | None = None
                 why = first_difference(steps, expected, played.said)
             rv = ReplayVerdict(steps=len(steps), expected=v.invariant, broke_at=played.broke_at,
                                invariant=played.invariant, broken=played.broken, same=same, why=why,
-                               scale=real_scale, store=be.name)
+                               scale=spec.scale if spec.source != "fake" else None, store=be.name)
             run.timeline.verdict = rv.worded(replay_words(p, rv))
     return run.timeline
 
