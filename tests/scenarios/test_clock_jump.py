@@ -107,14 +107,16 @@ def test_a_step_back_keeps_a_crashed_workers_lease_past_its_ttl(fake):
 @pytest.mark.live
 def test_on_live_valkey_the_steps_say_what_they_say_on_fakeredis():
     """The same runs on a valkey-server of their own under libfaketime: the same facts (the times are the
-    machine's, so only what happened is compared; benchmarks/clock_jump_repeat.py repeats them ten times)."""
-    forward = heartbeat(renew="half", clock_jump="20:60", backend="valkey").verdict
+    machine's, so only what happened is compared; benchmarks/clock_jump_repeat.py repeats them ten times).
+    Each run's order rests on steps a model second or a few apart (the extend at 15 s and the pause at 16 s; the
+    reap at 22.5 s, 2.5 s after the step and 2.5 s before the job ends), so they run at the slow scale sized from
+    this host: at 0.01 a slow host's lateness can swap them."""
+    live = store_spec("valkey", scale=SLOW_SCALE)
+    forward = heartbeat(renew="half", clock_jump="20:60", backend=live).verdict
     assert forward.lost_at_jump and forward.double_run and forward.renew_lost_at is not None
     assert forward.lapsed_at < forward.renew_lost_at and forward.finished_by == ["contender"]
-    back = heartbeat(renew="half", pause="16:120", clock_jump="20:-60", backend="valkey").verdict
+    back = heartbeat(renew="half", pause="16:120", clock_jump="20:-60", backend=live).verdict
     # read through the recorded step, not timed: the lease outlived the deadline it was given by the whole step
     assert back.lapse_moved_s == -back.clock_jump_s == 60.0
-    # the reap (22.5 s) falls 2.5 s after the step and 2.5 s before the job ends: an order a few model seconds
-    # apart, so at the slow scale sized from this host (at 0.01 a slow host's lateness swaps it)
-    taken = reaper(job=25, crash_at=None, clock_jump="20:60", backend=store_spec("valkey", scale=SLOW_SCALE)).verdict
+    taken = reaper(job=25, crash_at=None, clock_jump="20:60", backend=live).verdict
     assert taken.reaped_while_working and taken.stale_complete_refused and taken.lost == 0
