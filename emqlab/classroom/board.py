@@ -36,6 +36,7 @@ from ..core.ranges import within
 from ..queue import invariants
 from ..queue.jobs import PLACES, Queue
 from ..core.words import FigureWords, ModeWords, as_text, plural, times
+from ..store.clock import time_reply_ms, to_s
 
 LANE_KEEP = 200  # events each learner's lane keeps (the newest)
 
@@ -145,8 +146,7 @@ class Board:
 
     def server_ms(self) -> int:
         """The server's clock (TIME), ms: where 'now' is on the lanes' lease stamps."""
-        sec, usec = self.client.time()
-        return sec * 1000 + usec // 1000
+        return time_reply_ms(self.client.time())
 
     def fenced(self) -> bool:
         return self.client.get(self.keys.key("fence")) != "0"
@@ -234,7 +234,7 @@ def lane_bands(events: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
         kind, job = e["kind"], (e.get("job"), e.get("attempts"))
         if kind == Kind.CLAIM:
             band = {"job": e["job"], "attempts": e["attempts"], "start": e["t"],
-                    "deadline": e["t"] + (e["score"] - e["now"]) / 1000, "end": None, "ended": None,
+                    "deadline": e["t"] + to_s(e["score"] - e["now"]), "end": None, "ended": None,
                     "server_now": e["now"], "server_deadline": e["score"]}
             leases.append(band)
             open_[job] = band
@@ -350,7 +350,7 @@ def class_snapshot(board: Board, last: int = LANE_KEEP) -> dict[str, Any]:
 def lane_offset(events: list[dict[str, Any]]) -> float:
     """Seconds to add to a learner's clock to read the server's: the median, over its claims, of the
     server's TIME the claim stamped minus the learner's time of the claim (0 without a claim)."""
-    gaps = [e["now"] / 1000 - e["t"] for e in events if e["kind"] == Kind.CLAIM and "now" in e]
+    gaps = [to_s(e["now"]) - e["t"] for e in events if e["kind"] == Kind.CLAIM and "now" in e]
     return statistics.median(gaps) if gaps else 0.0
 
 
@@ -389,14 +389,14 @@ def lane_view(lane: dict[str, Any], server_ms: int, local: float | None = None) 
     """A lane as what to draw: lane_bands on the server's clock, in seconds before `server_ms` (≤ 0),
     with its `state`, `label` (its name) and `done` (the jobs it finished: `lane_settled`)."""
     events = _merged(lane)
-    shift = lane_offset(events) - server_ms / 1000
+    shift = lane_offset(events) - to_s(server_ms)
     bands = lane_bands(events)
 
     def at(t):
         return None if t is None else t + shift
 
     leases = [{**b, "start": at(b["start"]), "end": at(b["end"]),
-               "deadline": b["server_deadline"] / 1000 - server_ms / 1000} for b in bands["leases"]]
+               "deadline": to_s(b["server_deadline"]) - to_s(server_ms)} for b in bands["leases"]]
     pauses = [{**p, "start": at(p["start"]), "end": at(p["end"])} for p in bands["pauses"]]
     local = time.time() if local is None else local
     state = lane_state(lane, local)

@@ -36,6 +36,7 @@ from ..core.kinds import Command, Kind
 from ..core.ranges import within
 from ..queue.jobs import Queue, check_name
 from ..core.timeline import Interval, Recorder, Timeline
+from ..store.clock import time_reply_ms, to_ms
 from .board import LANE_KEEP
 
 POLL_S = 0.2
@@ -102,8 +103,8 @@ class Learner:
         self.recorder = LaneRecorder(self.client, keys.own(self.slot, "lane"), keys.own(self.slot, "notes"),
                                      self.name)
         self.work_s = work_s
-        self.consumer = Consumer(self.queue, self.name, lease_ms=lease_s * 1000, beat_ms=beat_s * 1000,
-                                 work_ms=work_s * 1000, effect="fenced", recorder=self.recorder,
+        self.consumer = Consumer(self.queue, self.name, lease_ms=to_ms(lease_s), beat_ms=to_ms(beat_s),
+                                 work_ms=to_ms(work_s), effect="fenced", recorder=self.recorder,
                                  blocking_park=True, drain_limit=max(1, int(beat_s / work_s)))
         # a drain of about one beat of work brings the beat, and its reap, round every `beat_s` or so
         self.ended = False  # the class ended under us (our user is gone)
@@ -294,8 +295,7 @@ class Joined:
             pipe.hmget(queue.job_key(job), "state", "attempts", "worker")
         got = pipe.execute() if held else []
         fates = {job: {"state": s, "attempts": int(a or 0), "worker": w} for job, (s, a, w) in zip(held, got)}
-        sec, usec = client.time()
-        return {"lanes": [lane], "totals": None, "server_ms": sec * 1000 + usec // 1000, "local": time.time(),
+        return {"lanes": [lane], "totals": None, "server_ms": time_reply_ms(client.time()), "local": time.time(),
                 "fates": fates}
 
     def stop(self, timeout: float = 15.0) -> dict[str, Any] | None:

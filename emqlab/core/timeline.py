@@ -283,7 +283,8 @@ class Recorder:
 
 
 class ClockRecorder(Recorder):
-    """In-process runs: `t` is the SimPy clock's model time since the recorder was made."""
+    """In-process runs: `t` is the SimPy clock's model time since the recorder was made. `clock` is one of
+    emqlab.store.clock's (its `now_ms` and `to_s`)."""
 
     def __init__(self, timeline: Timeline, clock: Any):
         super().__init__(timeline)
@@ -291,11 +292,11 @@ class ClockRecorder(Recorder):
 
     @property
     def t(self) -> float:
-        return (self.clock.now_ms - self.t0_ms) / 1000.0
+        return self.clock.to_s(self.clock.now_ms - self.t0_ms)
 
     def ms_to_t(self, model_ms: float) -> float:
         """A clock reading (model ms) on this run's time base (model seconds)."""
-        return (model_ms - self.t0_ms) / 1000.0
+        return self.clock.to_s(model_ms - self.t0_ms)
 
 
 class WallRecorder(Recorder):

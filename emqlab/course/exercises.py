@@ -23,6 +23,7 @@ from ..scenarios.fencing import fencing
 from ..scenarios.heartbeat import heartbeat
 from ..scenarios.slow_link import latency_bound
 from ..core.words import seconds
+from ..store.clock import to_ms, to_s
 
 LEASE, JOB = 30, 75
 CRASH_FREE_WITHIN = 10  # seconds: the "lease" exercise's bound on how long a crashed holder may block others
@@ -31,6 +32,7 @@ TICK_S = 15.0  # the "capacity" exercise: a 30 s lease renewed at TTL/2
 # the fencing exercise's run: not the fencing lesson's, whose answer is shown. worker-1 freezes at 3 s for 20 s
 # and writes at 40 s, while worker-2 (re-claimed at 22 s) still runs the job: the store refuses it on attempts
 FENCE_LEASE, FENCE_BEAT, FENCE_PAUSE = 20, 4, (3, 20)  # the pause: at, seconds
+US_PER_MS = 1000  # microseconds in a millisecond: the capacity exercise quotes a measured cost per extend in µs
 ASKED_MS = 60_000  # the "extend" exercise: the time to live the check asks the learner's extend to set
 # the "link-budget" exercise: the delays it runs, and how close to the bound is right
 LINK_DELAY_MAX, LINK_TOLERANCE = 60, 0.5
@@ -133,7 +135,7 @@ def _try_extend(client, lua: str, key: str) -> Feedback:
         hours = ttl / 3_600_000
         if ttl > 100 * ASKED_MS:
             return Feedback(False, f"Your script set a time to live of about {hours:.3g} hours, not "
-                                   f"{ASKED_MS // 1000} seconds: ARGV[2] is in milliseconds, and EXPIRE reads its "
+                                   f"{to_s(ASKED_MS):g} seconds: ARGV[2] is in milliseconds, and EXPIRE reads its "
                                    "argument as seconds. Use PEXPIRE, which takes milliseconds.")
         return Feedback(False, f"Your script set a time to live of {ttl} ms, more than the {ASKED_MS} ms asked for "
                                "in ARGV[2]; pass ARGV[2] to PEXPIRE as it is.")
@@ -202,7 +204,7 @@ def renewal_budget() -> dict[str, float]:
     if row is None or cap is None:
         raise StoreError("the capacity exercise reads the benchmark's measurements (emqlab/data/renewal_cost.json), "
                          "and they are missing; run `.venv/bin/python benchmarks/renewal_cost.py`")
-    return {"per_extend_us": round(row["wall_ms_per_tick"] * 1000 / row["k"], 1), "tick_s": TICK_S,
+    return {"per_extend_us": round(row["wall_ms_per_tick"] * US_PER_MS / row["k"], 1), "tick_s": TICK_S,
             "measured_capacity": cap["capacity_k"], "first_over": cap["first_over"]}
 
 
@@ -223,7 +225,7 @@ def check_capacity(k_max: Any) -> Feedback:
     if value is None or value <= 0:
         return Feedback(False, f"K is a number of leases greater than 0; {k_max!r} is not one.")
     budget = renewal_budget()
-    estimate = budget["tick_s"] * 1_000_000 / budget["per_extend_us"]
+    estimate = to_ms(budget["tick_s"]) * US_PER_MS / budget["per_extend_us"]
     found = (f"The benchmark's capacity search, run for real, kept K = {budget['measured_capacity']:,} alive "
              f"and failed at K = {budget['first_over']:,}")
     if estimate >= budget["measured_capacity"]:
@@ -358,7 +360,7 @@ def right_answers() -> dict[str, Any]:
     The "capacity" exercise's is worked out from the measured cost it shows, rounded as a learner would."""
     budget = renewal_budget()
     return {"cadence": 0.5, "extend_lua": EXTEND_LUA, "lease": 8,
-            "k_max": int(round(budget["tick_s"] * 1_000_000 / budget["per_extend_us"], -3)),
+            "k_max": int(round(to_ms(budget["tick_s"]) * US_PER_MS / budget["per_extend_us"], -3)),
             "reaped_at": 22, "attempts": 2, "refused": "first",  # a 20 s lease; beats at 2, 6, …, 18, 22 s
             "max_delay": 9.5, "max_runtime": 60}
 

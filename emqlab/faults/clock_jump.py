@@ -19,6 +19,7 @@ from typing import Any
 from ..core.errors import BadParameter
 from ..core.kinds import Kind
 from ..core.timeline import Timeline
+from ..store.clock import to_ms
 from .pauses import at_seconds
 
 SERVER = "server"  # the actor of a clock jump's event: neither worker's clock moves
@@ -49,8 +50,8 @@ class ClockJump:
 def jumping(run: Any, jump: ClockJump):
     """A process: at `jump.at`, step the run's store clock by `jump.seconds` and record it."""
     clock = run.clock
-    yield clock.timeout(max(0.0, jump.at * 1000 - (clock.now_ms - run.t0_ms)))
-    run.backend.jump_server_clock(jump.seconds * 1000)
+    yield clock.timeout(max(0.0, to_ms(jump.at) - (clock.now_ms - run.t0_ms)))
+    run.backend.jump_server_clock(to_ms(jump.seconds))
     run.event(SERVER, Kind.CLOCK_JUMP, seconds=jump.seconds)
 
 

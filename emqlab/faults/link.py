@@ -1,6 +1,6 @@
-"""A worker's link to the store with a one-way delay (model seconds), as a scenario process sees it.
+"""A worker's link to the store with a one-way delay, as a scenario process sees it.
 
-Every command sent over the link takes `latency` (model seconds) to reach the store and as long again for its
+Every command sent over the link takes `latency_ms` (model milliseconds) to reach the store and as long again for its
 reply to come back. On fakeredis (virtual clock) the two legs are clock timeouts around the store
 call, so the server acts at the exact arrival instant. On a live store the worker's own connection
 runs through an `emqlab.faults.relay.Relay` whose delay is the model delay in real seconds (the clock's
@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 from .pauses import World
 from .relay import Relay
+from ..store.clock import to_ms, to_s
 
 POLL_REAL_S = 0.0005  # a live call is looked at every half millisecond of real time
 
@@ -30,18 +31,18 @@ POLL_REAL_S = 0.0005  # a live call is looked at every half millisecond of real 
 class Link:
     """The holder's link: `backend` is what its commands go through (the run's own when there is no delay)."""
 
-    def __init__(self, run, world: World, latency: float, actor: str = "holder"):
-        self.run, self.clock, self.world, self.latency = run, run.clock, world, float(latency)  # model seconds
+    def __init__(self, run, world: World, latency_ms: float, actor: str = "holder"):
+        self.run, self.clock, self.world, self.latency_ms = run, run.clock, world, float(latency_ms)
         self.actor = actor
         self.backend = run.backend
         self.relay: Relay | None = None
         self._pool: ThreadPoolExecutor | None = None
-        if self.latency > 0 and run.backend.live:
+        if self.latency_ms > 0 and run.backend.live:
             host, port = run.backend.address()
             self.relay = Relay(port, host).start()  # no delay while the link's client connects and loads scripts
             try:
                 self.backend = run.backend.via("127.0.0.1", self.relay.port)
-                self.relay.set_delay(self.clock.real_s(self.latency))  # the one place it becomes real seconds
+                self.relay.set_delay(self.clock.real_s(to_s(self.latency_ms)))  # the one place it becomes real seconds
                 self._pool = ThreadPoolExecutor(1, thread_name_prefix="emqlab-link")
             except BaseException:
                 self.close()
@@ -67,7 +68,7 @@ class Link:
     def call(self, fn: Callable[[], Any]):
         """A process step: send, let the store run `fn` when the command arrives, wait for the reply.
         Returns (model ms when the server acted, fn's result); fn's exception is raised at the reply."""
-        if self.latency <= 0:
+        if self.latency_ms <= 0:
             at = self.clock.now_ms
             return at, fn()
         # when the server acted on THIS call: kept per call, since calls overlap (a job's "done" can leave
@@ -86,14 +87,14 @@ class Link:
         clock = self.clock
 
         def wire():  # both legs: not a member of the worker's world, a pause does not stop them
-            yield clock.timeout(self.latency * 1000)
+            yield clock.timeout(self.latency_ms)
             at, result, error = clock.now_ms, None, None
             acted["ms"] = at
             try:
                 result = fn()
             except Exception as exc:  # the store's answer (LeaseLost, StaleToken…), delivered with the reply
                 error = exc
-            yield clock.timeout(self.latency * 1000)
+            yield clock.timeout(self.latency_ms)
             return at, result, error
 
         at, result, error = yield from self.world.wait(clock.process(wire()))
@@ -113,7 +114,7 @@ class Link:
                 times.append(clock.now_ms)
 
         future = self._pool.submit(timed)
-        step = max(1.0, clock.model_s(POLL_REAL_S) * 1000)
+        step = max(1.0, to_ms(clock.model_s(POLL_REAL_S)))
         while not future.done():
             yield from self.world.wait(clock.timeout(step))
         acted["ms"] = round((times[0] + times[1]) / 2, 3)

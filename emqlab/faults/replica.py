@@ -31,6 +31,7 @@ from typing import Any
 import redis
 
 from ..store.embedded import EmbeddedValkey
+from ..store.clock import wall_ms_since
 from ..core.errors import BackendUnavailable, BadParameter
 from .relay import Relay
 
@@ -202,7 +203,7 @@ def wait_cost(client: redis.Redis, prefix: str, n: int = 25, timeout_ms: int = 1
         client.set(key, "t", nx=True, px=30_000)
         if with_wait:
             acked.append(wait(client, 1, timeout_ms))
-        (waited if with_wait else plain).append((time.perf_counter() - started) * 1000)
+        (waited if with_wait else plain).append(wall_ms_since(started))
         client.delete(key)
     a, b = statistics.median(plain), statistics.median(waited)
     return {"n": n, "acquire_ms": round(a, 3), "acquire_wait_ms": round(b, 3), "wait_cost_ms": round(b - a, 3),

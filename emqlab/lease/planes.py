@@ -36,6 +36,7 @@ from redis.crc import key_slot
 from ..core.errors import BadParameter, LeaseLost, StoreError
 from ..core.ranges import RANGES, within
 from ..store.scripts import source
+from ..store.clock import wall_ms_since
 from .leases import Leases, new_token
 
 # Leases per sweep script call. Measured on this 2-core machine (Valkey 9.1, loopback, slow log):
@@ -260,7 +261,7 @@ class PerJobTimers(RenewalPlane):
             self._leases.extend(holding.key, holding.token, self.lease_ms)
         except LeaseLost:
             lost = True
-        wall_ms = (time.perf_counter() - started) * 1000
+        wall_ms = wall_ms_since(started)
         rt1, cmd1 = counter.snapshot()
         call = Call(sent_ms, tick, self.design, 1, rt1 - rt0, cmd1 - cmd0, wall_ms, [], holding.index, (1,))
         if lost:
@@ -309,7 +310,7 @@ class Sweep(RenewalPlane):
             return None
         live = sum(len(chunk) for chunk in batches)
         replies = self._send(batches)
-        wall_ms = (time.perf_counter() - started) * 1000
+        wall_ms = wall_ms_since(started)
         rt1, cmd1 = counter.snapshot()
         lost = [chunk[pos - 1] for chunk, reply in zip(batches, replies) for pos in reply]
         self._record(Call(sent_ms, tick, self.design, live, rt1 - rt0, cmd1 - cmd0, wall_ms, lost,
@@ -445,7 +446,7 @@ class Session(RenewalPlane):
             lost = []
         except LeaseLost:
             lost = live  # the session is gone or re-owned: every job it held goes with it
-        wall_ms = (time.perf_counter() - started) * 1000
+        wall_ms = wall_ms_since(started)
         rt1, cmd1 = counter.snapshot()
         self._record(Call(sent_ms, tick, self.design, len(live), rt1 - rt0, cmd1 - cmd0, wall_ms, lost))
         told_ms = clock.now_ms  # one reply: every job goes in this one instant

@@ -39,6 +39,7 @@ from ..core.environment import RUN_LEASE_ENV
 from ..core.errors import BadParameter, StoreError
 from .leases import new_token
 from ..store.scripts import source
+from ..store.clock import to_ms
 
 LEASE_SUFFIX = "run-lease"
 DEFAULT_LEASE_S = 30.0
@@ -85,7 +86,7 @@ class RunLease:
     def take(self) -> "RunLease":
         client = self.backend.client
         if self.renewed:
-            taken = client.set(self.key, self.token, nx=True, px=int(self.ttl_s * 1000))
+            taken = client.set(self.key, self.token, nx=True, px=int(to_ms(self.ttl_s)))
         else:
             taken = client.set(self.key, self.token, nx=True)
         if not taken:  # 64 random bits make this a broken random source, not bad luck
@@ -104,7 +105,7 @@ class RunLease:
     def _renew_until_stopped(self) -> None:
         client = self.backend.fresh_client()
         extend = source("extend_lease")
-        every, ttl_ms = self.ttl_s / 3, int(self.ttl_s * 1000)
+        every, ttl_ms = self.ttl_s / 3, int(to_ms(self.ttl_s))
         try:
             while not self._stop.wait(every):
                 try:

@@ -35,6 +35,7 @@ from matplotlib.transforms import offset_copy
 from ..core.kinds import Kind
 from ..core.timeline import Timeline
 from ..core.words import FigureWords
+from ..store.clock import to_s
 from . import Drawing, figure_for, legend_of_marks, modes_of, style, wrap
 
 BAND_Y, BAND_H = 0.08, 0.28  # the server's grant, above a lane's line
@@ -93,7 +94,7 @@ def _end(tl: Timeline) -> float:
 
 def extend_deadlines(tl: Timeline) -> list[tuple[str, float, float]]:
     """(lane, when, deadline) for every extend a holder reported with the PTTL the server gave right after it."""
-    return [(e.actor, e.t, e.t + e.data["pttl"] / 1000) for e in tl.events
+    return [(e.actor, e.t, e.t + to_s(e.data["pttl"])) for e in tl.events
             if e.kind == Kind.EXTEND and isinstance(e.data.get("pttl"), (int, float)) and e.data["pttl"] > 0]
 
 

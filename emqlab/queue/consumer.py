@@ -30,7 +30,7 @@ from typing import Any, Callable
 import simpy
 
 from ..core.errors import BadParameter, StaleToken
-from ..store.clock import MS_PER_S
+from ..store.clock import to_ms, to_s
 from ..faults.pauses import World
 from ..lease.designs import queue_design
 from ..lease.keepers import Renewed
@@ -182,7 +182,7 @@ class Consumer:
     def pause(self, ms: float):
         """A process: stop this consumer's world for `ms`."""
         rec = self.rec
-        rec.event(self.name, Kind.PAUSE_START, seconds=ms / 1000)
+        rec.event(self.name, Kind.PAUSE_START, seconds=to_s(ms))
         band = rec.open(self.name, "pause")
         yield from self.world.stop_the_world(ms)
         band.end = rec.t
@@ -201,7 +201,7 @@ class Consumer:
 
     def _server_s(self, server_ms: int) -> float:
         """A server clock reading (ms) in model seconds (absolute: compare two, never read one alone)."""
-        return round(self.clock.from_server_ms(server_ms) / 1000, 3)
+        return round(to_s(self.clock.from_server_ms(server_ms)), 3)
 
     def loop(self):
         queue, run = self.queue, self.rec
@@ -290,7 +290,7 @@ class Consumer:
         queue = self.queue
         if self.blocking_park:
             started = time.monotonic()
-            end = started + max(0.001, self.clock.real_s(self.beat_ms / MS_PER_S))
+            end = started + max(0.001, self.clock.real_s(to_s(self.beat_ms)))
             woken = None
             # in slices of PARK_SLICE_S: a beat longer in real time than the client's read timeout (a slow
             # scale) would otherwise have the client give up on a BLPOP the server is still holding
@@ -298,7 +298,7 @@ class Consumer:
                 woken = queue.backend.client.blpop([queue.wake_key], timeout=max(0.001, min(left, PARK_SLICE_S)))
             # The wait happened outside SimPy; catch its time up. The clock is lax, so this
             # already-due timeout fires at once and model time stays on the wall clock.
-            yield self.clock.timeout(self.clock.model_s(time.monotonic() - started) * 1000)
+            yield self.clock.timeout(to_ms(self.clock.model_s(time.monotonic() - started)))
             return woken is not None
         self._parked = True
         try:
@@ -392,8 +392,8 @@ class Consumer:
         run = self.rec
         for job_id, score in r.deadlines.items():
             if job_id in self.bands:
-                self.bands[job_id].data["deadline"] = round(run.t + self.clock.from_server_ms(score - r.server_now) / 1000, 3)
-        deadline = None if r.lease_ms is None else round(run.t + r.lease_ms / 1000, 3)
+                self.bands[job_id].data["deadline"] = round(run.t + to_s(self.clock.from_server_ms(score - r.server_now)), 3)
+        deadline = None if r.lease_ms is None else round(run.t + to_s(r.lease_ms), 3)
         run.event(self.name, Kind.RENEW, jobs=list(r.jobs), deadline=deadline, lost=list(r.lost), design=self.design,
                   calls=r.calls, **({} if r.session is None else {"session": r.session}), now=r.server_now,
                   time_s=self._server_s(r.server_now), score=r.score,

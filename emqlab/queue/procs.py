@@ -33,6 +33,7 @@ from ..core.children import TRACKER, stop_then_kill
 from ..core.errors import BadParameter, StoreError
 from ..core.kinds import Kind
 from ..core.timeline import Filtered, Recorder, Timeline
+from ..store.clock import to_ms
 
 
 
@@ -242,7 +243,7 @@ def blpop_can_time(backend, beat_ms: float) -> bool:
         hz = int(backend.client.config_get("hz").get("hz", 10))
     except Exception:  # a managed server may refuse CONFIG; assume the default
         hz = 10
-    return backend.clock.to_server_ms(beat_ms) >= 2 * 1000 / max(hz, 1)
+    return backend.clock.to_server_ms(beat_ms) >= to_ms(2 / max(hz, 1))
 
 
 def child_main(argv: list[str]) -> int:

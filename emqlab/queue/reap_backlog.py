@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass, field
 
 from .jobs import REAP_LIMIT, Queue
+from ..store.clock import wall_ms_since
 
 
 @dataclass
@@ -37,7 +38,7 @@ def reap_in_slices(queue: Queue, limit: int = REAP_LIMIT, max_calls: int | None 
     while max_calls is None or report.calls < max_calls:
         started = time.perf_counter()
         ids = queue.reap(limit)
-        report.call_ms.append((time.perf_counter() - started) * 1000)
+        report.call_ms.append(wall_ms_since(started))
         report.calls += 1
         report.returned += len(ids)
         if len(ids) < limit:

@@ -20,7 +20,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from ..store.clock import MS_PER_S
+from ..store.clock import to_ms
 from ..core import ranges
 from ..queue.consumer import Consumer, unusual
 from ..core.errors import BadParameter
@@ -155,7 +155,7 @@ def _bar(total: int, mode: str):
 def _chaos_in_process(run: Run, q: Queue, params: Params, plan, bar) -> None:
     clock = run.clock
     effect = "fenced" if params.fencing == "on" else "unfenced"
-    opts = dict(lease_ms=params.lease * MS_PER_S, beat_ms=params.beat * MS_PER_S, work_ms=params.job * MS_PER_S,
+    opts = dict(lease_ms=to_ms(params.lease), beat_ms=to_ms(params.beat), work_ms=to_ms(params.job),
                 effect=effect, drain_limit=params.drain, design=DESIGNS[params.design],
                 # a thousand jobs' routine steps would drown the timeline: keep faults, refusals, reaps,
                 # effects that landed twice, and the pause bands
@@ -166,7 +166,7 @@ def _chaos_in_process(run: Run, q: Queue, params: Params, plan, bar) -> None:
     jobs = params.jobs
 
     def replace(slot: int):
-        yield clock.timeout(params.beat * MS_PER_S)  # the supervisor's restart delay
+        yield clock.timeout(to_ms(params.beat))  # the supervisor's restart delay
         slots[slot] = Consumer(q, next(names), **opts)
         everyone.append(slots[slot])
         slots[slot].start()
@@ -174,14 +174,14 @@ def _chaos_in_process(run: Run, q: Queue, params: Params, plan, bar) -> None:
     handled, horizon = [0], [False]  # the plan's faults landed or reported undelivered; the run's horizon passed
 
     def faults():
-        t0, wait_ms = clock.now_ms, fault_wait(params) * MS_PER_S
+        t0, wait_ms = clock.now_ms, to_ms(fault_wait(params))
         for at, fault, slot in plan:
-            yield clock.timeout(max(0.0, at * MS_PER_S - (clock.now_ms - t0)))
+            yield clock.timeout(max(0.0, to_ms(at) - (clock.now_ms - t0)))
             due = clock.now_ms
             while not (free := [k for k in range(len(slots)) if not (slots[k].crashed or slots[k].world.paused)]):
                 if clock.now_ms - due >= wait_ms or horizon[0]:
                     break
-                yield clock.timeout(params.beat * MS_PER_S)  # every consumer is down or paused: look again a beat on
+                yield clock.timeout(to_ms(params.beat))  # every consumer is down or paused: look again a beat on
             if horizon[0]:
                 return  # the run is winding down: what is left is reported undelivered below
             handled[0] += 1
@@ -195,7 +195,7 @@ def _chaos_in_process(run: Run, q: Queue, params: Params, plan, bar) -> None:
                 victim.crash()
                 clock.process(replace(slot))
             else:
-                clock.process(victim.pause(params.pause_seconds * MS_PER_S))
+                clock.process(victim.pause(to_ms(params.pause_seconds)))
 
     def monitor():
         seen = 0
@@ -206,14 +206,14 @@ def _chaos_in_process(run: Run, q: Queue, params: Params, plan, bar) -> None:
             seen = sizes["done"]
             if seen >= jobs:
                 return
-            yield clock.timeout(params.beat * MS_PER_S)
+            yield clock.timeout(to_ms(params.beat))
 
     for consumer in slots:
         consumer.start()
     striking = clock.process(faults())
     watch = clock.process(monitor())
     expected = jobs * params.job / params.workers
-    limit = clock.timeout((4 * expected + 10 * params.lease) * MS_PER_S)
+    limit = clock.timeout(to_ms(4 * expected + 10 * params.lease))
     # the run goes on until every job is settled and every planned fault has landed (or waited its bound)
     clock.run(until=clock.env.any_of([clock.env.all_of([watch, striking]), limit]))
     if striking.is_alive:  # the horizon came first: what was still to strike never landed
@@ -222,7 +222,7 @@ def _chaos_in_process(run: Run, q: Queue, params: Params, plan, bar) -> None:
             undelivered(run, at, fault, "the run reached its horizon before it fell due")
     for consumer in everyone:
         consumer.stop()
-    clock.run(until=clock.now_ms + 2 * params.pause_seconds * MS_PER_S)
+    clock.run(until=clock.now_ms + 2 * to_ms(params.pause_seconds))
     for consumer in everyone:
         consumer.halt()
     clock.run(until=clock.now_ms + 1)

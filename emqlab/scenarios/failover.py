@@ -34,6 +34,7 @@ from itertools import count
 from typing import Any
 
 from ..store.backend import StoreSpec, connect, store_spec
+from ..store.clock import to_ms, to_s
 from ..core.errors import BackendUnavailable, BadParameter, StaleToken, StoreError
 from ..lease.leases import Leases, new_token
 from ..core.kinds import Kind
@@ -198,7 +199,7 @@ class Story:
         # holder's next write pass the contender's
         lagging = self.current == "primary"
         with nullcontext() if lagging else self.rec.off_the_clock():
-            acked = wait(self._client(), 1, self.clock.to_server_ms(WAIT_S * 1000))
+            acked = wait(self._client(), 1, self.clock.to_server_ms(to_ms(WAIT_S)))
         self.rec.event(w.name, Kind.WAIT, acked=acked, what=what, server=self.current)
         return acked >= 1
 
@@ -252,11 +253,11 @@ class Story:
 
     def acquire(self, w: Worker) -> bool:
         sent = self.t
-        grant = self._leases().acquire(self.lock, self.lease_s * 1000, w.token)
+        grant = self._leases().acquire(self.lock, to_ms(self.lease_s), w.token)
         if grant is None:
             self.rec.event(w.name, Kind.ACQUIRE_FAILED, server=self.current)
             return False
-        ttl = grant.ttl_ms / 1000
+        ttl = to_s(grant.ttl_ms)
         w.deadline = round(sent + self.lease_s, 3)  # its own clock, counted from when it asked
         self.rec.event(w.name, Kind.ACQUIRE, server=self.current, ttl=round(ttl, 3))
         w.lease = self.rec.open(self.current, "lease", holder=w.name, token=w.fence,
@@ -323,7 +324,7 @@ class Story:
         self.rec.event("replica", Kind.PROMOTED, lease_found=found, counter=counter)
         if found:
             h.lease = self.rec.open("replica", "lease", holder=h.name, token=h.fence,
-                                    deadline=round(self.t + self.clock.from_server_ms(client.pttl(self.lock)) / 1000, 3), ended=None)
+                                    deadline=round(self.t + to_s(self.clock.from_server_ms(client.pttl(self.lock))), 3), ended=None)
         # a fresh server comes back as the new primary's replica (the contender's WAIT needs one). Starting
         # and syncing it is the machine's time, not the story's (a loaded machine takes a second): the
         # story's clock stops meanwhile, so it never decides whose write the storage sees first

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..store.clock import MS_PER_S
+from ..store.clock import to_ms
 from ..core.errors import BadParameter
 from ..core.kinds import Kind
 from ..core.timeline import Record, Timeline, Verdict, json_name
@@ -156,24 +156,24 @@ def fencing(fencing: str = "on", lease: float = 30, job: float = 20, pause: Any 
         q.enqueue(JOB_ID, "order")
         run.event("producer", Kind.ENQUEUE, job=JOB_ID)
         effect = "fenced" if fencing == "on" else "unfenced"
-        opts = dict(lease_ms=lease_s * MS_PER_S, beat_ms=beat_s * MS_PER_S, work_ms=job_s * MS_PER_S, effect=effect, recorder=run)
+        opts = dict(lease_ms=to_ms(lease_s), beat_ms=to_ms(beat_s), work_ms=to_ms(job_s), effect=effect, recorder=run)
         w1, w2 = (Consumer(WatchedQueue(run.backend, name, run, prefix=run.prefix), name, **opts)
                   for name in ("worker-1", "worker-2"))
 
         def script():
             w1.start()
-            yield clock.timeout(beat_s * MS_PER_S / 2)
+            yield clock.timeout(to_ms(beat_s) / 2)
             w1.stop()  # worker-1 runs this one job, then leaves
             w2.start()
-            yield clock.timeout(max(0.0, stop.at * MS_PER_S - (clock.now_ms - run.t0_ms)))
-            clock.process(w1.pause(stop.seconds * MS_PER_S))
+            yield clock.timeout(max(0.0, to_ms(stop.at) - (clock.now_ms - run.t0_ms)))
+            clock.process(w1.pause(to_ms(stop.seconds)))
             # done when both have had their say: worker-1 woke and tried its write, worker-2 finished
             while w1.main.is_alive or q.sizes()["done"] < 1:
-                yield clock.timeout(beat_s * MS_PER_S)
+                yield clock.timeout(to_ms(beat_s))
             w2.stop()
 
-        horizon = (stop.at + stop.seconds + 2 * job_s + 2 * lease_s + 4 * beat_s) * MS_PER_S
-        play(run, script(), horizon, beat_s * MS_PER_S, [w1, w2])
+        horizon = to_ms(stop.at + stop.seconds + 2 * job_s + 2 * lease_s + 4 * beat_s)
+        play(run, script(), horizon, to_ms(beat_s), [w1, w2])
         effects = q.effects_applied().get(JOB_ID, 0)
         run.timeline.counts.update({"jobs": 1, "completed": q.sizes()["done"], "lost": 1 - q.sizes()["done"],
                                     "duplicate_effects": max(0, effects - 1), "effects_applied": effects})

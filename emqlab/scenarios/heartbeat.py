@@ -27,6 +27,7 @@ from ..faults.link import Link
 from ..faults.pauses import Pause, World
 from ..lease.cadence import Cadence, parse_cadence
 from ..lease.leases import Leases, new_token
+from ..store.clock import to_ms, to_s
 from .run_harness import Run, positive, run_on
 
 LOST = "lease-lost"
@@ -106,12 +107,12 @@ class Worker:
     """One worker holding (or hoping to hold) the job's lock."""
 
     def __init__(self, run: Run, name: str, lease_ms: float, job_ms: float, cadence: Cadence,
-                 missed: frozenset[int] = frozenset(), latency: float = 0.0):
+                 missed: frozenset[int] = frozenset(), latency_ms: float = 0.0):
         self.run, self.name = run, name
         self.clock = run.clock
         self.lease_ms, self.job_ms, self.cadence = lease_ms, job_ms, cadence
         self.world = World(run.clock)
-        self.link = Link(run, self.world, latency, name)  # every command of this worker goes over it
+        self.link = Link(run, self.world, latency_ms, name)  # every command of this worker goes over it
         self.leases = Leases(self.link.backend, prefix=run.prefix)  # nothing outside this run
         self.has_lock = run.clock.event()  # when this worker's acquire reply reached it
         self.lock_key, self.done_key = run.key("lock", "job"), run.key("done", "job")
@@ -128,13 +129,13 @@ class Worker:
 
     def _took(self, grant, at_ms: float | None = None) -> None:
         t = self._at(at_ms)
-        self.lease = self.run.timeline.open(t, self.name, "lease", deadline=round(t + grant.ttl_ms / 1000, 3),
+        self.lease = self.run.timeline.open(t, self.name, "lease", deadline=round(t + to_s(grant.ttl_ms), 3),
                                             ended=None)
         self._set_at = t
 
     def _pushed(self, grant, at_ms: float | None = None) -> float:
         self._set_at = self._at(at_ms)
-        deadline = round(self._set_at + grant.ttl_ms / 1000, 3)
+        deadline = round(self._set_at + to_s(grant.ttl_ms), 3)
         self.lease.data["deadline"] = deadline
         return deadline
 
@@ -177,7 +178,7 @@ class Worker:
         yield from self.link.call(lambda: self.link.backend.client.set(self.done_key, self.name))
         try:
             at, _ = yield from self.link.call(lambda: self.leases.release(self.lock_key, self.token))
-            landed = {"at": round(self.run.ms_to_t(at), 3)} if self.link.latency else {}
+            landed = {"at": round(self.run.ms_to_t(at), 3)} if self.link.latency_ms else {}
             run.event(self.name, Kind.RELEASE, **landed)  # over a slow link, `at`: when the store let the key go
             self._lease_ended(released=True, at_ms=at)
         except StaleToken:
@@ -215,8 +216,8 @@ class Worker:
             finally:
                 self.extending = False
             deadline = self._pushed(grant, at)
-            landed = {"at": round(self.run.ms_to_t(at), 3)} if self.link.latency else {}
-            self.run.event(self.name, Kind.RENEW, ttl=round(grant.ttl_ms / 1000, 3), deadline=deadline, **landed)
+            landed = {"at": round(self.run.ms_to_t(at), 3)} if self.link.latency_ms else {}
+            self.run.event(self.name, Kind.RENEW, ttl=round(to_s(grant.ttl_ms), 3), deadline=deadline, **landed)
             if self.finished:  # the job ended while this extend was on the wire
                 return
             next_tick = clock.now_ms + every_ms
@@ -227,8 +228,8 @@ class Worker:
         if grant is None:  # a fresh run prefix makes this impossible unless the store misbehaves
             raise StoreError(f"{self.name} could not take a fresh lock {self.lock_key}: another run is using this key")
         self._took(grant, at)
-        landed = {"deadline": self.lease.data["deadline"]} if self.link.latency else {}
-        self.run.event(self.name, Kind.ACQUIRE, ttl=round(grant.ttl_ms / 1000, 3), **landed)
+        landed = {"deadline": self.lease.data["deadline"]} if self.link.latency_ms else {}
+        self.run.event(self.name, Kind.ACQUIRE, ttl=round(to_s(grant.ttl_ms), 3), **landed)
         self.has_lock.succeed()
         yield from self.hold_and_work()
 
@@ -245,7 +246,7 @@ class Worker:
                 run.event(self.name, Kind.ACQUIRE_FAILED)
                 yield clock.timeout(poll_ms)
                 continue
-            run.event(self.name, Kind.ACQUIRE, ttl=round(grant.ttl_ms / 1000, 3))
+            run.event(self.name, Kind.ACQUIRE, ttl=round(to_s(grant.ttl_ms), 3))
             self._took(grant)
             if run.backend.client.get(self.done_key) is not None:
                 run.event(self.name, Kind.SAW_DONE)
@@ -288,9 +289,9 @@ def heartbeat(lease: float = 30, job: float = 75, renew: Any = "none", pause: An
     if p.clock_jump is not None and p.clock_jump.at >= p.job:
         raise BadParameter(f"a clock jump must come while the job runs (AT < job = {p.job:g} s), got AT = "
                            f"{p.clock_jump.at:g} s")
-    lease_ms, job_ms, poll_ms = p.lease * 1000, p.job * 1000, p.poll * 1000
+    lease_ms, job_ms, poll_ms = to_ms(p.lease), to_ms(p.job), to_ms(p.poll)
     with run_on(backend, "heartbeat", p, cost=p.cost(), server_clock=p.clock_jump is not None) as run:
-        holder = Worker(run, "holder", lease_ms, job_ms, cadence, missed, latency=p.latency)
+        holder = Worker(run, "holder", lease_ms, job_ms, cadence, missed, latency_ms=to_ms(p.latency))
         with holder.link:
             if p.clock_jump is not None:
                 run.clock.process(jumping(run, p.clock_jump))
@@ -299,18 +300,18 @@ def heartbeat(lease: float = 30, job: float = 75, renew: Any = "none", pause: An
     return run.timeline
 
 
-def _play(run: Run, holder: Worker, contender: Worker, poll_ms: float, pause: Pause | None) -> None:
-    """Run the holder, the contender and the pause (if any) to the end on the run's clock."""
+def _play(run: Run, holder: Worker, contender: Worker, poll_ms: float, stop: Pause | None) -> None:
+    """Run the holder, the contender and the holder's pause (`stop`, if any) to the end on the run's clock."""
     clock = run.clock
     holder.world.join(clock.process(holder.start_holding()))
-    clock.process(contender.contend(poll_ms, holder if holder.link.latency else None))
-    if pause is not None:
+    clock.process(contender.contend(poll_ms, holder if holder.link.latency_ms else None))
+    if stop is not None:
 
         def pause_holder():
-            yield clock.timeout(pause.at * 1000)
-            run.event("holder", Kind.PAUSE_START, seconds=pause.seconds)
+            yield clock.timeout(to_ms(stop.at))
+            run.event("holder", Kind.PAUSE_START, seconds=stop.seconds)
             frozen = run.timeline.open(run.t, "holder", "pause")
-            yield from holder.world.stop_the_world(pause.seconds * 1000)
+            yield from holder.world.stop_the_world(to_ms(stop.seconds))
             frozen.end = run.t
             run.event("holder", Kind.PAUSE_END)
 

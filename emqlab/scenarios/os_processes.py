@@ -17,6 +17,7 @@ from ..queue.jobs import Queue
 from ..core.kinds import Kind
 from ..core.timeline import WallRecorder
 from ..core.words import seconds
+from ..store.clock import to_ms
 from .run_harness import Run
 from .fault_plan import fault_wait as in_process_wait, undelivered
 
@@ -43,7 +44,7 @@ def run_reaper_processes(run: Run, q: Queue, lease_s: float, beat_s: float, job_
     """The reaper scenario with two consumer processes; worker-1 is SIGKILLed mid-job."""
     clock = run.clock
     events_key = q.base + "events"
-    opts = dict(lease_ms=lease_s * 1000, beat_ms=beat_s * 1000, work_ms=job_s * 1000, design=design)
+    opts = dict(lease_ms=to_ms(lease_s), beat_ms=to_ms(beat_s), work_ms=to_ms(job_s), design=design)
     t0 = time.time()
     wall = WallRecorder(run.timeline, t0, clock)
     with ProcessPool(run.backend, q, t0_wall=t0, events_key=events_key) as pool:
@@ -100,7 +101,7 @@ def run_chaos_processes(run: Run, q: Queue, params, plan, bar) -> None:
     clock = run.clock
     events_key = q.base + "events"
     effect = "fenced" if params.fencing == "on" else "unfenced"
-    opts = dict(lease_ms=params.lease * 1000, beat_ms=params.beat * 1000, work_ms=params.job * 1000,
+    opts = dict(lease_ms=to_ms(params.lease), beat_ms=to_ms(params.beat), work_ms=to_ms(params.job),
                 effect=effect, drain_limit=params.drain, quiet=tuple(sorted(ROUTINE)),
                 design=params.design)
     jobs, pause_s = params.jobs, params.pause_seconds

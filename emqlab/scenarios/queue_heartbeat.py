@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..store.clock import MS_PER_S
+from ..store.clock import to_ms
 from ..core.kinds import Kind
 from ..core.timeline import Record, Timeline, Verdict, json_name
 from ..core.words import ModeWords, plural, seconds, times
@@ -76,21 +76,21 @@ def queue_heartbeat(lease: float = 30, job: float = 75, renew: Any = "none", bea
         clock = run.clock
         q = Queue(run.backend, queue, prefix=run.prefix)
         q.enqueue(check_id(JOB_ID), "order")
-        opts = dict(lease_ms=lease_s * MS_PER_S, beat_ms=beat_s * MS_PER_S, work_ms=job_s * MS_PER_S, renew=cadence.fraction,
+        opts = dict(lease_ms=to_ms(lease_s), beat_ms=to_ms(beat_s), work_ms=to_ms(job_s), renew=cadence.fraction,
                     recorder=run)
         holder, other = Consumer(q, "worker-1", **opts), Consumer(q, "worker-2", **opts)
 
         def script():
             holder.start()
-            yield clock.timeout(beat_s * MS_PER_S / 2)
+            yield clock.timeout(to_ms(beat_s) / 2)
             holder.stop()  # the holder of the figure runs this one job, then leaves
             other.start()
             while q.sizes()["done"] < 1 or holder.held or other.held:
-                yield clock.timeout(beat_s * MS_PER_S)
+                yield clock.timeout(to_ms(beat_s))
             holder.stop()
             other.stop()
 
-        play(run, script(), (2 * job_s + 2 * lease_s + 4 * beat_s) * MS_PER_S, beat_s * MS_PER_S, [holder, other])
+        play(run, script(), to_ms(2 * job_s + 2 * lease_s + 4 * beat_s), to_ms(beat_s), [holder, other])
         run.timeline.counts.update(counts(q, 1, len(run.timeline.of(Kind.COMPLETE))))
         run.timeline.verdict = verdict(run.timeline)
     return run.timeline

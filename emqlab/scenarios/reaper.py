@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..store.clock import MS_PER_S
+from ..store.clock import to_ms
 from ..core.errors import BadParameter
 from ..core.kinds import Kind
 from ..core.timeline import Record, Timeline, Verdict, json_name
@@ -206,25 +206,25 @@ def _reaper_in_process(run: Run, q: Queue, lease_s, beat_s, job_s, crash_s, late
     clock = run.clock
     q.enqueue(JOB_ID, "order")
     run.event("producer", Kind.ENQUEUE, job=JOB_ID)
-    opts = dict(lease_ms=lease_s * MS_PER_S, beat_ms=beat_s * MS_PER_S, work_ms=job_s * MS_PER_S, recorder=run, design=DESIGNS[design])
+    opts = dict(lease_ms=to_ms(lease_s), beat_ms=to_ms(beat_s), work_ms=to_ms(job_s), recorder=run, design=DESIGNS[design])
     w1, w2 = Consumer(q, "worker-1", **opts), Consumer(q, "worker-2", **opts)
 
     def script():
         w1.start()
-        yield clock.timeout(beat_s * MS_PER_S / 2)  # the two beats interleave
+        yield clock.timeout(to_ms(beat_s) / 2)  # the two beats interleave
         w2.start()
         if crash_s is not None:  # else worker-1 lives, and its own completion is the late one
-            yield clock.timeout(max(0.0, crash_s * MS_PER_S - (clock.now_ms - run.t0_ms)))
+            yield clock.timeout(max(0.0, to_ms(crash_s) - (clock.now_ms - run.t0_ms)))
             w1.crash()
-            yield clock.timeout(max(0.0, late_s * MS_PER_S - (clock.now_ms - run.t0_ms)))
+            yield clock.timeout(max(0.0, to_ms(late_s) - (clock.now_ms - run.t0_ms)))
             late_completion(run, q, "worker-1", JOB_ID, attempts=1)
         while q.sizes()["done"] < 1 or (crash_s is None and not run.timeline.of(Kind.WORK_DONE, "worker-1")):
-            yield clock.timeout(beat_s * MS_PER_S)
-        yield clock.timeout(beat_s * MS_PER_S)  # the last completion's reply
+            yield clock.timeout(to_ms(beat_s))
+        yield clock.timeout(to_ms(beat_s))  # the last completion's reply
         w1.stop()
         w2.stop()
 
-    play(run, script(), (late_s + 2 * job_s + 2 * lease_s + 4 * beat_s) * MS_PER_S, beat_s * MS_PER_S, [w1, w2])
+    play(run, script(), to_ms(late_s + 2 * job_s + 2 * lease_s + 4 * beat_s), to_ms(beat_s), [w1, w2])
 
 
 def verdict(timeline: Timeline) -> ReaperVerdict:

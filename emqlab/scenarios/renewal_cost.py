@@ -24,6 +24,7 @@ from ..lease.designs import DESIGNS, SWEEP, check_design, design_names, make_pla
 from ..lease.leases import new_token
 from ..lease.planes import WRITE_CHUNK, Call, Holding, check_count
 from ..store.commandstats import ServerCounter
+from ..store.clock import to_ms, to_s
 from .run_harness import Run, positive, run_on
 
 SCENARIO = "renewal_cost"
@@ -198,9 +199,9 @@ def renewal_cost(jobs: int = 6, design: str = SWEEP, ticks: int = 4, batch: int 
     if batch is not None:
         batch = check_count("batch", batch, "leases per sweep script call")
     steals = parse_steals(steal, jobs)
-    lease_ms, every_ms = lease_s * 1000, cad.fraction * lease_s * 1000
+    lease_ms, every_ms = to_ms(lease_s), to_ms(cad.fraction * lease_s)
     params = Params(jobs=jobs, design=design, ticks=ticks, batch=batch, lease=lease_s, cadence=cad.name,
-                    cadence_s=round(every_ms / 1000, 6), queue=queue, steal=tuple(steals))
+                    cadence_s=round(to_s(every_ms), 6), queue=queue, steal=tuple(steals))
 
     with run_on(backend, SCENARIO, params, cost=params.cost() if bounded else None) as run:
         be, clock = run.backend, run.clock
@@ -231,7 +232,7 @@ def renewal_cost(jobs: int = 6, design: str = SWEEP, ticks: int = 4, batch: int 
         plane.hold_all(zip(keys, tokens))
 
         def thief(at_s: float, job: int):
-            yield clock.timeout(max(0, at_s * 1000 - (clock.now_ms - run.t0_ms)))
+            yield clock.timeout(max(0, to_ms(at_s) - (clock.now_ms - run.t0_ms)))
             # as if the lease had lapsed and another worker re-took the key with its own token; the
             # session design's jobs hang on the worker's session, so the thief takes that
             key = plane.steal_key(plane.holdings[job - 1])
@@ -245,7 +246,7 @@ def renewal_cost(jobs: int = 6, design: str = SWEEP, ticks: int = 4, batch: int 
             # a real worker: the first tick is one cadence after the acquiring began, not after it ended
             yield clock.timeout(0)
             began_ms = clock.now_ms
-            ttl_s = plane.acquire() / 1000
+            ttl_s = to_s(plane.acquire())
             run.event("worker", Kind.ACQUIRE, leases=jobs, ttl=round(ttl_s, 3))
             if server is not None:
                 server.start()  # after the acquire: the window holds renewal calls only

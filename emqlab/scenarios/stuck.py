@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..store.clock import MS_PER_S
+from ..store.clock import to_ms
 from ..queue.consumer import Consumer
 from ..queue.jobs import Queue, check_name
 from ..lease.designs import DESIGNS, NONE, lookup_design
@@ -98,19 +98,19 @@ def stuck(design: str = NONE, max_runtime: float | None = None, lease: float = 3
         run.event("producer", Kind.ENQUEUE, job=JOB_ID)
 
         def work(job) -> float:  # the first attempt hangs past the horizon; a later one takes AFTER_S
-            return 4 * horizon * MS_PER_S if job.attempts == 1 else AFTER_S * MS_PER_S
+            return 4 * to_ms(horizon) if job.attempts == 1 else to_ms(AFTER_S)
 
-        opts = dict(lease_ms=lease_s * MS_PER_S, beat_ms=beat_s * MS_PER_S, work_ms=work, recorder=run, design=DESIGNS[design],
-                    max_runtime_ms=(limit_s or 0) * MS_PER_S)
+        opts = dict(lease_ms=to_ms(lease_s), beat_ms=to_ms(beat_s), work_ms=work, recorder=run, design=DESIGNS[design],
+                    max_runtime_ms=to_ms(limit_s or 0))
         holder, other = Consumer(q, "worker-1", **opts), Consumer(q, "worker-2", **opts)
 
         def script():
             holder.start()
-            yield clock.timeout(beat_s * MS_PER_S / 2)  # the two beats interleave
+            yield clock.timeout(to_ms(beat_s) / 2)  # the two beats interleave
             other.start()
-            yield clock.timeout(horizon * MS_PER_S)
+            yield clock.timeout(to_ms(horizon))
 
-        play(run, script(), (horizon + beat_s) * MS_PER_S, 1, [holder, other])
+        play(run, script(), to_ms(horizon + beat_s), 1, [holder, other])
         run.timeline.verdict = verdict(run.timeline)
     return run.timeline
 

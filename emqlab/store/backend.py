@@ -18,7 +18,7 @@ import redis
 
 from ..core.environment import BACKEND_ENV, URL_ENV
 from . import fakeclock
-from .clock import DEFAULT_SCALE, VirtualClock, make_clock
+from .clock import DEFAULT_SCALE, VirtualClock, make_clock, time_reply_s, to_s
 from .embedded import EmbeddedValkey
 from .faketime import ServerClock
 from ..core.errors import BackendUnavailable, BadParameter, ForeignKeys, StoreError
@@ -321,11 +321,7 @@ class Backend:
         # next command meets the new time. Read on a connection of its own: no round trip of the run's counted
         probe = redis.Redis(socket_timeout=10, **self._server.connection_kwargs)
         try:
-            def server_time() -> float:
-                seconds, micros = probe.time()
-                return seconds + micros / 1e6
-
-            server_clock.jump(self.clock.real_s(model_ms / 1000), server_time=server_time)
+            server_clock.jump(self.clock.real_s(to_s(model_ms)), server_time=lambda: time_reply_s(probe.time()))
         finally:
             probe.close()
 

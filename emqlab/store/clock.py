@@ -25,6 +25,46 @@ DEFAULT_SCALE = 0.01
 MS_PER_S = 1000.0  # model milliseconds in a model second: what a scenario's seconds become at the clock's API
 
 
+# -- the two units of model time ----------------------------------------------------------------
+# A duration is in model milliseconds (`*_ms`) wherever the clock, a lease or the queue takes one: the clock's
+# timeouts, a lease's TTL, a queue's lease and delays, a link's latency. It is in model seconds (`*_s`, or a
+# scenario's flag-named parameter: `lease`, `job`, `beat`, `latency`) wherever a person reads it: the CLI's flags,
+# a scenario's parameters, the timeline's `t`, the words. What the store is sent and reports (PX, a PTTL, a lease's
+# score, TIME) is in server milliseconds, which `to_server_ms`/`from_server_ms` turn to and from model ones.
+# Outside emqlab.store the seconds and the milliseconds meet only here: `to_ms`/`to_s`, `wall_ms_since` for what
+# a call cost on this machine, `time_reply_ms`/`time_reply_s` for the server's TIME (tests/store/test_units.py
+# walks the package's AST for any other; the store's own modules convert where they read the store).
+
+
+def to_ms(model_s: float) -> float:
+    """Seconds in milliseconds: a scenario's parameter or a timeline's `t` as the clock's and the store's APIs take
+    it (model time; where nothing is scaled, a class or a library's run, the same holds of real time)."""
+    return model_s * MS_PER_S
+
+
+def to_s(model_ms: float) -> float:
+    """Milliseconds in seconds: the clock's reading or a grant's TTL as a person reads it (model time; unscaled,
+    real time alike)."""
+    return model_ms / MS_PER_S
+
+
+def wall_ms_since(started: float) -> float:
+    """Real milliseconds since a `time.perf_counter()` reading: what a call cost on this machine."""
+    return to_ms(time.perf_counter() - started)
+
+
+def time_reply_ms(reply) -> int:
+    """The store's TIME reply (seconds, microseconds) as whole server milliseconds."""
+    seconds, micros = reply
+    return int(seconds) * 1000 + int(micros) // 1000
+
+
+def time_reply_s(reply) -> float:
+    """The store's TIME reply (seconds, microseconds) as server seconds."""
+    seconds, micros = reply
+    return seconds + micros / 1e6
+
+
 class VirtualClock:
     """Deterministic model time; nothing waits."""
 
@@ -35,6 +75,9 @@ class VirtualClock:
     def __init__(self) -> None:
         self.env = self._make_env()
         self.server_offset_ms = 0.0  # how far a jump moved the fake store's clock from this one (model ms)
+
+    to_ms = staticmethod(to_ms)  # for code that holds a clock and sits below emqlab.store (core.timeline)
+    to_s = staticmethod(to_s)
 
     def _make_env(self) -> simpy.Environment:
         return simpy.Environment()

@@ -21,6 +21,7 @@ from typing import Any, Iterable, Mapping
 import redis
 
 from .backend import glob_escape
+from .clock import time_reply_ms
 
 SCAN_COUNT = 10_000  # one SCAN call covers a small store (a search's own) whole
 
@@ -88,7 +89,7 @@ def read(client: redis.Redis, prefix: str, types: dict[str, str] | None = None, 
         for key in known:
             _queue_read(pipe, key, types[key], ttl)
         got = pipe.execute(raise_on_error=False)
-        sec, usec = got.pop(0)
+        now_ms = time_reply_ms(got.pop(0))
         cursor, keys = got[0]
         keys = set(keys)
         while int(cursor) != 0:
@@ -116,7 +117,7 @@ def read(client: redis.Redis, prefix: str, types: dict[str, str] | None = None, 
         for key in [k for k in types if k not in keys]:
             del types[key]  # gone: its type may differ when it comes back
         if not stale:
-            return Stored(dict(sorted(out.items())), int(sec) * 1000 + int(usec) // 1000)
+            return Stored(dict(sorted(out.items())), now_ms)
     raise RuntimeError(f"the keys under {prefix!r} kept changing type while they were read")
 
 

@@ -35,6 +35,7 @@ from ..core.kinds import Kind
 from ..core.ranges import within
 from ..core.timeline import Timeline
 from ..core.words import ModeWords, plural, seconds, times
+from ..store.clock import to_ms, to_s
 from .declaration import Library, Repeat
 from .harness import LibraryRun, Probe, check_budget, require
 from .report import Reporter, main, work
@@ -91,8 +92,8 @@ def default_timeout(task: float) -> float:
 
 def opts(p: Params, prefix: str) -> dict[str, Any]:
     """The Worker's options, in BullMQ's names and units (milliseconds)."""
-    return {"prefix": prefix + "bull", "lockDuration": int(p.lock_duration * 1000),
-            "stalledInterval": int(p.stalled_interval * 1000), "maxStalledCount": p.max_stalled_count}
+    return {"prefix": prefix + "bull", "lockDuration": int(to_ms(p.lock_duration)),
+            "stalledInterval": int(to_ms(p.stalled_interval)), "maxStalledCount": p.max_stalled_count}
 
 
 class BullmqProbe(Probe):
@@ -115,7 +116,7 @@ class BullmqProbe(Probe):
         owner, pttl, (stc, reason), active, waiting, failed, completed = replies
         where = ("completed" if completed is not None else "failed" if failed is not None
                  else "active" if JOB_ID in active else "wait" if waiting else "added")
-        return {"lock_owner": owner, "lock_deadline": now + pttl / 1000 if owner is not None and pttl > 0 else None,
+        return {"lock_owner": owner, "lock_deadline": now + to_s(pttl) if owner is not None and pttl > 0 else None,
                 "stc": int(stc or 0), "state": where, "failed_reason": reason}
 
 

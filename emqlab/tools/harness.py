@@ -43,6 +43,7 @@ from ..core.ranges import TOOLS_SECONDS_LIMIT
 from ..core.timeline import Timeline
 from ..core.children import TRACKER, pause_tree, kill_tree, resume_tree
 from ..store.embedded import EmbeddedValkey
+from ..store.clock import time_reply_s
 from .report import keys
 
 SAMPLE_S = 0.05  # how often the sampler reads the server (real seconds)
@@ -132,8 +133,7 @@ class Sampler(threading.Thread):
         pipe.time()
         self.probe.commands(pipe)
         replies = pipe.execute()
-        sec, usec = replies[0]
-        now = sec + usec / 1e6
+        now = time_reply_s(replies[0])
         return now, self.probe.state(replies[1:], now)
 
     def run(self) -> None:
@@ -310,8 +310,7 @@ class LibraryRun:
 
     # -- the story's clock ------------------------------------------------------------------------------
     def server_now(self) -> float:
-        sec, usec = self.client.time()
-        return sec + usec / 1e6
+        return time_reply_s(self.client.time())
 
     def begin(self) -> None:
         """The story starts now (t = 0 on the server's clock); the sampler starts reading."""

@@ -42,6 +42,7 @@ from ..core.kinds import Kind
 from ..core.ranges import within
 from ..core.timeline import Timeline, json_name
 from ..core.words import ModeWords, plural, seconds, times
+from ..store.clock import to_ms, to_s
 from .declaration import Library, Option, Repeat
 from .harness import LibraryRun, check_budget, require
 from .redis_lock_run import LockProbe
@@ -124,7 +125,7 @@ def python_redis_lock(fix: bool = False, task: float | None = None, timeout: flo
         raise BadParameter(f"python-redis-lock's expire (--timeout) is whole seconds, at least 1, got {expire:g}")
     at = float(within("tools_pause_at", pause_at)) if pause_at is not None else max(0.1, worst_pause_at(expire))
     needed = at + PAUSE_S + AFTER_RESUME_S
-    task = float(within("task", task)) if task is not None else max(TASK_S, math.ceil(needed * 1000) / 1000)
+    task = float(within("task", task)) if task is not None else max(TASK_S, to_s(math.ceil(to_ms(needed))))
     if task < needed - 1e-9:
         raise BadParameter(f"a pause at {at:g} s ends at {at + PAUSE_S:g} s, and the task must go on "
                            f"{AFTER_RESUME_S:g} s after it: --task at least {needed:g} s, got {task:g} s")

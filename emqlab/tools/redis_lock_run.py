@@ -33,6 +33,7 @@ from ..core.kinds import Kind
 from ..core.ranges import within
 from ..core.timeline import Timeline
 from ..core.words import ModeWords, plural, seconds, times
+from ..store.clock import to_s
 from .declaration import Library, Repeat
 from .harness import LibraryRun, Probe, check_budget, require
 from .report import Reporter, main
@@ -98,7 +99,7 @@ class LockProbe(Probe):
 
     def state(self, replies: list[Any], now: float) -> dict[str, Any]:
         owner, pttl = replies
-        return {"lock_owner": owner, "lock_deadline": now + pttl / 1000 if owner is not None and pttl > 0 else None}
+        return {"lock_owner": owner, "lock_deadline": now + to_s(pttl) if owner is not None and pttl > 0 else None}
 
 
 def redis_lock(fix: bool = False, task: float = STRETCH_S, timeout: float | None = None) -> Timeline:
@@ -128,14 +129,14 @@ def redis_lock(fix: bool = False, task: float = STRETCH_S, timeout: float | None
 def verdict(tl: Timeline) -> RedisLockVerdict:
     p = tl.params
     c = counts(tl)
-    after = [round(e.data["pttl"] / 1000, 3) for e in tl.of(Kind.EXTEND, "holder")]
+    after = [round(to_s(e.data["pttl"]), 3) for e in tl.of(Kind.EXTEND, "holder")]
     fifth = after[4] if len(after) >= 5 else None
     lapse = tl.first(Kind.LOCK_LAPSED, "server")
     got = tl.first(Kind.ACQUIRE, "contender")
     told = tl.first(Kind.TOLD, "holder")
     refused = tl.first(Kind.RELEASE_REFUSED, "holder")
     stretch = tl.first(Kind.STRETCH, "holder")
-    outlive = round(stretch.data["pttl"] / 1000, 3) if stretch and stretch.data.get("pttl", 0) > 0 else None
+    outlive = round(to_s(stretch.data["pttl"]), 3) if stretch and stretch.data.get("pttl", 0) > 0 else None
     v = RedisLockVerdict(
         **{**c, "holders_at_once": most_at_once([(i.start, i.end) for i in tl.spans("holds")])},
         lost=c["effects"] == 0, holder_told=(told is not None) if lapse is not None else None,

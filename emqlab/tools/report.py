@@ -21,6 +21,7 @@ from typing import Any, NoReturn
 
 from ..core.environment import TOOLS_PREFIX_ENV, TOOLS_URL_ENV
 from ..core.kinds import Kind
+from ..store.clock import time_reply_s
 
 
 
@@ -45,8 +46,7 @@ class Reporter:
 
     def now(self) -> float:
         """The server's clock, in seconds."""
-        sec, usec = self.client.time()
-        return sec + usec / 1e6
+        return time_reply_s(self.client.time())
 
     def event(self, kind: str, *, ts: float | None = None, **data: Any) -> float:
         """Push one report, stamped `ts` (the server's clock; default now); returns its time."""

@@ -4,6 +4,7 @@ on the notebook's store, and a long run started in the background while the less
 from __future__ import annotations
 
 from ...view.picture import Picture, picture
+from ...store.clock import to_ms
 from .session import backend
 
 
@@ -16,7 +17,7 @@ def show(drawing, dpi: int = 80) -> Picture:
 def wait(seconds: float) -> None:
     """Let `seconds` of model time pass on the current store's clock (instant on the virtual clock)."""
     clock = backend().clock
-    clock.run(until=clock.now_ms + seconds * 1000)
+    clock.run(until=clock.now_ms + to_ms(seconds))
 
 
 # -- the libraries lessons: the tools learners ship ---------------------------------------------------------

@@ -40,7 +40,7 @@ from ...queue import invariants as inv
 from ...queue.jobs import REAP_LIMIT, Queue
 from ...store import snapshot as store_snapshot
 from ...store.backend import Backend
-from ...store.clock import DEFAULT_SCALE, MS_PER_S
+from ...store.clock import DEFAULT_SCALE, to_ms, to_s
 
 QUEUE = "orders"
 REAPER = "reaper"
@@ -221,7 +221,7 @@ class World:
         self.design = DESIGNS[params.design]
         self.ids = [f"J{i}" for i in range(1, params.jobs + 1)]
         self.names = [f"worker-{i}" for i in range(1, params.workers + 1)]
-        self.lease_ms = params.lease * MS_PER_S
+        self.lease_ms = to_ms(params.lease)
         self.keepers = {name: self.design.keeper(self.q, name, self.lease_ms) for name in self.names}
         self.last_margin: float | None = None  # the last beat's distance from the nearest deadline (model s)
         self.opened: Outcome = Outcome()  # what the start's session openings granted (judged at the start)
@@ -234,7 +234,7 @@ class World:
         """A server time as model seconds from the run's start, given the server's TIME `server_now` when the
         model time was `now_ms` (default the clock's now)."""
         now = self.clock.now_ms if now_ms is None else now_ms
-        return (now + self.clock.from_server_ms(server_ms - server_now)) / MS_PER_S
+        return to_s(now + self.clock.from_server_ms(server_ms - server_now))
 
     def start(self) -> tuple[Hand, ...]:
         """Enqueue the jobs; a session design opens each worker's session. The hands at the start."""
@@ -297,16 +297,16 @@ class World:
         first freeze's end before that, or one beat on; and the nearest deadline's distance from there
         (model s; None when no deadline is known)."""
         now = self.clock.now_ms
-        near = self.p.near * MS_PER_S
-        ds = [self.model_s(d, stored.server_ms) * MS_PER_S for d in self.deadlines(stored, hands)]
+        near = to_ms(self.p.near)
+        ds = [to_ms(self.model_s(d, stored.server_ms)) for d in self.deadlines(stored, hands)]
         points = [t for d in ds for t in (d - near, d + near) if t > now]
         # a freeze's end, unless it falls within `near` of a deadline (a reap there would race the server's
         # clock): then the worker wakes at the step past that deadline
         points += [h.frozen_until for h in hands if h.alive and h.frozen_until is not None and h.frozen_until > now
                    and all(abs(h.frozen_until - d) >= near for d in ds)]
-        to = min(points) if points else now + self.p.beat * MS_PER_S
+        to = min(points) if points else now + to_ms(self.p.beat)
         gap = min((abs(to - d) for d in ds), default=None)
-        return to, None if gap is None else gap / MS_PER_S
+        return to, None if gap is None else to_s(gap)
 
     def step(self, hands: tuple[Hand, ...], step: Step, stored: store_snapshot.Stored,
              now_ms: float | None = None) -> tuple[tuple[Hand, ...], Outcome]:
@@ -349,7 +349,7 @@ class World:
             self._event(h.name, Kind.SESSION_OPEN)
             opening = (self._session_grant(h.name, keeper.session),)
         try:
-            got = self.q.claim(self.lease_ms, 1, max_runtime_ms=self.p.max_runtime * MS_PER_S, **keeper.claim_options())
+            got = self.q.claim(self.lease_ms, 1, max_runtime_ms=to_ms(self.p.max_runtime), **keeper.claim_options())
         except StaleToken:
             keeper.forget()
             self._event(h.name, Kind.CLAIM_REFUSED, reason="its session is gone")
@@ -359,7 +359,7 @@ class World:
             return replace(h, session=keeper.session), Outcome(quiet=not opened, grants=opening)
         c = got[0]
         granted = min(c.deadline, c.hard) if c.hard else c.deadline  # a session's deadline, capped by the hard one
-        asked_hard = c.server_now + self._ms(self.p.max_runtime * MS_PER_S) if self.p.max_runtime else 0
+        asked_hard = c.server_now + self._ms(to_ms(self.p.max_runtime)) if self.p.max_runtime else 0
         if self.design.per_worker:  # the session's lease is the session's: the claim asks only for the hard deadline
             grants = opening + (((h.name, f"job {c.id}'s hard deadline", asked_hard, c.hard),) if asked_hard else ())
         else:  # the lease the claim's reply scored (never past the hard deadline, which the reply also names)
@@ -433,7 +433,7 @@ class World:
 
     def _pause(self, h: Hand, now_ms: float | None = None) -> Hand:
         self._event(h.name, Kind.FREEZE, job=h.job, attempts=h.attempts, seconds=self.p.pause)
-        return replace(h, frozen_until=(self.clock.now_ms if now_ms is None else now_ms) + self.p.pause * MS_PER_S)
+        return replace(h, frozen_until=(self.clock.now_ms if now_ms is None else now_ms) + to_ms(self.p.pause))
 
     def _crash(self, h: Hand) -> tuple[Hand, Outcome]:
         self._event(h.name, Kind.CRASH, holding=[h.job])
@@ -481,7 +481,7 @@ class World:
                                 tuple(sorted(sessions - sessions_after)), count_after - count, limit),)
         return inv.Facts(snapshot=inv.from_contents(self.q, self.ids, stored.entries), issued=dict(seen.issued),
                          claimed=outcome.claimed, refused=seen.refused | frozenset(outcome.refused),
-                         accepted=outcome.accepted, now=round(now_ms / MS_PER_S, 3), holders=holders, grants=grants,
+                         accepted=outcome.accepted, now=round(to_s(now_ms), 3), holders=holders, grants=grants,
                          reaps=reaps)
 
     def describe(self, stored: store_snapshot.Stored, hands: Sequence[Hand], now_ms: float) -> dict[str, Any]:
@@ -515,13 +515,13 @@ class World:
             if h.written:
                 w["effect_written"] = True
             if h.frozen_until is not None:
-                w["frozen_until"] = round(h.frozen_until / MS_PER_S, 3)
+                w["frozen_until"] = round(to_s(h.frozen_until), 3)
             if h.session is not None:
                 current = dict(stored.entries[self.q.base + "session_tokens"].value).get(h.name) \
                     if self.q.base + "session_tokens" in stored.entries else None
                 w["session"] = "current" if current == h.token else "stale"
             workers[h.name] = w
-        return {"t": round(now_ms / MS_PER_S, 3), "keys": keys, "workers": workers}
+        return {"t": round(to_s(now_ms), 3), "keys": keys, "workers": workers}
 
     def record_snapshot(self, stored: store_snapshot.Stored, step: int) -> None:
         """The store after step `step`, as a `snapshot` event (README's history format), with each active
@@ -530,6 +530,6 @@ class World:
             return
         snap = inv.from_contents(self.q, self.ids, stored.entries)
         active = dict(stored.entries[self.q.active].value) if self.q.active in stored.entries else {}
-        left = {job: (None if math.isinf(score) else round(self.clock.from_server_ms(score - stored.server_ms) / MS_PER_S, 3))
+        left = {job: (None if math.isinf(score) else round(to_s(self.clock.from_server_ms(score - stored.server_ms)), 3))
                 for job, score in active.items()}
         self._event(STORE, Kind.SNAPSHOT, step=step, lease_left=left, **snap.to_dict())
