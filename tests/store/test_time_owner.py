@@ -13,7 +13,7 @@ from importlib import import_module
 import pytest
 
 from emqlab.scenarios import RECORDS
-from support.layers import PACKAGE
+from support.layers import PACKAGE, places, trees
 
 STORE = PACKAGE / "store"
 
@@ -56,19 +56,13 @@ def scale_checks(tree: ast.AST) -> list[int]:
     return lines
 
 
-def package_trees():
-    for path in sorted(PACKAGE.rglob("*.py")):
-        yield path, ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-
-
 def test_no_code_outside_the_store_computes_with_a_scale():
-    found = [f"{path.relative_to(PACKAGE.parent)}:{line}: {text}" for path, tree in package_trees()
-             if STORE not in path.parents for line, text in scale_arithmetic(tree)]
+    found = places(scale_arithmetic, outside=STORE)
     assert not found, "convert through the clock (real_s, model_s, to_server_ms, from_server_ms):\n" + "\n".join(found)
 
 
 def test_the_scale_is_range_checked_in_one_place():
-    found = [(path.relative_to(PACKAGE), line) for path, tree in package_trees() for line in scale_checks(tree)]
+    found = [(path.relative_to(PACKAGE), line) for path, tree in trees() for line in scale_checks(tree)]
     assert len(found) == 1 and found[0][0].as_posix() == "store/backend.py", found
     spec_source = inspect.getsource(import_module("emqlab.store.backend").store_spec)
     assert 'within("scale"' in spec_source

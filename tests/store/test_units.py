@@ -16,7 +16,7 @@ import pytest
 
 from emqlab.core.ranges import MODEL_S, RANGES
 from emqlab.store.clock import MS_PER_S, RealClock, VirtualClock, time_reply_ms, time_reply_s, to_ms, to_s
-from support.layers import PACKAGE
+from support.layers import PACKAGE, places
 
 STORE = PACKAGE / "store"
 FACTORS = {1000, 1e3, 1e-3}
@@ -61,20 +61,13 @@ def mixed_units(tree: ast.AST) -> list[tuple[int, str]]:
     return found
 
 
-def package_trees():
-    for path in sorted(PACKAGE.rglob("*.py")):
-        yield path, ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-
-
 def test_outside_the_store_no_code_converts_seconds_and_milliseconds_by_hand():
-    found = [f"{path.relative_to(PACKAGE.parent)}:{line}: {text}" for path, tree in package_trees()
-             if STORE not in path.parents for line, text in hand_conversions(tree)]
+    found = places(hand_conversions, outside=STORE)
     assert not found, "convert with emqlab.store.clock (to_ms, to_s, wall_ms_since, time_reply_ms):\n" + "\n".join(found)
 
 
 def test_no_function_takes_durations_in_two_units():
-    found = [f"{path.relative_to(PACKAGE.parent)}:{line}: {name}" for path, tree in package_trees()
-             for line, name in mixed_units(tree)]
+    found = places(mixed_units)
     assert not found, "one unit per API: milliseconds where the clock or store takes it, seconds where a person " \
                       "reads it:\n" + "\n".join(found)
 

@@ -1,5 +1,5 @@
-"""The package read as text: its layers (`LAYERS`, `MODEL`, `CLASSROOM`, `rank`), its modules and their
-imports (`modules`, `imports`, `edges`), and what breaks the layering (`cycles`, `upward`)."""
+"""The package read as text: its layers (`LAYERS`, `MODEL`, `CLASSROOM`, `rank`), its modules, their ASTs and
+their imports (`modules`, `trees`, `places`, `imports`, `edges`), and what breaks the layering (`cycles`, `upward`)."""
 
 from __future__ import annotations
 
@@ -42,6 +42,19 @@ def modules() -> dict[str, Path]:
             parts.pop()
         found[".".join(parts)] = path
     return found
+
+
+def trees():
+    """(path, parsed AST) of every module of the package, in path order: what the AST walks of the tests read."""
+    for path in sorted(PACKAGE.rglob("*.py")):
+        yield path, ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+def places(walk, outside: Path | None = None) -> list[str]:
+    """"path:line: what" for each (line, what) that `walk(tree)` finds in the package's modules, those under the
+    folder `outside` left out."""
+    return [f"{path.relative_to(PACKAGE.parent)}:{line}: {what}" for path, tree in trees()
+            if outside is None or outside not in path.parents for line, what in walk(tree)]
 
 
 def imports(known: dict[str, Path]):
