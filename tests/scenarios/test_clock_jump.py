@@ -8,9 +8,11 @@ import pytest
 
 from emqlab.core.errors import BadParameter
 from emqlab.faults.clock_jump import ClockJump, expires_at
-from emqlab.scenarios.heartbeat import heartbeat
+from emqlab.faults.pauses import Pause
+from emqlab.scenarios.heartbeat import Params as HeartbeatParams, heartbeat
 from emqlab.scenarios.reaper import reaper
 from emqlab.store.backend import connect, store_spec
+from realtime import slow_scale
 from support.records import SLOW_SCALE
 
 
@@ -104,19 +106,32 @@ def test_a_step_back_keeps_a_crashed_workers_lease_past_its_ttl(fake):
     assert stepped.stale_complete_refused and stepped.late_completion_at == 105.0  # lease + 3 beats + the step
 
 
+# the live step back: the holder's extend at 15 s, the step at 20 s, its pause at 25 s and the extend it then
+# misses at 30 s lie 5 model seconds apart (on fakeredis the pause starts at 16 s; the facts are the same)
+BACK = dict(renew="half", pause="25:100", clock_jump="20:-60")
+
+
+def _live_scale() -> float:
+    """The scale at which 5 model seconds stay about the reference host's slack (0.1, as `slow_live`), no larger
+    than lets the step back's run, the longest here by its own cost, fit the whole-run bound."""
+    back = HeartbeatParams(lease=30.0, job=75.0, renew="half", cadence=0.5, pause=Pause.parse(BACK["pause"]),
+                           clock_jump=ClockJump.parse(BACK["clock_jump"]))
+    return slow_scale(0.1, longest_run_s=back.cost()[0])
+
+
 @pytest.mark.live
 def test_on_live_valkey_the_steps_say_what_they_say_on_fakeredis():
     """The same runs on a valkey-server of their own under libfaketime: the same facts (the times are the
     machine's, so only what happened is compared; benchmarks/clock_jump_repeat.py repeats them ten times).
-    Each run's order rests on steps a model second or a few apart (the extend at 15 s and the pause at 16 s; the
-    reap at 22.5 s, 2.5 s after the step and 2.5 s before the job ends), so they run at the slow scale sized from
-    this host: at 0.01 a slow host's lateness can swap them."""
-    live = store_spec("valkey", scale=SLOW_SCALE)
+    Each run's order rests on steps a few model seconds apart, so they run at a scale sized for it, not at 0.01,
+    where a slow host's lateness swaps them."""
+    live = store_spec("valkey", scale=_live_scale())
     forward = heartbeat(renew="half", clock_jump="20:60", backend=live).verdict
     assert forward.lost_at_jump and forward.double_run and forward.renew_lost_at is not None
     assert forward.lapsed_at < forward.renew_lost_at and forward.finished_by == ["contender"]
-    back = heartbeat(renew="half", pause="16:120", clock_jump="20:-60", backend=live).verdict
+    back = heartbeat(**BACK, backend=live).verdict
     # read through the recorded step, not timed: the lease outlived the deadline it was given by the whole step
     assert back.lapse_moved_s == -back.clock_jump_s == 60.0
-    taken = reaper(job=25, crash_at=None, clock_jump="20:60", backend=live).verdict
+    # the reap (22.5 s) falls 2.5 s after the step and 2.5 s before the job ends
+    taken = reaper(job=25, crash_at=None, clock_jump="20:60", backend=store_spec("valkey", scale=SLOW_SCALE)).verdict
     assert taken.reaped_while_working and taken.stale_complete_refused and taken.lost == 0
